@@ -1,0 +1,1 @@
+"""The codemod: LibCST analysis and rules. Knows nothing of files."""

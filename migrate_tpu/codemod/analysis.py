@@ -1,0 +1,400 @@
+"""One traversal of a module: scopes, bindings, and the rules' hooks.
+
+LibCST's own scope and qualified-name providers are thorough but cost several
+times a parse. Migration rules only need to know what a handful of names are
+bound to (TensorFlow aliases, strategies, functions), so this module records
+the bindings of every scope in a single walk and answers questions about them
+afterwards, when each scope is complete (Python decides that a name is local
+to a function from every binding in its body, not only the ones above a use).
+
+The same walk feeds the rules: each rule declares ``visit_<NodeType>`` hooks,
+and the walk calls them with the node. Rules keep what they need and turn it
+into findings in ``finish``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from migrate_tpu.codemod.rule import Finding, Rule
+
+
+@dataclass
+class Binding:
+    """One way a name gets a value in a scope."""
+
+    kind: str  # "import", "assign", "param", "def", "class", "other"
+    scope: "Scope"
+    node: Optional[cst.CSTNode] = None
+    # "import": the dotted module path or symbol the name stands for; a relative
+    # import keeps its dots (".utils.make_strategy").
+    target: Optional[str] = None
+    value: Optional[cst.BaseExpression] = None  # "assign"
+    in_except: bool = False
+
+
+@dataclass
+class Scope:
+    kind: str  # "module", "class", "function", "lambda", "comprehension"
+    node: cst.CSTNode
+    parent: Optional["Scope"]
+    name: str = ""
+    bindings: Dict[str, List[Binding]] = field(default_factory=dict)
+    globals: set = field(default_factory=set)
+    nonlocals: set = field(default_factory=set)
+    star_imports: List[str] = field(default_factory=list)
+    # Class scopes: values assigned to ``self.<attr>`` in the class's methods.
+    attributes: Dict[str, List[Tuple[cst.BaseExpression, "Scope"]]] = field(default_factory=dict)
+    # Function scopes: parameter names in order, and returned expressions.
+    params: List[str] = field(default_factory=list)
+    returns: List[cst.BaseExpression] = field(default_factory=list)
+
+    def bind(self, name: str, binding: Binding) -> None:
+        self.bindings.setdefault(name, []).append(binding)
+
+    @property
+    def is_function(self) -> bool:
+        return self.kind in ("function", "lambda")
+
+    def enclosing_class(self) -> Optional["Scope"]:
+        """For a method's scope: the class scope it is defined in."""
+        if self.kind == "function" and self.parent is not None and self.parent.kind == "class":
+            return self.parent
+        return None
+
+    def module(self) -> "Scope":
+        scope = self
+        while scope.parent is not None:
+            scope = scope.parent
+        return scope
+
+
+@dataclass
+class Site:
+    """Where a node sits: its scope, its statement, and the path from the module."""
+
+    scope: Scope
+    statement: Optional[cst.CSTNode]
+    path: Tuple[cst.CSTNode, ...]
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_STATEMENTS = (
+    cst.SimpleStatementLine,
+    cst.If,
+    cst.For,
+    cst.While,
+    cst.With,
+    cst.Try,
+    cst.FunctionDef,
+    cst.ClassDef,
+)
+
+
+def target_names(node: cst.CSTNode) -> Iterator[cst.Name]:
+    """Names bound by an assignment target (``a``, ``a, (b, *c)``)."""
+    if isinstance(node, cst.Name):
+        yield node
+    elif isinstance(node, (cst.Tuple, cst.List)):
+        for element in node.elements:
+            yield from target_names(element.value)
+    elif isinstance(node, cst.StarredElement):
+        yield from target_names(node.value)
+
+
+def dotted_name(node: cst.CSTNode) -> Optional[str]:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+class Analysis(cst.CSTVisitor):
+    """Walks a module once; holds its scopes and the sites rules asked about."""
+
+    def __init__(self, module: cst.Module, rules: Sequence[Rule], lookup=None, path: str = "") -> None:
+        super().__init__()
+        self.module = module
+        self.rules = list(rules)
+        self.lookup = lookup  # cross-module facts (see strategies.ModuleLookup)
+        self.path = path
+        self.module_scope = Scope("module", module, None)
+        self.scope = self.module_scope
+        self.scopes_by_node: Dict[int, Scope] = {}
+        self.sites: Dict[int, Site] = {}
+        self._stack: List[cst.CSTNode] = []
+        self._statements: List[cst.CSTNode] = []
+        self._body_scopes: Dict[int, Tuple[Scope, cst.CSTNode]] = {}
+        self._except_depth = 0
+        self.functions: List[Tuple[cst.FunctionDef, Scope]] = []  # (def, its own scope)
+        self.calls_by_name: Dict[str, List[Tuple[cst.Call, Scope]]] = {}
+        self.defined_names: set = set()  # every def/class name in the file
+        self._dispatch: Dict[type, List] = {}
+        for rule in self.rules:
+            for node_type, method in type(rule).hooks().items():
+                node_class = getattr(cst, node_type, None)
+                if node_class is not None:
+                    self._dispatch.setdefault(node_class, []).append(getattr(rule, method))
+        self._pops: Dict[int, int] = {}
+        self.scopes_by_node[id(module)] = self.module_scope
+
+    # -- the walk ---------------------------------------------------------------
+
+    def run(self) -> List[Finding]:
+        self.module.visit(self)
+        findings: List[Finding] = []
+        for rule in self.rules:
+            findings.extend(rule.finish(self))
+        return findings
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self._stack.append(node)
+        entry = self._body_scopes.pop(id(node), None)
+        if entry is not None:
+            self._push(*entry)
+        node_type = type(node)
+        if isinstance(node, _STATEMENTS):
+            self._statements.append(node)
+        handler = _BINDERS.get(node_type)
+        if handler is not None:
+            handler(self, node)
+        hooks = self._dispatch.get(node_type)
+        if hooks:
+            for hook in hooks:
+                hook(node, self)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        pops = self._pops.pop(id(original_node), 0)
+        for _ in range(pops):
+            self.scope = self.scope.parent
+        if isinstance(original_node, _STATEMENTS):
+            self._statements.pop()
+        if isinstance(original_node, cst.ExceptHandler):
+            self._except_depth -= 1
+        self._stack.pop()
+
+    def _push(self, scope: Scope, owner: cst.CSTNode) -> None:
+        self.scope = scope
+        self._pops[id(owner)] = self._pops.get(id(owner), 0) + 1
+
+    # -- what rules ask while walking -------------------------------------------
+
+    def remember(self, node: cst.CSTNode) -> Site:
+        """Record where ``node`` sits (call from a hook while visiting it or a child)."""
+        path = tuple(self._stack)
+        if not path or path[-1] is not node:
+            index = len(path) - 1
+            while index >= 0 and path[index] is not node:
+                index -= 1
+            path = path[: index + 1] if index >= 0 else path + (node,)
+        site = Site(self.scope, self._statements[-1] if self._statements else None, path)
+        self.sites[id(node)] = site
+        return site
+
+    @property
+    def parent(self) -> Optional[cst.CSTNode]:
+        return self._stack[-2] if len(self._stack) > 1 else None
+
+    def ancestors(self) -> Sequence[cst.CSTNode]:
+        return self._stack
+
+    def site(self, node: cst.CSTNode) -> Optional[Site]:
+        return self.sites.get(id(node))
+
+    def statement_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        site = self.sites.get(id(node))
+        return site.statement if site else None
+
+    def scope_of(self, node: cst.CSTNode) -> Scope:
+        site = self.sites.get(id(node))
+        return site.scope if site else self.module_scope
+
+    # -- binders ----------------------------------------------------------------
+
+    def _bind_import(self, node: cst.Import) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            full = dotted_name(alias.name) or ""
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                name, target = alias.asname.name.value, full
+            else:
+                name = full.split(".")[0]
+                target = name
+            self.scope.bind(name, Binding("import", self.scope, node, target=target, in_except=self._except_depth > 0))
+
+    def _bind_import_from(self, node: cst.ImportFrom) -> None:
+        module = dotted_name(node.module) if node.module is not None else ""
+        prefix = "." * len(node.relative) + (module or "")
+        if isinstance(node.names, cst.ImportStar):
+            self.scope.star_imports.append(prefix)
+            return
+        for alias in node.names:
+            imported = dotted_name(alias.name) or ""
+            name = imported
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                name = alias.asname.name.value
+            joiner = "" if prefix.endswith(".") else "."
+            target = f"{prefix}{joiner}{imported}" if prefix else imported
+            self.scope.bind(name, Binding("import", self.scope, node, target=target, in_except=self._except_depth > 0))
+
+    def _bind_assign(self, node: cst.Assign) -> None:
+        for assign_target in node.targets:
+            self._bind_target(assign_target.target, node.value, node)
+
+    def _bind_ann_assign(self, node: cst.AnnAssign) -> None:
+        self._bind_target(node.target, node.value, node)
+
+    def _bind_target(self, target: cst.BaseExpression, value, node) -> None:
+        if isinstance(target, cst.Name):
+            kind = "assign" if value is not None else "other"
+            self.scope.bind(target.value, Binding(kind, self.scope, node, value=value, in_except=self._except_depth > 0))
+        elif isinstance(target, cst.Attribute):
+            self._bind_self_attribute(target, value)
+        else:
+            for name in target_names(target):
+                self.scope.bind(name.value, Binding("other", self.scope, node))
+
+    def _bind_self_attribute(self, target: cst.Attribute, value) -> None:
+        """``self.x = value`` inside a method: remember it on the class."""
+        if value is None or not isinstance(target.value, cst.Name):
+            return
+        scope = self.scope
+        while scope.kind in ("lambda", "comprehension") and scope.parent is not None:
+            scope = scope.parent
+        owner = scope.enclosing_class()
+        if owner is None or not scope.params or target.value.value != scope.params[0]:
+            return
+        owner.attributes.setdefault(target.attr.value, []).append((value, scope))
+
+    def _bind_other_target(self, node) -> None:
+        target = getattr(node, "target", None)
+        if target is not None:
+            for name in target_names(target):
+                self.scope.bind(name.value, Binding("other", self.scope, node))
+
+    def _bind_with_item(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            for name in target_names(node.asname.name):
+                self.scope.bind(name.value, Binding("other", self.scope, node))
+
+    def _bind_except(self, node: cst.ExceptHandler) -> None:
+        self._except_depth += 1
+        if node.name is not None and isinstance(node.name.name, cst.Name):
+            self.scope.bind(node.name.name.value, Binding("other", self.scope, node))
+
+    def _bind_named_expr(self, node: cst.NamedExpr) -> None:
+        scope = self.scope
+        while scope.kind == "comprehension" and scope.parent is not None:
+            scope = scope.parent
+        for name in target_names(node.target):
+            scope.bind(name.value, Binding("assign", scope, node, value=node.value))
+
+    def _bind_global(self, node: cst.Global) -> None:
+        for item in node.names:
+            self.scope.globals.add(item.name.value)
+
+    def _bind_nonlocal(self, node: cst.Nonlocal) -> None:
+        for item in node.names:
+            self.scope.nonlocals.add(item.name.value)
+
+    def _bind_del(self, node: cst.Del) -> None:
+        for name in target_names(node.target):
+            self.scope.bind(name.value, Binding("other", self.scope, node))
+
+    def _enter_function(self, node: cst.FunctionDef) -> None:
+        name = node.name.value
+        self.defined_names.add(name)
+        self.scope.bind(name, Binding("def", self.scope, node))
+        qualified = f"{self.scope.name}.{name}" if self.scope.name else name
+        scope = Scope("function", node, self.scope, name=qualified)
+        self.scopes_by_node[id(node)] = scope
+        self.functions.append((node, scope))
+        self.sites[id(node)] = Site(self.scope, node, tuple(self._stack))
+        # Parameters and body belong to the function; decorators do not.
+        self._body_scopes[id(node.params)] = (scope, node)
+
+    def _enter_params(self, node: cst.Parameters) -> None:
+        if self.scope.kind not in ("function", "lambda") or not hasattr(self.scope.node, "params"):
+            return
+        if self.scope.node.params is not node:
+            return
+        every = list(node.posonly_params) + list(node.params)
+        if isinstance(node.star_arg, cst.Param):
+            every.append(node.star_arg)
+        every += list(node.kwonly_params)
+        if node.star_kwarg is not None:
+            every.append(node.star_kwarg)
+        for param in every:
+            self.scope.params.append(param.name.value)
+            self.scope.bind(param.name.value, Binding("param", self.scope, param))
+
+    def _enter_lambda(self, node: cst.Lambda) -> None:
+        scope = Scope("lambda", node, self.scope, name=f"{self.scope.name}.<lambda>")
+        self.scopes_by_node[id(node)] = scope
+        self.sites[id(node)] = Site(self.scope, self._statements[-1] if self._statements else None, tuple(self._stack))
+        self._push(scope, node)
+
+    def _enter_class(self, node: cst.ClassDef) -> None:
+        name = node.name.value
+        self.defined_names.add(name)
+        self.scope.bind(name, Binding("class", self.scope, node))
+        qualified = f"{self.scope.name}.{name}" if self.scope.name else name
+        scope = Scope("class", node, self.scope, name=qualified)
+        self.scopes_by_node[id(node)] = scope
+        self.sites[id(node)] = Site(self.scope, node, tuple(self._stack))
+        self._body_scopes[id(node.body)] = (scope, node)
+
+    def _enter_comprehension(self, node) -> None:
+        scope = Scope("comprehension", node, self.scope, name=self.scope.name)
+        self._push(scope, node)
+
+    def _note_return(self, node: cst.Return) -> None:
+        scope = self.scope
+        while scope.kind == "comprehension" and scope.parent is not None:
+            scope = scope.parent
+        if node.value is not None:
+            scope.returns.append(node.value)
+
+    def _note_call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Name):
+            self.calls_by_name.setdefault(func.value, []).append((node, self.scope))
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            self.calls_by_name.setdefault("." + func.attr.value, []).append((node, self.scope))
+
+
+_BINDERS = {
+    cst.Import: Analysis._bind_import,
+    cst.ImportFrom: Analysis._bind_import_from,
+    cst.Assign: Analysis._bind_assign,
+    cst.AnnAssign: Analysis._bind_ann_assign,
+    cst.AugAssign: Analysis._bind_other_target,
+    cst.For: Analysis._bind_other_target,
+    cst.CompFor: Analysis._bind_other_target,
+    cst.WithItem: Analysis._bind_with_item,
+    cst.ExceptHandler: Analysis._bind_except,
+    cst.NamedExpr: Analysis._bind_named_expr,
+    cst.Global: Analysis._bind_global,
+    cst.Nonlocal: Analysis._bind_nonlocal,
+    cst.Del: Analysis._bind_del,
+    cst.FunctionDef: Analysis._enter_function,
+    cst.Parameters: Analysis._enter_params,
+    cst.Lambda: Analysis._enter_lambda,
+    cst.ClassDef: Analysis._enter_class,
+    cst.ListComp: Analysis._enter_comprehension,
+    cst.SetComp: Analysis._enter_comprehension,
+    cst.DictComp: Analysis._enter_comprehension,
+    cst.GeneratorExp: Analysis._enter_comprehension,
+    cst.Call: Analysis._note_call,
+    cst.Return: Analysis._note_return,
+}

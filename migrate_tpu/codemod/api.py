@@ -1,0 +1,191 @@
+"""Migrate one module's source text: the codemod's whole interface to the engine.
+
+parse -> one analysis walk (bindings + every rule's hooks) -> findings ->
+suppressions -> chosen changes applied along their paths -> code -> the result
+must parse. Findings leave as plain data (no tree nodes), so they can cross
+process boundaries and be cached.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from migrate_tpu.codemod.analysis import Analysis
+from migrate_tpu.codemod.edits import add_imports, apply_changes
+from migrate_tpu.codemod.positions import spans
+from migrate_tpu.codemod.rule import Finding, Safety, select_rules
+
+
+@dataclass(frozen=True)
+class Options:
+    select: Tuple[str, ...] = ()
+    ignore: Tuple[str, ...] = ()
+    target: str = "2.4"
+    unsafe_fixes: bool = False
+    # JSON and SARIF reports carry each fix's text edits.
+    want_edits: bool = False
+
+
+@dataclass
+class Report:
+    """A finding as plain data."""
+
+    rule: str
+    message: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    safety: str
+    applied: bool
+    fix_title: Optional[str] = None
+    suggestion: Optional[str] = None
+    edits: List[Dict[str, object]] = field(default_factory=list)
+
+    def to_dict(self) -> Dict[str, object]:
+        return asdict(self)
+
+
+@dataclass
+class Outcome:
+    code: str
+    reports: List[Report]
+
+    @property
+    def remaining(self) -> List[Report]:
+        return [r for r in self.reports if not r.applied]
+
+
+class OutputDoesNotParse(Exception):
+    """The rules produced code that does not parse; nothing may be written."""
+
+
+_DIRECTIVE = re.compile(r"#\s*migrate-tpu:\s*ignore\b(?:\[([^\]]*)\])?", re.IGNORECASE)
+
+
+def _directives(source: str) -> Dict[int, Optional[Tuple[str, ...]]]:
+    """Line -> rule ids a ``# migrate-tpu: ignore[...]`` comment there names (None: all)."""
+    found: Dict[int, Optional[Tuple[str, ...]]] = {}
+    if "migrate-tpu:" not in source.lower():
+        return found
+    for number, line in enumerate(source.splitlines(), start=1):
+        match = _DIRECTIVE.search(line)
+        if match:
+            ids = match.group(1)
+            found[number] = tuple(p.strip().upper() for p in ids.split(",") if p.strip()) if ids else None
+    return found
+
+
+def _suppressed(rule_id: str, lines: Sequence[int], directives) -> bool:
+    for line in lines:
+        if line in directives:
+            ids = directives[line]
+            if ids is None or any(rule_id.startswith(i) for i in ids):
+                return True
+    return False
+
+
+def _compiles(code: str) -> bool:
+    try:
+        compile(code, "<migrated>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        return True
+    except (SyntaxError, ValueError):
+        return False
+
+
+def migrate(source: str, options: Options = Options(), *, lookup=None, path: str = "") -> Outcome:
+    """Migrate ``source``; raises ``libcst.ParserSyntaxError`` when it does not parse."""
+    module = cst.parse_module(source)
+    rules = [rule_class() for rule_class in select_rules(options.select, options.ignore, options.target)]
+    analysis = Analysis(module, rules, lookup=lookup, path=path)
+    findings = analysis.run()
+    if not findings:
+        return Outcome(source, [])
+
+    directives = _directives(source)
+    statements = [f.statement for f in findings if f.statement is not None]
+    located = spans(module, [f.node for f in findings] + statements)
+    kept: List[Finding] = []
+    for finding in findings:
+        span = located.get(id(finding.node), (0, 0, 0, 0))
+        finding.line, finding.column, finding.end_line, finding.end_column = span
+        finding.column += 1
+        finding.end_column += 1
+        if directives:
+            lines = [finding.line]
+            if finding.statement is not None and id(finding.statement) in located:
+                start, _, end, _ = located[id(finding.statement)]
+                lines.append(start)
+                if isinstance(finding.statement, cst.SimpleStatementLine):
+                    lines.append(end)
+            if _suppressed(finding.rule_id, lines, directives):
+                continue
+        kept.append(finding)
+    kept.sort(key=lambda f: (f.line, f.column, f.rule_id))
+
+    chosen = [
+        f
+        for f in kept
+        if f.changes and (f.safety is Safety.SAFE or (f.safety is Safety.UNSAFE and options.unsafe_fixes))
+    ]
+    new_module = module
+    if chosen:
+        changes = [change for f in chosen for change in f.changes]
+        new_module = apply_changes(module, changes, analysis)
+        new_module = add_imports(new_module, [spec for f in chosen for spec in f.imports])
+        for f in chosen:
+            f.applied = True
+    code = new_module.code if chosen else source
+    if code != source and not _compiles(code) and (_compiles(source) or not _parses_with_libcst(code)):
+        raise OutputDoesNotParse("the migrated code does not parse; the file is left unchanged")
+
+    reports = [_report(f, module, options) for f in kept]
+    return Outcome(code, reports)
+
+
+def _parses_with_libcst(code: str) -> bool:
+    try:
+        cst.parse_module(code)
+        return True
+    except Exception:
+        return False
+
+
+def _report(finding: Finding, module: cst.Module, options: Options) -> Report:
+    report = Report(
+        rule=finding.rule_id,
+        message=finding.message,
+        line=finding.line,
+        column=finding.column,
+        end_line=finding.end_line,
+        end_column=finding.end_column,
+        safety=finding.safety.value,
+        applied=finding.applied,
+        fix_title=finding.fix_title,
+        suggestion=finding.suggestion,
+    )
+    if options.want_edits and finding.changes:
+        located = spans(module, [c.node for c in finding.changes])
+        for change in finding.changes:
+            start_line, start_column, end_line, end_column = located.get(id(change.node), (0, 0, 0, 0))
+            try:
+                content = module.code_for_node(change.rewrite(change.node))
+            except Exception:
+                continue
+            report.edits.append(
+                {
+                    "line": start_line,
+                    "column": start_column + 1,
+                    "end_line": end_line,
+                    "end_column": end_column + 1,
+                    "content": content,
+                }
+            )
+        for module_name, alias in finding.imports:
+            report.edits.append({"import": module_name + (f" as {alias}" if alias else "")})
+    return report

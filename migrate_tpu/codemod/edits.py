@@ -1,0 +1,101 @@
+"""Apply the chosen changes to a module, touching only the paths that lead to them.
+
+A change names a node of the original tree. The transformer descends only into
+nodes on the way to a changed node, so the cost is the length of those paths,
+not the size of the file. Imports the changes need are added once, after the
+module's leading imports.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from migrate_tpu.codemod.analysis import Analysis
+from migrate_tpu.codemod.rule import Change
+
+
+class _PathTransformer(cst.CSTTransformer):
+    def __init__(self, rewrites: Dict[int, List], on_path: Optional[Set[int]]) -> None:
+        super().__init__()
+        self.rewrites = rewrites
+        self.on_path = on_path
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return self.on_path is None or id(node) in self.on_path
+
+    def on_leave(self, original_node, updated_node):
+        for rewrite in self.rewrites.get(id(original_node), ()):
+            updated_node = rewrite(updated_node)
+        return updated_node
+
+
+def apply_changes(module: cst.Module, changes: Sequence[Change], analysis: Analysis) -> cst.Module:
+    rewrites: Dict[int, List] = {}
+    seen_keys: Set[Tuple[object, ...]] = set()
+    on_path: Optional[Set[int]] = set()
+    for change in changes:
+        if change.key is not None:
+            if change.key in seen_keys:
+                continue
+            seen_keys.add(change.key)
+        rewrites.setdefault(id(change.node), []).append(change.rewrite)
+        site = analysis.site(change.node)
+        if site is None or on_path is None:
+            on_path = None  # not located during the walk: fall back to a full walk
+        else:
+            on_path.update(id(node) for node in site.path)
+            on_path.add(id(change.node))
+    if not rewrites:
+        return module
+    if on_path is not None:
+        on_path.add(id(module))
+    return module.visit(_PathTransformer(rewrites, on_path))
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _is_import(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
+    )
+
+
+def add_imports(module: cst.Module, imports: Iterable[Tuple[str, Optional[str]]]) -> cst.Module:
+    """Add ``import module [as alias]`` lines after the leading imports."""
+    wanted = []
+    for module_name, alias in imports:
+        if (module_name, alias) not in wanted:
+            wanted.append((module_name, alias))
+    if not wanted:
+        return module
+    body = list(module.body)
+    position = 0
+    index = 0
+    if body and _is_docstring(body[0]):
+        position = index = 1
+    while index < len(body) and _is_import(body[index]):
+        index += 1
+        position = index
+    new_lines = []
+    for module_name, alias in wanted:
+        text = f"import {module_name}" + (f" as {alias}" if alias else "")
+        new_lines.append(cst.parse_statement(text + module.default_newline, config=module.config_for_parsing))
+    if position == 0 and body:
+        # Keep the file's leading comments (licence, shebang, coding line) first.
+        first = body[0]
+        new_lines[0] = new_lines[0].with_changes(leading_lines=first.leading_lines)
+        body[0] = first.with_changes(leading_lines=[])
+    elif position < len(body) and position > 0 and not _is_import(body[position - 1]):
+        # After a docstring: keep one blank line between it and the imports.
+        new_lines[0] = new_lines[0].with_changes(leading_lines=[cst.EmptyLine()])
+    body[position:position] = new_lines
+    return module.with_changes(body=body)

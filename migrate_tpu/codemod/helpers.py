@@ -1,0 +1,89 @@
+"""Small pieces several rules share: arguments of calls, decorators, literals."""
+
+from __future__ import annotations
+
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from migrate_tpu.codemod.analysis import Analysis, Scope
+from migrate_tpu.codemod.names import qualified_name
+
+TF_FUNCTION = frozenset({"tensorflow.function", "tensorflow.compat.v1.function"})
+
+
+def argument(call: cst.Call, position: Optional[int], keyword: Optional[str]) -> Optional[cst.Arg]:
+    """The argument bound to a parameter, given as positional index and/or name."""
+    if keyword is not None:
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == keyword:
+                return arg
+    if position is not None:
+        positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+        if any(arg.star == "*" for arg in call.args[: position + 1]):
+            return None
+        if position < len(positional):
+            return positional[position]
+    return None
+
+
+def has_star_arguments(call: cst.Call) -> bool:
+    return any(arg.star for arg in call.args)
+
+
+def is_tf_function(expr: cst.BaseExpression, scope: Scope) -> bool:
+    """``tf.function`` or ``tf.function(...)`` (a decorator with options)."""
+    if isinstance(expr, cst.Call):
+        expr = expr.func
+    return qualified_name(expr, scope) in TF_FUNCTION
+
+
+def decorated_with_tf_function(function: cst.FunctionDef, scope: Scope) -> bool:
+    return any(is_tf_function(d.decorator, scope) for d in function.decorators)
+
+
+def add_decorator(function: cst.FunctionDef, expression: str) -> cst.FunctionDef:
+    """Add ``@expression`` as the outermost decorator (below staticmethod/classmethod)."""
+    decorator = cst.Decorator(decorator=cst.parse_expression(expression))
+    decorators = list(function.decorators)
+    index = 0
+    while index < len(decorators) and _plain_name(decorators[index].decorator) in (
+        "staticmethod",
+        "classmethod",
+    ):
+        index += 1
+    if index == 0 and decorators:
+        # Keep the first decorator's leading comments above the new one.
+        decorator = decorator.with_changes(leading_lines=decorators[0].leading_lines)
+        decorators[0] = decorators[0].with_changes(leading_lines=())
+    decorators.insert(index, decorator)
+    return function.with_changes(decorators=decorators)
+
+
+def _plain_name(expr: cst.BaseExpression) -> Optional[str]:
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def literal_sequence(expr: cst.BaseExpression) -> Optional[Sequence[cst.BaseElement]]:
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return expr.elements
+    return None
+
+
+def is_literal(expr: cst.BaseExpression, values: Iterable[object]) -> bool:
+    """Whether ``expr`` is one of the given Python literals (True, False, None, ints, strings)."""
+    for value in values:
+        if isinstance(value, bool) or value is None:
+            if isinstance(expr, cst.Name) and expr.value == repr(value):
+                return True
+        elif isinstance(value, str):
+            if isinstance(expr, cst.SimpleString) and expr.evaluated_value == value:
+                return True
+        elif isinstance(value, int):
+            if isinstance(expr, cst.Integer) and expr.evaluated_value == value:
+                return True
+    return False
+
+
+def code(analysis: Analysis, node: cst.CSTNode) -> str:
+    return analysis.module.code_for_node(node)

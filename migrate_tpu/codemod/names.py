@@ -1,0 +1,136 @@
+"""What a name or dotted expression stands for, however TensorFlow was imported.
+
+``import tensorflow as tf2``, ``from tensorflow import distribute as tfd``,
+``import tensorflow.compat.v2 as tf``, ``tfv = tensorflow.compat.v2`` and
+``from tensorflow.distribute.experimental import TPUStrategy`` all lead to the
+same canonical names (``tensorflow.distribute.experimental.TPUStrategy``).
+A local object that merely happens to be called ``tf`` (a parameter, an
+assignment, a loop variable) resolves to nothing, and nothing is touched.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from migrate_tpu.codemod.analysis import Binding, Scope
+
+TENSORFLOW = "tensorflow"
+
+# Spellings of the TF 2 API that mean the same as ``tensorflow`` itself.
+_SAME_AS_TENSORFLOW = ("tensorflow.compat.v2", "tensorflow_core.compat.v2", "tensorflow_core")
+
+
+def canonical(name: str) -> str:
+    for prefix in _SAME_AS_TENSORFLOW:
+        if name == prefix or name.startswith(prefix + "."):
+            return TENSORFLOW + name[len(prefix) :]
+    return name
+
+
+def is_tensorflow(name: Optional[str]) -> bool:
+    return name is not None and (name == TENSORFLOW or name.startswith(TENSORFLOW + "."))
+
+
+def lookup(scope: Scope, name: str) -> Optional[Tuple[Scope, List[Binding]]]:
+    """The scope that binds ``name`` as seen from ``scope`` (Python's LEGB, less builtins)."""
+    current: Optional[Scope] = scope
+    first = True
+    while current is not None:
+        if name in current.globals:
+            current = current.module()
+        if current.kind == "class" and not first:
+            # A class body is not visible from the functions nested in it.
+            current = current.parent
+            continue
+        bindings = current.bindings.get(name)
+        if bindings:
+            return current, bindings
+        first = False
+        current = current.parent
+    return None
+
+
+def _is_none(node: Optional[cst.CSTNode]) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def qualified_name(expr: cst.CSTNode, scope: Scope, _depth: int = 0) -> Optional[str]:
+    """The dotted name ``expr`` refers to, or None when it is not an import.
+
+    Every binding of the head name must agree; ``x = None`` beside an import
+    (the ``try: import ... except ImportError: x = None`` shim) is ignored.
+    """
+    if _depth > 8:
+        return None
+    if isinstance(expr, cst.Attribute):
+        head = qualified_name(expr.value, scope, _depth + 1)
+        return f"{head}.{expr.attr.value}" if head else None
+    if not isinstance(expr, cst.Name):
+        return None
+    found = lookup(scope, expr.value)
+    if found is None:
+        return None
+    _, bindings = found
+    results = set()
+    for binding in bindings:
+        if binding.kind == "import":
+            results.add(canonical(binding.target))
+        elif binding.kind == "assign" and _is_none(binding.value):
+            continue
+        elif binding.kind == "assign" and isinstance(binding.value, (cst.Name, cst.Attribute)):
+            target = qualified_name(binding.value, binding.scope, _depth + 1)
+            if target is None:
+                return None
+            results.add(target)
+        else:
+            return None
+    if len(results) == 1:
+        return results.pop()
+    return None
+
+
+def tensorflow_name(expr: cst.CSTNode, scope: Scope) -> Optional[str]:
+    """Like :func:`qualified_name`, but only for names inside TensorFlow."""
+    name = qualified_name(expr, scope)
+    return name if is_tensorflow(name) else None
+
+
+def module_aliases(scope: Scope) -> List[Tuple[str, str]]:
+    """Names visible from ``scope`` that stand for an imported module or symbol."""
+    seen = {}
+    current: Optional[Scope] = scope
+    while current is not None:
+        for name, bindings in current.bindings.items():
+            if name in seen or not bindings:
+                continue
+            seen[name] = None
+            if all(b.kind == "import" or (b.kind == "assign" and _is_none(b.value)) for b in bindings):
+                targets = {canonical(b.target) for b in bindings if b.kind == "import"}
+                if len(targets) == 1:
+                    seen[name] = targets.pop()
+        current = current.parent
+    return [(name, target) for name, target in seen.items() if target]
+
+
+def expression_for(qualified: str, scope: Scope) -> Tuple[str, Optional[Tuple[str, Optional[str]]]]:
+    """Source text naming ``qualified`` from ``scope``, reusing the file's aliases.
+
+    Returns the text and the import to add (``("tensorflow", "tf")``) when the
+    file has no usable alias yet.
+    """
+    best: Optional[Tuple[str, str]] = None
+    for name, target in module_aliases(scope):
+        if qualified == target or qualified.startswith(target + "."):
+            if best is None or len(target) > len(best[1]):
+                best = (name, target)
+    if best is not None:
+        name, target = best
+        return name + qualified[len(target) :], None
+    module = scope.module()
+    for alias in ("tf", TENSORFLOW):
+        if lookup(scope, alias) is None and alias not in module.bindings:
+            rest = qualified[len(TENSORFLOW) :]
+            return alias + rest, (TENSORFLOW, alias if alias != TENSORFLOW else None)
+    raise LookupError(f"no free name to import TensorFlow for {qualified}")

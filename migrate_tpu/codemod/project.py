@@ -1,0 +1,54 @@
+"""Facts one module of a tree offers another: which functions return strategies.
+
+The engine knows how to find a module's file from an import; this module knows
+what to look for in it. Summaries are computed once per file and process.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, FrozenSet, Optional
+
+import libcst as cst
+
+# (dotted module name, path of the importing file) -> path of the module's file.
+ModuleResolver = Callable[[str, str], Optional[str]]
+
+
+class ProjectLookup:
+    def __init__(self, resolve_module: ModuleResolver, read_text: Callable[[str], str]) -> None:
+        self._resolve = resolve_module
+        self._read = read_text
+        self._summaries: Dict[str, Optional[dict]] = {}
+
+    def factory_kinds(self, dotted: str, importing_path: str, call: bool = True) -> Optional[FrozenSet[str]]:
+        """Kinds of strategy that ``dotted(...)`` (or ``dotted`` itself) yields, if known."""
+        if dotted.startswith("tensorflow") or "." not in dotted.strip("."):
+            return None
+        module_name, _, symbol = dotted.rpartition(".")
+        if not module_name or module_name.endswith("."):
+            module_name = module_name or "."
+        path = self._resolve(module_name, importing_path)
+        if path is None:
+            return None
+        summary = self._summary(path)
+        if summary is None:
+            return None
+        table = summary["factories"] if call else summary["values"]
+        return table.get(symbol)
+
+    def _summary(self, path: str) -> Optional[dict]:
+        if path in self._summaries:
+            return self._summaries[path]
+        self._summaries[path] = None  # guards import cycles
+        from migrate_tpu.codemod.analysis import Analysis
+        from migrate_tpu.codemod.strategies import module_strategy_summary
+
+        try:
+            module = cst.parse_module(self._read(path))
+        except Exception:  # a module we cannot read or parse offers nothing
+            return None
+        analysis = Analysis(module, (), lookup=self, path=path)
+        analysis.run()
+        summary = module_strategy_summary(analysis)
+        self._summaries[path] = summary
+        return summary

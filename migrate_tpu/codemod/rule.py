@@ -1,0 +1,239 @@
+"""What a rule is, what it reports, and the registry of all rules.
+
+A rule carries everything about itself: a stable id, a title, its docs in the
+sections users know from ruff (What it does / Why / Example / Use instead /
+Fix safety), before/after examples that the test suite runs, the TensorFlow
+version its new form needs, and how safe its fix is.
+
+Rules see the module through one shared traversal (see ``analysis.py``): they
+declare which node types they care about, note candidates while the walk goes
+on, and turn them into findings in ``finish`` once every binding of the file is
+known.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, ClassVar, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+if TYPE_CHECKING:  # pragma: no cover
+    from migrate_tpu.codemod.analysis import Analysis
+
+
+class Safety(str, enum.Enum):
+    """How a finding may be fixed.
+
+    SAFE fixes keep behaviour and are applied by ``fix``; UNSAFE fixes may change
+    behaviour and are applied only with ``--unsafe-fixes`` (otherwise reported with
+    the suggested code); MANUAL findings have no mechanical fix.
+    """
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    MANUAL = "manual"
+
+
+@dataclass(frozen=True)
+class Example:
+    """A before/after pair; ``after is None`` means the rule must leave it alone."""
+
+    before: str
+    after: Optional[str] = None
+    unsafe_fixes: bool = False
+    target: str = "2.4"
+
+
+# A change rewrites one node of the original tree: it receives the node as it is
+# after the changes below it were applied, and returns its replacement.
+NodeRewrite = Callable[[cst.CSTNode], cst.CSTNode]
+
+
+@dataclass
+class Change:
+    node: cst.CSTNode
+    rewrite: NodeRewrite
+    # Two findings that want the very same edit (say, one function passed to two
+    # eager ``run`` calls) share a key so the edit is made once.
+    key: Optional[Tuple[object, ...]] = None
+
+
+@dataclass
+class Finding:
+    rule_id: str
+    message: str
+    node: cst.CSTNode
+    safety: Safety
+    changes: List[Change] = field(default_factory=list)
+    # Modules to import for the changes (``("tensorflow", "tf")`` means
+    # ``import tensorflow as tf``), added once per file.
+    imports: List[Tuple[str, Optional[str]]] = field(default_factory=list)
+    # Shown to the user when the fix is not applied (unsafe without
+    # --unsafe-fixes, or manual work).
+    suggestion: Optional[str] = None
+    fix_title: Optional[str] = None
+    # Filled in by the driver once positions are computed.
+    line: int = 0
+    column: int = 0
+    end_line: int = 0
+    end_column: int = 0
+    applied: bool = False
+    # Source text of the statement the finding sits in (for suppressions).
+    statement: Optional[cst.CSTNode] = None
+
+    @property
+    def fixable(self) -> bool:
+        return bool(self.changes) and self.safety is not Safety.MANUAL
+
+
+class Rule:
+    """Base class of every rule.
+
+    Subclasses set the class attributes and implement the ``visit_<Node>``
+    hooks they need (called by the shared traversal with the node and the
+    :class:`~migrate_tpu.codemod.analysis.Analysis`), then ``finish``.
+    """
+
+    id: ClassVar[str]
+    name: ClassVar[str]
+    title: ClassVar[str]
+    safety: ClassVar[Safety] = Safety.SAFE
+    # Version of TensorFlow that the new form needs; the rule runs for every
+    # target at or above it.
+    since: ClassVar[str] = "2.4"
+    # Targets the rule is for: "2.4" and/or "latest".
+    targets: ClassVar[Tuple[str, ...]] = ("2.4", "latest")
+    source: ClassVar[str] = ""
+    # Docs, in ruff's sections.
+    what: ClassVar[str] = ""
+    why: ClassVar[str] = ""
+    use_instead: ClassVar[str] = ""
+    fix_safety: ClassVar[str] = ""
+    examples: ClassVar[Sequence[Example]] = ()
+    # Words at least one of which must occur in a file for the rule to have
+    # anything to do there (the engine's prefilter is built from these).
+    triggers: ClassVar[Sequence[str]] = ()
+
+    def __init__(self) -> None:
+        self.findings: List[Finding] = []
+
+    # Hook names the traversal dispatches to, derived once per class.
+    @classmethod
+    def hooks(cls) -> Dict[str, str]:
+        return {
+            name[len("visit_") :]: name
+            for name in dir(cls)
+            if name.startswith("visit_") and callable(getattr(cls, name))
+        }
+
+    def finish(self, analysis: "Analysis") -> Iterable[Finding]:
+        return self.findings
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str,
+        *,
+        analysis: "Analysis",
+        changes: Sequence[Change] = (),
+        safety: Optional[Safety] = None,
+        imports: Sequence[Tuple[str, Optional[str]]] = (),
+        suggestion: Optional[str] = None,
+        fix_title: Optional[str] = None,
+    ) -> Finding:
+        if safety is None:
+            safety = self.safety if changes else Safety.MANUAL
+        finding = Finding(
+            rule_id=self.id,
+            message=message,
+            node=node,
+            safety=safety,
+            changes=list(changes),
+            imports=list(imports),
+            suggestion=suggestion,
+            fix_title=fix_title,
+            statement=analysis.statement_of(node),
+        )
+        self.findings.append(finding)
+        return finding
+
+    @classmethod
+    def docs(cls) -> str:
+        """The rule's documentation as Markdown, in ruff's sections."""
+        parts = [f"# {cls.id} {cls.name}", "", cls.title, ""]
+        parts += ["## What it does", cls.what.strip(), ""]
+        parts += ["## Why", cls.why.strip(), ""]
+        fixed = [e for e in cls.examples if e.after is not None]
+        if fixed:
+            parts += ["## Example", "```python", fixed[0].before.rstrip(), "```", ""]
+            parts += ["## Use instead", "```python", fixed[0].after.rstrip(), "```", ""]
+        elif cls.examples:
+            parts += ["## Example", "```python", cls.examples[0].before.rstrip(), "```", ""]
+        if cls.use_instead.strip():
+            parts += [cls.use_instead.strip(), ""]
+        parts += ["## Fix safety", cls.fix_safety.strip() or _default_fix_safety(cls.safety), ""]
+        parts += [f"New form needs TensorFlow {cls.since} or later."]
+        if cls.source:
+            parts += ["", f"Source: {cls.source.strip()}"]
+        return "\n".join(parts).rstrip() + "\n"
+
+    @classmethod
+    def summary(cls) -> str:
+        """First paragraph of the docs, for ``rules`` and SARIF short text."""
+        return cls.title
+
+
+def _default_fix_safety(safety: Safety) -> str:
+    return {
+        Safety.SAFE: "The fix keeps behaviour and is applied by `migrate-tpu fix`.",
+        Safety.UNSAFE: "The fix may change behaviour; it is applied only with `--unsafe-fixes`.",
+        Safety.MANUAL: "There is no mechanical fix: the finding is reported for manual work.",
+    }[safety]
+
+
+_REGISTRY: Dict[str, type] = {}
+
+
+def register(rule_class: type) -> type:
+    """Class decorator: add a rule to the catalogue (ids are unique)."""
+    if rule_class.id in _REGISTRY:
+        raise ValueError(f"duplicate rule id {rule_class.id}")
+    _REGISTRY[rule_class.id] = rule_class
+    return rule_class
+
+
+def all_rules() -> List[type]:
+    """Every rule class, structural modules and rename tables alike, by id."""
+    from migrate_tpu.codemod import catalogue
+
+    catalogue.load()
+    return [_REGISTRY[key] for key in sorted(_REGISTRY)]
+
+
+def get_rule(rule_id: str) -> Optional[type]:
+    for rule_class in all_rules():
+        if rule_class.id == rule_id.upper():
+            return rule_class
+    return None
+
+
+def select_rules(
+    select: Sequence[str] = (), ignore: Sequence[str] = (), target: str = "2.4"
+) -> List[type]:
+    """Rules enabled by ``--select``/``--ignore`` (ids or prefixes) for a target."""
+
+    def matches(rule_id: str, patterns: Sequence[str]) -> bool:
+        return any(rule_id.startswith(p.upper()) or p.upper() == "ALL" for p in patterns)
+
+    chosen = []
+    for rule_class in all_rules():
+        if target not in rule_class.targets:
+            continue
+        if select and not matches(rule_class.id, select):
+            continue
+        if ignore and matches(rule_class.id, ignore):
+            continue
+        chosen.append(rule_class)
+    return chosen

@@ -1,0 +1,1 @@
+"""Structural rules, one module each; each module registers its rule."""

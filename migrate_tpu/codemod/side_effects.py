@@ -1,0 +1,140 @@
+"""Python side effects in a function body that ``tf.function`` would run only while tracing.
+
+Inside a ``tf.function`` the Python code of the body runs once per trace, not
+once per call: ``print``, ``.numpy()``, Python random numbers, I/O and changes
+to outer Python objects then behave differently. A fix that wraps such a body
+is unsafe; this module names what it found, so the user knows why.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Set
+
+import libcst as cst
+
+from migrate_tpu.codemod.analysis import Analysis, Scope
+from migrate_tpu.codemod.names import lookup, qualified_name
+
+_IMPURE_BUILTINS = frozenset({"print", "open", "input", "breakpoint", "exec", "eval"})
+_IMPURE_MODULES = (
+    "random",
+    "numpy.random",
+    "time",
+    "os",
+    "sys",
+    "io",
+    "logging",
+    "absl.logging",
+    "shutil",
+    "subprocess",
+    "pickle",
+    "json",
+    "csv",
+    "socket",
+    "tempfile",
+    "pathlib",
+)
+_MUTATORS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "update", "add", "discard", "setdefault", "popitem", "write", "writelines", "sort", "reverse"}
+)
+_MAX_DEPTH = 3
+
+
+class _Finder(cst.CSTVisitor):
+    def __init__(self, analysis: Analysis, scope: Scope, depth: int, seen: Set[int]) -> None:
+        super().__init__()
+        self.analysis = analysis
+        self.scope = scope
+        self.depth = depth
+        self.seen = seen
+        self.reasons: List[str] = []
+        self.local = {name for name, bindings in scope.bindings.items() if all(b.kind != "param" for b in bindings)}
+
+    def _add(self, reason: str) -> None:
+        if reason not in self.reasons:
+            self.reasons.append(reason)
+
+    def _outer(self, expr: cst.BaseExpression) -> Optional[str]:
+        """The outer (non-local) name an attribute/subscript chain starts from."""
+        while isinstance(expr, (cst.Attribute, cst.Subscript)):
+            expr = expr.value
+        if isinstance(expr, cst.Name) and expr.value not in self.local:
+            return expr.value
+        return None
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            if func.attr.value == "numpy":
+                self._add("`.numpy()`")
+                return
+            if func.attr.value in _MUTATORS:
+                owner = self._outer(func.value)
+                if owner is not None and qualified_name(func.value, self.scope) is None:
+                    self._add(f"mutates `{owner}`")
+                    return
+        if isinstance(func, cst.Name) and func.value in _IMPURE_BUILTINS and lookup(self.scope, func.value) is None:
+            self._add(f"`{func.value}()`")
+            return
+        name = qualified_name(func, self.scope)
+        if name is not None:
+            for module in _IMPURE_MODULES:
+                if name == module or name.startswith(module + "."):
+                    self._add(f"`{name}()`")
+                    return
+        self._follow(func)
+
+    def _follow(self, func: cst.BaseExpression) -> None:
+        """Look into functions of the same file that the body calls."""
+        if self.depth >= _MAX_DEPTH:
+            return
+        target = None
+        if isinstance(func, cst.Name):
+            found = lookup(self.scope, func.value)
+            if found is not None:
+                defs = [b.node for b in found[1] if b.kind == "def"]
+                target = defs[0] if len(defs) == 1 else None
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            method = self.scope
+            owner = method.enclosing_class()
+            if owner is not None and method.params and func.value.value == method.params[0]:
+                defs = [b.node for b in owner.bindings.get(func.attr.value, []) if b.kind == "def"]
+                target = defs[0] if len(defs) == 1 else None
+        if target is not None and id(target) not in self.seen:
+            for reason in side_effects(target, self.analysis, self.depth + 1, self.seen):
+                self._add(reason if "(in" in reason else f"{reason} (in `{target.name.value}`)")
+
+    def _check_targets(self, targets) -> None:
+        for target in targets:
+            if isinstance(target, (cst.Attribute, cst.Subscript)):
+                owner = self._outer(target)
+                if owner is not None:
+                    self._add(f"assigns to `{self.analysis.module.code_for_node(target).strip()}`")
+            elif isinstance(target, cst.Name) and (target.value in self.scope.globals or target.value in self.scope.nonlocals):
+                self._add(f"rebinds outer `{target.value}`")
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._check_targets([t.target for t in node.targets])
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._check_targets([node.target])
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._check_targets([node.target])
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self._add("`yield`")
+
+
+def side_effects(function: cst.CSTNode, analysis: Analysis, depth: int = 0, seen: Optional[Set[int]] = None) -> List[str]:
+    """Reasons the body of ``function`` (a ``def`` or a lambda) is not pure, at most three."""
+    seen = set() if seen is None else seen
+    seen.add(id(function))
+    scope = analysis.scopes_by_node.get(id(function))
+    if scope is None:
+        return ["its body is not in view"]
+    finder = _Finder(analysis, scope, depth, seen)
+    body = function.body
+    body.visit(finder)
+    return finder.reasons[:3]

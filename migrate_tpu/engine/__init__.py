@@ -1,0 +1,1 @@
+"""Files, processes, reports. Knows nothing of TensorFlow."""
