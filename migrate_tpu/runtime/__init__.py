@@ -1,0 +1,41 @@
+"""TPU semantics on ordinary devices, for executing code before and after migration.
+
+``migrate_tpu.runtime`` lets a TensorFlow TPU program run on a laptop or a CI
+machine.  It is built on TensorFlow's own ``tf.distribute`` machinery: a real
+``MirroredStrategy`` over N logical CPU devices (or GPUs) stands in for the TPU,
+and the parts where a TPU behaves differently are added on top:
+
+* :mod:`migrate_tpu.runtime.emulation` -- ``TPUClusterResolver``,
+  ``initialize_tpu_system``, ``DeviceAssignment``/``Topology`` and the two
+  ``TPUStrategy`` classes, with TPU's eager-``run`` rule and logical-device
+  argument checks;
+* :mod:`migrate_tpu.runtime.legacy` -- the TF 2.1 API surface
+  (``experimental_run_v2``, ``experimental_make_numpy_dataset``, ...) on a
+  newer TensorFlow, so code written before the migration can execute;
+* :mod:`migrate_tpu.runtime.runner` -- runs a script or notebook under both;
+* :mod:`migrate_tpu.runtime.launch` -- starts the runner in any interpreter.
+
+This package module and ``launch`` import neither TensorFlow nor anything
+outside the standard library, and everything here keeps Python 3.7 syntax, so
+the runtime can be loaded into a bare TF 2.1 / Python 3.7 environment.
+"""
+
+import os
+
+#: Replicas of the emulated TPU when nothing else is asked for: a v3-8.
+DEFAULT_REPLICAS = 8
+
+#: Values accepted by ``--tf-api``.
+TF_API_CHOICES = ("2.1", "2.4")
+
+#: Environment variables through which TensorFlow finds a real (Cloud) TPU.
+TPU_ENV_VARS = ("TPU_NAME", "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS")
+
+
+def real_tpu_reachable(environ=None):
+    """Whether a real TPU is announced in the environment (then nothing is emulated)."""
+    env = os.environ if environ is None else environ
+    return any(env.get(name) for name in TPU_ENV_VARS)
+
+
+__all__ = ["DEFAULT_REPLICAS", "TF_API_CHOICES", "TPU_ENV_VARS", "real_tpu_reachable"]

@@ -1,0 +1,8 @@
+"""``python -m migrate_tpu.runtime [--replicas N] [--tf-api 2.1|2.4] [--no-emulation] SCRIPT [ARGS...]``."""
+
+import sys
+
+from migrate_tpu.runtime.runner import main
+
+if __name__ == "__main__":
+    sys.exit(main())

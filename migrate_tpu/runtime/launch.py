@@ -1,0 +1,63 @@
+"""Start the runtime runner in a chosen interpreter (used by ``migrate-tpu run``).
+
+Imports nothing outside the standard library, so the CLI can call it without
+TensorFlow installed.  The interpreter given by ``python`` (e.g. a TF 2.1
+virtualenv) need not have migrate-tpu installed: the folder that contains the
+``migrate_tpu`` package is put first on its ``PYTHONPATH``.
+"""
+
+import os
+import subprocess
+import sys
+
+import migrate_tpu
+
+
+def package_root():
+    """The folder that contains the ``migrate_tpu`` package."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(migrate_tpu.__file__)))
+
+
+def command(script, args=(), replicas=None, tf_api=None, python=None, emulation=True):
+    """The argv that :func:`launch` runs."""
+    argv = [python or sys.executable, "-m", "migrate_tpu.runtime"]
+    if replicas is not None:
+        argv += ["--replicas", str(int(replicas))]
+    if tf_api is not None:
+        argv += ["--tf-api", str(tf_api)]
+    if not emulation:
+        argv.append("--no-emulation")
+    argv.append(os.fspath(script) if hasattr(os, "fspath") else str(script))
+    argv += [str(a) for a in args]
+    return argv
+
+
+def environment(base=None):
+    """``base`` (default ``os.environ``) with the package root first on ``PYTHONPATH``."""
+    env = dict(os.environ if base is None else base)
+    root = package_root()
+    parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]
+    env["PYTHONPATH"] = os.pathsep.join([root] + parts)
+    return env
+
+
+def launch(script, args, replicas=None, tf_api=None, python=None, emulation=True):
+    """Run ``script`` (a .py file or .ipynb notebook) with ``args`` under the runtime.
+
+    stdin, stdout and stderr are inherited; returns the script's exit status.
+    ``python`` picks the interpreter (default: this one); ``tf_api`` is
+    ``'2.1'``, ``'2.4'`` or ``None`` (the interpreter's own TF); ``emulation``
+    False runs on a real TPU.  Exit status 2 means the runtime refused the
+    request (bad options, missing file); 127 that the interpreter was not found.
+    """
+    argv = command(script, args, replicas, tf_api, python, emulation)
+    try:
+        process = subprocess.Popen(argv, env=environment())
+    except OSError as error:
+        sys.stderr.write("migrate-tpu run: cannot start {}: {}\n".format(argv[0], error))
+        return 127
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        process.wait()
+        return 130

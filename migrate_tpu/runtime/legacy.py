@@ -1,0 +1,162 @@
+"""The TF 2.1 API surface on a newer TensorFlow (``--tf-api 2.1``).
+
+Code written for TF 2.1 uses names that later releases renamed or removed.
+:func:`install` puts them back on TF >= 2.2, so a program can be executed
+*before* migration on the same interpreter that runs it after:
+
+* ``Strategy.experimental_run_v2(fn, args=(), kwargs=None)`` -- forwards to
+  ``run``; on a TPU strategy (real or emulated) an eager plain function is
+  refused with TF 2.1's message;
+* ``Strategy.experimental_make_numpy_dataset(numpy_input)`` -- the dataset
+  that TF 2.1 built from a NumPy array (through the strategy's extended
+  object, which still has it, else ``Dataset.from_tensor_slices``);
+* ``Strategy.experimental_distribute_datasets_from_function`` where a
+  release no longer has it;
+* ``TPUClusterResolver(tpu='')`` -- in TF 2.1 this meant the TPU attached to
+  this host; from 2.2 on it means "look in the environment", so ``''`` is
+  turned into ``'local'`` on a real TPU (the emulated resolver applies the
+  2.1 meaning itself);
+* ``DeviceAssignment.build`` with 3-element ``computation_shape`` /
+  ``computation_stride`` on a real 4-D topology gets ``z = 1`` inserted
+  (under emulation the topology itself is 3-D);
+* ``tf.keras.mixed_precision.experimental`` (``set_policy``,
+  ``global_policy``, ``Policy``) where the release dropped it (TF >= 2.9).
+
+The experimental ``TPUStrategy`` constructor and its ``device_assignment``
+keyword exist in every release and need nothing.  On TF 2.0/2.1 itself this
+module does nothing.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import types
+
+import tensorflow as tf
+
+from migrate_tpu.runtime import emulation
+
+_originals = []
+_MISSING = object()
+
+
+def _set(owner, name, value):
+    _originals.append((owner, name, owner.__dict__.get(name, _MISSING)
+                       if isinstance(owner, type) else getattr(owner, name, _MISSING)))
+    setattr(owner, name, value)
+
+
+def _is_tpu_strategy(strategy):
+    if isinstance(strategy, emulation._EmulatedTPUStrategyBase):
+        return True
+    return type(strategy).__name__.startswith("TPUStrategy")
+
+
+def experimental_run_v2(self, fn, args=(), kwargs=None):
+    """TF 2.1's ``Strategy.experimental_run_v2``: ``run`` under its old name."""
+    if _is_tpu_strategy(self):
+        emulation.reject_eager_plain_function(fn, emulation.EAGER_RUN_MESSAGE_2_1)
+    return self.run(fn, args=args, kwargs=kwargs)
+
+
+def experimental_make_numpy_dataset(self, numpy_input):
+    """TF 2.1's ``Strategy.experimental_make_numpy_dataset``."""
+    make = getattr(self.extended, "experimental_make_numpy_dataset", None)
+    if make is not None:
+        try:
+            return make(numpy_input)
+        except (NotImplementedError, AttributeError, TypeError):
+            pass
+    return tf.data.Dataset.from_tensor_slices(numpy_input)
+
+
+def experimental_distribute_datasets_from_function(self, dataset_fn, options=None):
+    """TF 2.1's name for ``distribute_datasets_from_function``."""
+    if options is None:
+        return self.distribute_datasets_from_function(dataset_fn)
+    return self.distribute_datasets_from_function(dataset_fn, options)
+
+
+def _resolver_with_local_empty_name(real):
+    class TPUClusterResolver(real):
+        __doc__ = real.__doc__
+
+        def __init__(self, tpu=None, *args, **kwargs):
+            if tpu == "" or tpu == b"":
+                tpu = "local"
+            real.__init__(self, tpu, *args, **kwargs)
+
+    TPUClusterResolver.__module__ = real.__module__
+    return TPUClusterResolver
+
+
+def _build_with_rank3_shapes(real_build):
+    def build(topology, computation_shape=None, computation_stride=None, num_replicas=1, **kwargs):
+        rank = len(getattr(topology, "mesh_shape", ()))
+
+        def widen(shape):
+            if shape is not None and rank == 4 and len(shape) == 3:
+                shape = list(shape)
+                return shape[:2] + [1] + shape[2:]
+            return shape
+
+        return real_build(topology, widen(computation_shape), widen(computation_stride),
+                          num_replicas, **kwargs)
+
+    return staticmethod(build)
+
+
+def _mixed_precision_experimental(mp):
+    ns = types.ModuleType("tf.keras.mixed_precision.experimental")
+    ns.set_policy = mp.set_global_policy
+    ns.global_policy = mp.global_policy
+    ns.Policy = mp.Policy
+    if hasattr(mp, "LossScaleOptimizer"):
+        ns.LossScaleOptimizer = mp.LossScaleOptimizer
+    return ns
+
+
+def install(emulated=True):
+    """Add the TF 2.1 names that this TensorFlow lacks.  Idempotent."""
+    if _originals or emulation.tf_version() < (2, 2):
+        return
+    strategy = tf.distribute.Strategy
+    if not hasattr(strategy, "experimental_run_v2"):
+        _set(strategy, "experimental_run_v2", experimental_run_v2)
+    if not hasattr(strategy, "experimental_make_numpy_dataset"):
+        _set(strategy, "experimental_make_numpy_dataset", experimental_make_numpy_dataset)
+    if not hasattr(strategy, "experimental_distribute_datasets_from_function"):
+        _set(strategy, "experimental_distribute_datasets_from_function",
+             experimental_distribute_datasets_from_function)
+    if not emulated:
+        resolvers = tf.distribute.cluster_resolver
+        real = resolvers.TPUClusterResolver
+        wrapped = _resolver_with_local_empty_name(real)
+        for mod in emulation._modules("distribute.cluster_resolver"):
+            if getattr(mod, "TPUClusterResolver", None) is real:
+                _set(mod, "TPUClusterResolver", wrapped)
+        assignment = getattr(tf.tpu.experimental, "DeviceAssignment", None)
+        if assignment is not None:
+            _set(assignment, "build", _build_with_rank3_shapes(assignment.build))
+    keras = getattr(tf, "keras", None)
+    try:
+        mp = getattr(keras, "mixed_precision", None) if keras is not None else None
+    except Exception:  # lazily loaded Keras that fails to import
+        mp = None
+    if mp is not None and not hasattr(mp, "experimental") and hasattr(mp, "set_global_policy"):
+        try:
+            _set(mp, "experimental", _mixed_precision_experimental(mp))
+        except (AttributeError, TypeError):
+            pass
+
+
+def uninstall():
+    """Remove what :func:`install` added."""
+    while _originals:
+        owner, name, value = _originals.pop()
+        if value is _MISSING:
+            try:
+                delattr(owner, name)
+            except AttributeError:
+                pass
+        else:
+            setattr(owner, name, value)

@@ -1,0 +1,258 @@
+"""Execute a script or notebook under the TPU emulation (``migrate-tpu run``).
+
+``python -m migrate_tpu.runtime [--replicas N] [--tf-api 2.1|2.4] [--no-emulation]
+SCRIPT|NOTEBOOK [ARGS...]`` behaves like ``python SCRIPT ARGS...``: the script
+runs as ``__main__`` with ``sys.argv = [SCRIPT, *ARGS]`` and its folder first on
+``sys.path``; its output and exit status pass through, and an uncaught
+exception prints a traceback (from the script's frames down) and exits 1.
+
+A notebook's code cells run in order in one namespace.  IPython magics are
+skipped: ``%line`` and ``!shell`` lines become ``pass``; a cell starting with
+``%%time``/``%%timeit``/``%%capture`` runs its body, any other ``%%`` cell is
+skipped.  As in a notebook, the value of a cell's last expression is printed
+unless the line ends with ``;``.
+
+Before the script runs, the logical devices are configured and the TPU
+emulation (and, for ``--tf-api 2.1`` on TF >= 2.2, the TF 2.1 surface) is
+installed.  Nothing is emulated when ``--no-emulation`` is given or a real TPU
+is announced by ``TPU_NAME``/``KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS``.
+
+This module imports TensorFlow only inside :func:`main`, after the
+environment is prepared.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import argparse
+import ast
+import io
+import json
+import os
+import sys
+import traceback
+import types
+
+from migrate_tpu.runtime import DEFAULT_REPLICAS, TF_API_CHOICES, real_tpu_reachable
+
+EXIT_USAGE = 2
+
+_BODY_CELL_MAGICS = ("time", "timeit", "capture")
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="python -m migrate_tpu.runtime",
+        description="Run a TensorFlow TPU script or notebook on ordinary devices, "
+                    "with TPU semantics emulated over tf.distribute.")
+    parser.add_argument("--replicas", type=int, default=None,
+                        help="number of emulated TPU cores (default {}: a v3-8)".format(DEFAULT_REPLICAS))
+    parser.add_argument("--tf-api", choices=TF_API_CHOICES, default=None,
+                        help="TensorFlow API the code is written for (default: 2.1 on TF 2.1, "
+                             "else 2.4); 2.1 adds the TF 2.1 names on a newer TensorFlow")
+    parser.add_argument("--no-emulation", action="store_true",
+                        help="emulate nothing (run on a real TPU)")
+    parser.add_argument("--quiet", action="store_true", help="no banner on stderr")
+    parser.add_argument("script", help="a .py script or .ipynb notebook")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+    return parser
+
+
+# --------------------------------------------------------------------------
+# Notebooks
+# --------------------------------------------------------------------------
+
+
+def _cell_source(cell):
+    source = cell.get("source", "")
+    if isinstance(source, list):
+        source = "".join(source)
+    return source
+
+
+def _strip_magics(source):
+    """Python code of one notebook cell, magics removed; ``None`` if the cell is not Python."""
+    lines = source.splitlines()
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is not None and lines[first].lstrip().startswith("%%"):
+        magic = lines[first].lstrip()[2:].split(None, 1)
+        if magic and magic[0] in _BODY_CELL_MAGICS:
+            lines = lines[first + 1:]
+        else:
+            return None
+    out = []
+    continuation = False
+    for line in lines:
+        stripped = line.lstrip()
+        is_magic = stripped.startswith(("%", "!")) or (
+            not stripped.startswith("#") and _is_shell_assignment(stripped))
+        if continuation or is_magic:
+            indent = line[:len(line) - len(stripped)]
+            out.append(indent + "pass" if (is_magic and not continuation) else "")
+            continuation = line.rstrip().endswith("\\")
+            continue
+        if stripped.endswith("?") and not stripped.startswith("#") and stripped[:-1].strip().isidentifier():
+            out.append(line[:len(line) - len(stripped)] + "pass")
+            continue
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def _is_shell_assignment(stripped):
+    # `files = !ls` / `x = %timeit -o f()`
+    if "=" not in stripped:
+        return False
+    left, _, right = stripped.partition("=")
+    return left.strip().isidentifier() and right.lstrip().startswith(("!", "%")) and not right.startswith("=")
+
+
+def notebook_cells(path):
+    """``[(label, python_source)]`` for the code cells of a notebook, magics stripped."""
+    with io.open(path, "r", encoding="utf-8") as handle:
+        nb = json.load(handle)
+    cells = nb.get("cells")
+    if cells is None:  # nbformat 3
+        cells = [c for ws in nb.get("worksheets", []) for c in ws.get("cells", [])]
+    out = []
+    for index, cell in enumerate(cells):
+        if cell.get("cell_type") != "code":
+            continue
+        source = _cell_source(cell) if "source" in cell else "".join(cell.get("input", ""))
+        code = _strip_magics(source)
+        if code is None:
+            sys.stderr.write("migrate-tpu run: skipping cell {} (cell magic)\n".format(index + 1))
+            continue
+        out.append(("{}:cell{}".format(path, index + 1), code))
+    return out
+
+
+def _run_cell(code, label, namespace):
+    tree = ast.parse(code, label, "exec")
+    display = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr) and not code.rstrip().endswith(";"):
+        display = ast.Expression(tree.body.pop().value)
+    exec(compile(tree, label, "exec"), namespace)
+    if display is not None:
+        value = eval(compile(display, label, "eval"), namespace)
+        if value is not None:
+            print(repr(value))
+
+
+# --------------------------------------------------------------------------
+# Running
+# --------------------------------------------------------------------------
+
+
+def _print_exception(exc_type, exc, tb, skip_frames):
+    for _ in range(skip_frames):
+        if tb is not None:
+            tb = tb.tb_next
+    traceback.print_exception(exc_type, exc, tb)
+
+
+def _exit_status(code):
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    sys.stderr.write("{}\n".format(code))
+    return 1
+
+
+def execute(path, args):
+    """Run ``path`` (script or notebook) as ``__main__``; return its exit status."""
+    path = os.path.abspath(path) if not os.path.isabs(path) else path
+    display_path = path
+    is_notebook = path.endswith(".ipynb")
+    main = types.ModuleType("__main__")
+    main.__dict__.update({"__file__": display_path, "__builtins__": __builtins__,
+                          "__package__": None, "__spec__": None, "__loader__": None})
+    saved_main = sys.modules.get("__main__")
+    sys.modules["__main__"] = main
+    sys.argv[:] = [path] + list(args)
+    folder = os.path.dirname(path)
+    if sys.path and sys.path[0] in ("", os.getcwd()) and folder != sys.path[0]:
+        sys.path[0] = folder
+    else:
+        sys.path.insert(0, folder)
+    try:
+        if is_notebook:
+            cells = notebook_cells(path)
+            for label, code in cells:
+                _run_cell(code, label, main.__dict__)
+        else:
+            with io.open(path, "rb") as handle:
+                source = handle.read()
+            code = compile(source, display_path, "exec", dont_inherit=True)
+            exec(code, main.__dict__)
+    except SystemExit as stop:
+        return _exit_status(stop.code)
+    except KeyboardInterrupt:
+        traceback.print_exc()
+        return 130
+    except BaseException:
+        exc_type, exc, tb = sys.exc_info()
+        # drop this function's frame (and the cell runner's, for notebooks)
+        _print_exception(exc_type, exc, tb, 2 if is_notebook else 1)
+        return 1
+    finally:
+        _flush()
+        if saved_main is not None and sys.modules.get("__main__") is main:
+            pass  # keep the script's module: atexit handlers may use it
+    return 0
+
+
+def _flush():
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+
+
+def prepare_environment(emulate):
+    """Environment variables that must be set before TensorFlow is imported."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    # TF >= 2.16 makes tf.keras Keras 3; 2.x-era code is Keras 2 code.
+    os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+    del emulate
+
+
+def setup(replicas=None, tf_api=None, emulation=True, quiet=False):
+    """Import TensorFlow and switch on what was asked for.  Returns a description."""
+    prepare_environment(emulation)
+    from migrate_tpu.runtime import emulation as emu  # imports TensorFlow
+    tf_api = tf_api or emu.default_tf_api()
+    if tf_api == "2.4" and emu.tf_version() < (2, 2):
+        raise ValueError("--tf-api 2.4 needs TensorFlow >= 2.4; this interpreter has TensorFlow {}"
+                         .format(emu.tf.__version__))
+    if emulation:
+        emu.configure_devices(replicas or DEFAULT_REPLICAS)
+        emu.install(tf_api=tf_api)
+        text = emu.describe()
+    else:
+        emu.STATE.tf_api = tf_api
+        text = "no TPU emulation: TF {} with the TF {} API".format(emu.tf.__version__, tf_api)
+    if tf_api == "2.1" and emu.tf_version() >= (2, 2):
+        from migrate_tpu.runtime import legacy
+        legacy.install(emulated=emulation)
+    if not quiet:
+        sys.stderr.write("migrate-tpu run: {}\n".format(text))
+        sys.stderr.flush()
+    return text
+
+
+def main(argv=None):
+    parser = build_parser()
+    options = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if options.replicas is not None and options.replicas < 1:
+        parser.error("--replicas must be >= 1")
+    if not os.path.exists(options.script):
+        sys.stderr.write("migrate-tpu run: {}: no such file\n".format(options.script))
+        return EXIT_USAGE
+    emulate = not options.no_emulation and not real_tpu_reachable()
+    try:
+        setup(options.replicas, options.tf_api, emulate, options.quiet)
+    except ValueError as error:
+        sys.stderr.write("migrate-tpu run: {}\n".format(error))
+        return EXIT_USAGE
+    return execute(options.script, options.args)
