@@ -1,0 +1,73 @@
+"""The codemod as the engine sees it: a prefilter and a ``migrate(text, path)``.
+
+Instances are sent to worker processes, so they hold only plain settings;
+LibCST and the rules are imported in the process that first needs them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional, Tuple
+
+from migrate_tpu.engine.pipeline import FileError
+
+# Words without which no rule has anything to do in a file. Kept in step with
+# the rules by a test (every rule's examples must pass this filter).
+_TRIGGERS = (
+    rb"experimental_run_v2|experimental_distribute_datasets_from_function|experimental_make_numpy_dataset"
+    rb"|TPUStrategy|MultiWorkerMirroredStrategy|ParameterServerStrategy|DeviceAssignment|TPUClusterResolver"
+    rb"|experimental_enable_dynamic_batch_size|mixed_precision|LossScaleOptimizer|auto_shard\b"
+    rb"|input_lib|cross_device_utils|enable_mixed_precision_graph_rewrite|\.devices\b"
+    rb"|experimental_steps_per_execution|experimental_run_tf_function|\.compile\s*\("
+    rb"|\.run\s*\("
+)
+# Some triggers are common words; they count only in files that also mention these.
+_CONTEXT = rb"tensorflow|strat|distribut|tpu|keras"
+
+
+class TPUMigrator:
+    def __init__(self, options=None, roots: Tuple[str, ...] = ()) -> None:
+        from migrate_tpu.codemod.api import Options
+
+        self.options = options or Options()
+        self.roots = roots
+        self._lookup = None
+        self._triggers = re.compile(_TRIGGERS)
+        self._context = re.compile(_CONTEXT, re.IGNORECASE)
+
+    def __getstate__(self):
+        return {"options": self.options, "roots": self.roots}
+
+    def __setstate__(self, state) -> None:
+        self.__init__(state["options"], state["roots"])
+
+    def needs_work(self, data: bytes) -> bool:
+        return self._triggers.search(data) is not None and self._context.search(data) is not None
+
+    def _project(self):
+        if self._lookup is None:
+            from migrate_tpu.codemod.project import ProjectLookup
+            from migrate_tpu.engine.discover import resolve_module
+            from migrate_tpu.engine.source import decode, read_bytes
+
+            def read_text(path: str) -> str:
+                return decode(read_bytes(path)).text
+
+            self._lookup = ProjectLookup(lambda module, path: resolve_module(module, path, self.roots), read_text)
+        return self._lookup
+
+    def migrate(self, text: str, path: str = "<stdin>", line_offset: int = 0):
+        import libcst as cst
+
+        from migrate_tpu.codemod.api import OutputDoesNotParse, migrate
+
+        lookup = self._project() if path and not path.startswith("<") else None
+        try:
+            return migrate(text, self.options, lookup=lookup, path=path)
+        except cst.ParserSyntaxError as error:
+            message = str(error.message).splitlines()[0] if error.message else "syntax error"
+            raise FileError(f"cannot parse: {message} (column {error.raw_column + 1})", line=error.raw_line)
+        except OutputDoesNotParse as error:
+            raise FileError(f"internal error: {error}; please report it")
+        except RecursionError:
+            raise FileError("too deeply nested to analyse")
