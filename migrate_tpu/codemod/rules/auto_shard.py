@@ -1,0 +1,95 @@
+"""TPU501: the TF 2.0 ``auto_shard`` switch became ``auto_shard_policy``."""
+
+from __future__ import annotations
+
+from typing import List, Tuple
+
+import libcst as cst
+
+from migrate_tpu.codemod.analysis import Analysis, Scope
+from migrate_tpu.codemod.names import expression_for
+from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register
+
+POLICY = "tensorflow.data.experimental.AutoShardPolicy"
+
+
+@register
+class AutoShardBool(Rule):
+    id = "TPU501"
+    name = "auto-shard-bool"
+    title = "`experimental_distribute.auto_shard` was replaced by `auto_shard_policy`"
+    safety = Safety.SAFE
+    since = "2.1"
+    source = "v2.0.0 vs v2.1.0 data/experimental/ops/distribute_options.py; TF 2.1.0 release notes"
+    triggers = ("auto_shard",)
+    what = """
+Rewrites `options.experimental_distribute.auto_shard = False` to
+`options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF`
+(and `True` to `AUTO`). Other values are reported.
+"""
+    why = """
+The boolean was TF 2.0's spelling; from 2.1 on, setting it raises
+`AttributeError: Cannot set the property auto_shard on DistributeOptions.`
+"""
+    fix_safety = "Safe for the literals True and False."
+    examples = (
+        Example(
+            before="""\
+import tensorflow as tf
+
+options = tf.data.Options()
+options.experimental_distribute.auto_shard = False
+""",
+            after="""\
+import tensorflow as tf
+
+options = tf.data.Options()
+options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
+""",
+        ),
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._assignments: List[Tuple[cst.Assign, Scope]] = []
+
+    def visit_Assign(self, node: cst.Assign, analysis: Analysis) -> None:
+        if len(node.targets) == 1:
+            target = node.targets[0].target
+            if (
+                isinstance(target, cst.Attribute)
+                and target.attr.value == "auto_shard"
+                and isinstance(target.value, cst.Attribute)
+                and target.value.attr.value == "experimental_distribute"
+            ):
+                analysis.remember(node)
+                self._assignments.append((node, analysis.scope))
+
+    def finish(self, analysis: Analysis):
+        for node, scope in self._assignments:
+            value = node.value
+            member = {"True": "AUTO", "False": "OFF"}.get(value.value) if isinstance(value, cst.Name) else None
+            if member is None:
+                self.report(node, "`auto_shard` no longer exists; set `auto_shard_policy` to a `tf.data.experimental.AutoShardPolicy`", analysis=analysis)
+                continue
+            try:
+                text, needed = expression_for(f"{POLICY}.{member}", scope)
+            except LookupError:
+                self.report(node, "`auto_shard` no longer exists; use `auto_shard_policy`", analysis=analysis)
+                continue
+            new_value = cst.parse_expression(text)
+
+            def rewrite(updated, new_value=new_value):
+                target = updated.targets[0]
+                new_target = target.with_changes(target=target.target.with_changes(attr=cst.Name("auto_shard_policy")))
+                return updated.with_changes(targets=[new_target], value=new_value)
+
+            self.report(
+                node,
+                f"`auto_shard` was replaced by `auto_shard_policy`; `{value.value}` means `AutoShardPolicy.{member}`",
+                analysis=analysis,
+                changes=[Change(node, rewrite)],
+                imports=[needed] if needed else [],
+                fix_title=f"Set `auto_shard_policy = {text}`",
+            )
+        return self.findings

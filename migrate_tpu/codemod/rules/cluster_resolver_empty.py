@@ -1,0 +1,76 @@
+"""TPU202: ``TPUClusterResolver('')`` changed meaning in TF 2.2."""
+
+from __future__ import annotations
+
+from typing import List, Tuple
+
+import libcst as cst
+
+from migrate_tpu.codemod.analysis import Analysis, Scope
+from migrate_tpu.codemod.helpers import argument, is_literal
+from migrate_tpu.codemod.names import qualified_name
+from migrate_tpu.codemod.rule import Example, Rule, Safety, register
+
+RESOLVERS = (
+    "tensorflow.distribute.cluster_resolver.TPUClusterResolver",
+    "tensorflow.compat.v1.distribute.cluster_resolver.TPUClusterResolver",
+    "tensorflow.python.distribute.cluster_resolver.TPUClusterResolver",
+    "tensorflow.python.distribute.cluster_resolver.tpu_cluster_resolver.TPUClusterResolver",
+    "tensorflow.python.distribute.cluster_resolver.tpu.tpu_cluster_resolver.TPUClusterResolver",
+)
+
+
+@register
+class EmptyTPUName(Rule):
+    id = "TPU202"
+    name = "tpu-cluster-resolver-empty-name"
+    title = "`TPUClusterResolver(tpu='')` no longer means the local TPU"
+    safety = Safety.MANUAL
+    since = "2.4"
+    source = "v2.1.0 vs v2.4.1 tpu_cluster_resolver.py; TF 2.2.0 release notes (Cloud TPU client)"
+    triggers = ("TPUClusterResolver",)
+    what = "Reports `TPUClusterResolver('')` and `TPUClusterResolver(tpu='')`."
+    why = """
+In TF 2.1 an empty name meant a TPU attached to this machine. Since 2.2 it means
+"find the name in `TPU_NAME`", and without that variable it raises
+`ValueError: Please provide a TPU Name to connect to.` Colab and Cloud TPU
+setups export `TPU_NAME`, so the call still works there; on a TPU VM the
+attached TPU is now spelled `tpu='local'` (TF 2.4).
+"""
+    use_instead = "`TPUClusterResolver(tpu='local')` for an attached TPU (TPU VM); leave it as is where `TPU_NAME` is set."
+    fix_safety = "No fix: which meaning is right depends on where the code runs."
+    examples = (
+        Example(
+            before="""\
+import tensorflow as tf
+
+resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu='')
+""",
+        ),
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._calls: List[Tuple[cst.Call, Scope]] = []
+
+    def visit_Call(self, node: cst.Call, analysis: Analysis) -> None:
+        func = node.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if last == "TPUClusterResolver":
+            analysis.remember(node)
+            self._calls.append((node, analysis.scope))
+
+    def finish(self, analysis: Analysis):
+        for call, scope in self._calls:
+            if qualified_name(call.func, scope) not in RESOLVERS:
+                continue
+            arg = argument(call, 0, "tpu")
+            if arg is not None and is_literal(arg.value, ("",)):
+                self.report(
+                    call,
+                    "`TPUClusterResolver(tpu='')` meant the local TPU in TF 2.1; since 2.2 it reads `TPU_NAME` "
+                    "and raises `ValueError` without it",
+                    analysis=analysis,
+                    suggestion="TPUClusterResolver(tpu='local')  # a TPU attached to this machine (TPU VM)",
+                )
+        return self.findings

@@ -1,0 +1,164 @@
+"""TPU401: Keras ``compile`` arguments that changed meaning or name after TF 2.1."""
+
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from migrate_tpu.codemod.analysis import Analysis, Scope
+from migrate_tpu.codemod.helpers import is_literal
+from migrate_tpu.codemod.names import is_tensorflow, module_aliases, qualified_name
+from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register
+
+# TF 2.1's compile(optimizer, loss, metrics, loss_weights, sample_weight_mode,
+# weighted_metrics, target_tensors, distribute, **kwargs).
+PARAMETERS_2_1 = ("optimizer", "loss", "metrics", "loss_weights", "sample_weight_mode", "weighted_metrics", "target_tensors", "distribute")
+DROPPED_WHEN_NONE = ("distribute", "target_tensors")
+SESSION_KEYWORDS = ("feed_dict", "fetches", "options", "run_metadata")
+RENAMED = {"experimental_steps_per_execution": "steps_per_execution"}
+
+
+def _keyword(name: str) -> dict:
+    return {"keyword": cst.Name(name), "equal": cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))}
+
+
+@register
+class CompileArguments(Rule):
+    id = "TPU401"
+    name = "keras-compile-arguments"
+    title = "Keras `compile` arguments moved after TF 2.1"
+    safety = Safety.SAFE
+    since = "2.4"
+    source = "v2.1.0, v2.2.0 and v2.4.1 keras/engine/training.py `compile`; TF 2.4.0 release notes"
+    triggers = ("compile",)
+    what = """
+In `model.compile(...)`: turns positional arguments after `loss` into keywords
+with their TF 2.1 names, renames `experimental_steps_per_execution=` to
+`steps_per_execution=`, and drops `experimental_run_tf_function=...`,
+`distribute=None` and `target_tensors=None`.
+"""
+    why = """
+TF 2.4's `compile` has another positional order: the 5th positional argument is
+now `weighted_metrics` (was `sample_weight_mode`), the 6th `run_eagerly`, the
+7th `steps_per_execution`. `distribute` and `target_tensors` other than None
+raise `ValueError`; `experimental_run_tf_function` is silently dropped; the TF 1
+session arguments (`feed_dict`, `fetches`, ...) raise `TypeError`.
+"""
+    use_instead = "A non-None `distribute=` moves to building the model under `strategy.scope()`; `target_tensors` has no replacement."
+    fix_safety = "Safe: keywords bind the same values the TF 2.1 positions did."
+    examples = (
+        Example(
+            before="""\
+import tensorflow as tf
+
+model.compile("sgd", "mse", ["accuracy"], None, None, None, None, None, experimental_run_tf_function=False)
+""",
+            after="""\
+import tensorflow as tf
+
+model.compile("sgd", "mse", metrics=["accuracy"], loss_weights=None, sample_weight_mode=None, weighted_metrics=None)
+""",
+        ),
+        Example(
+            before="""\
+import re
+
+pattern = re.compile("a+", re.IGNORECASE)
+""",
+        ),
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._calls: List[Tuple[cst.Call, Scope]] = []
+
+    def visit_Call(self, node: cst.Call, analysis: Analysis) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile":
+            analysis.remember(node)
+            self._calls.append((node, analysis.scope))
+
+    def finish(self, analysis: Analysis):
+        if not self._calls:
+            return self.findings
+        uses_tensorflow = any(is_tensorflow(target) for _, target in module_aliases(analysis.module_scope))
+        for call, scope in self._calls:
+            if qualified_name(call.func, scope) is not None:
+                continue  # re.compile and other module functions
+            if any(arg.star for arg in call.args):
+                continue
+            self._check(call, scope, analysis, uses_tensorflow)
+        return self.findings
+
+    def _check(self, call: cst.Call, scope: Scope, analysis: Analysis, uses_tensorflow: bool) -> None:
+        positional = [a for a in call.args if a.keyword is None]
+        keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
+        reasons = []
+        for name in DROPPED_WHEN_NONE:
+            arg = keywords.get(name)
+            if arg is None and len(positional) > PARAMETERS_2_1.index(name):
+                arg = positional[PARAMETERS_2_1.index(name)]
+            if arg is not None and not is_literal(arg.value, (None,)):
+                reasons.append(f"`{name}` other than None raises `ValueError` since TF 2.2")
+        for name in SESSION_KEYWORDS:
+            if name in keywords:
+                reasons.append(f"the TF 1 session argument `{name}` raises `TypeError` in TF 2.4")
+        if len(positional) > len(PARAMETERS_2_1):
+            reasons.append("more positional arguments than TF 2.1's `compile` had")
+        keras_like = uses_tensorflow and (len(positional) > 2 or set(keywords) & (set(PARAMETERS_2_1) | {"experimental_run_tf_function"} | set(RENAMED)))
+        if not keras_like:
+            return
+        if reasons:
+            self.report(call, "; ".join(reasons), analysis=analysis)
+            return
+        work = len(positional) > 2 or any(k in keywords for k in list(RENAMED) + ["experimental_run_tf_function", "distribute", "target_tensors"])
+        if not work:
+            return
+        notes = []
+        if len(positional) > 2:
+            notes.append("positional arguments after `loss` bind to other parameters in TF 2.4")
+        for old, new in RENAMED.items():
+            if old in keywords:
+                notes.append(f"`{old}=` is now `{new}=`")
+        if "experimental_run_tf_function" in keywords:
+            notes.append("`experimental_run_tf_function` is ignored since TF 2.2")
+
+        def rewrite(updated):
+            new_args = []
+            seen_positional = 0
+            present = {a.keyword.value for a in updated.args if a.keyword is not None}
+            for arg in updated.args:
+                if arg.keyword is None:
+                    name = PARAMETERS_2_1[seen_positional]
+                    seen_positional += 1
+                    if seen_positional <= 2:
+                        new_args.append(arg)
+                        continue
+                    if name in DROPPED_WHEN_NONE:
+                        continue
+                    new_args.append(arg.with_changes(**_keyword(name)))
+                    continue
+                name = arg.keyword.value
+                if name == "experimental_run_tf_function" or name in DROPPED_WHEN_NONE:
+                    continue
+                if name in RENAMED:
+                    if RENAMED[name] in present:
+                        continue
+                    new_args.append(arg.with_changes(keyword=cst.Name(RENAMED[name])))
+                    continue
+                new_args.append(arg)
+            last_comma = updated.args[-1].comma if updated.args else cst.MaybeSentinel.DEFAULT
+            for index, arg in enumerate(new_args):
+                if index == len(new_args) - 1:
+                    new_args[index] = arg.with_changes(comma=last_comma)
+                elif arg.comma is cst.MaybeSentinel.DEFAULT:
+                    new_args[index] = arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            return updated.with_changes(args=new_args)
+
+        self.report(
+            call,
+            "; ".join(notes) or "`compile` arguments changed after TF 2.1",
+            analysis=analysis,
+            changes=[Change(call, rewrite)],
+            fix_title="Use keywords with TF 2.1 names; drop ignored arguments",
+        )

@@ -1,0 +1,130 @@
+"""TPU104: type checks against the experimental TPUStrategy class."""
+
+from __future__ import annotations
+
+from typing import List, Tuple
+
+import libcst as cst
+
+from migrate_tpu.codemod.analysis import Analysis, Scope
+from migrate_tpu.codemod.names import expression_for, qualified_name
+from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register
+
+EXPERIMENTAL = "tensorflow.distribute.experimental.TPUStrategy"
+STABLE = "tensorflow.distribute.TPUStrategy"
+
+
+@register
+class ExperimentalTPUStrategyTypeCheck(Rule):
+    id = "TPU104"
+    name = "isinstance-experimental-tpu-strategy"
+    title = "Type checks against the experimental TPUStrategy miss the stable class"
+    safety = Safety.SAFE
+    since = "2.3"
+    source = "v2.4.1 tpu_strategy.py (sibling classes); v2.4.1 keras/backend.py"
+    triggers = ("TPUStrategy",)
+    what = """
+Rewrites `isinstance(x, tf.distribute.experimental.TPUStrategy)` (and
+`issubclass`) to accept both classes:
+`isinstance(x, (tf.distribute.TPUStrategy, tf.distribute.experimental.TPUStrategy))`.
+Reports comparisons of a class name with `'TPUStrategy'`.
+"""
+    why = """
+`tf.distribute.TPUStrategy` and `tf.distribute.experimental.TPUStrategy` are
+siblings: an object of one is not an instance of the other (checked on 2.4.1
+and 2.21). Once constructors move to the stable class (TPU103), a check against
+the experimental class silently turns false. The stable class's
+`type(s).__name__` is `'TPUStrategyV2'`, so name comparisons break too.
+"""
+    use_instead = "Keras itself tests `type(s).__name__.startswith('TPUStrategy')`."
+    fix_safety = "Safe: the check accepts exactly what it accepted before, plus the stable class."
+    examples = (
+        Example(
+            before="""\
+import tensorflow as tf
+
+if isinstance(strategy, tf.distribute.experimental.TPUStrategy):
+    batch_size *= 8
+""",
+            after="""\
+import tensorflow as tf
+
+if isinstance(strategy, (tf.distribute.TPUStrategy, tf.distribute.experimental.TPUStrategy)):
+    batch_size *= 8
+""",
+        ),
+        Example(
+            before="""\
+if type(strategy).__name__ == "TPUStrategy":
+    pass
+""",
+        ),
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._checks: List[Tuple[cst.Call, Scope]] = []
+        self._names: List[Tuple[cst.Comparison, Scope]] = []
+
+    def visit_Call(self, node: cst.Call, analysis: Analysis) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value in ("isinstance", "issubclass") and len(node.args) == 2:
+            analysis.remember(node)
+            self._checks.append((node, analysis.scope))
+
+    def visit_Comparison(self, node: cst.Comparison, analysis: Analysis) -> None:
+        for part in [node.left] + [c.comparator for c in node.comparisons]:
+            if isinstance(part, cst.SimpleString) and part.evaluated_value == "TPUStrategy":
+                analysis.remember(node)
+                self._names.append((node, analysis.scope))
+                return
+
+    def finish(self, analysis: Analysis):
+        for call, scope in self._checks:
+            self._check(call, scope, analysis)
+        for comparison, _scope in self._names:
+            self.report(
+                comparison,
+                "comparing a class name with 'TPUStrategy' misses the stable class (named 'TPUStrategyV2'); "
+                "use `isinstance` with both classes or `.startswith('TPUStrategy')`",
+                analysis=analysis,
+            )
+        return self.findings
+
+    def _check(self, call: cst.Call, scope: Scope, analysis: Analysis) -> None:
+        classes = call.args[1].value
+        elements = classes.elements if isinstance(classes, cst.Tuple) else None
+        candidates = [e.value for e in elements] if elements is not None else [classes]
+        names = [qualified_name(c, scope) for c in candidates]
+        if EXPERIMENTAL not in names or STABLE in names:
+            return
+        try:
+            stable_text, needed = expression_for(STABLE, scope)
+        except LookupError:
+            self.report(call, "also accept `tf.distribute.TPUStrategy` in this check", analysis=analysis)
+            return
+        stable = cst.parse_expression(stable_text)
+        index = names.index(EXPERIMENTAL)
+
+        def widen(updated, index=index, stable=stable):
+            value = updated.args[1].value
+            if isinstance(value, cst.Tuple):
+                items = list(value.elements)
+                items.insert(index, cst.Element(stable, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))))
+                new_value = value.with_changes(elements=items)
+            else:
+                new_value = cst.Tuple(
+                    [cst.Element(stable, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))), cst.Element(value)]
+                )
+            args = list(updated.args)
+            args[1] = args[1].with_changes(value=new_value)
+            return updated.with_changes(args=args)
+
+        self.report(
+            call.args[1].value,
+            "`tf.distribute.experimental.TPUStrategy` and `tf.distribute.TPUStrategy` are unrelated classes; "
+            "this check misses strategies built with the stable class",
+            analysis=analysis,
+            changes=[Change(call, widen)],
+            imports=[needed] if needed else [],
+            fix_title="Accept both classes",
+        )

@@ -1,0 +1,149 @@
+"""TPU105: ``strategy.experimental_make_numpy_dataset`` was removed in TF 2.4."""
+
+from __future__ import annotations
+
+from typing import List, Tuple
+
+import libcst as cst
+
+from migrate_tpu.codemod.analysis import Analysis, Scope
+from migrate_tpu.codemod.helpers import argument
+from migrate_tpu.codemod.names import expression_for, qualified_name
+from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register
+from migrate_tpu.codemod.strategies import StrategyFacts
+
+
+@register
+class MakeNumpyDataset(Rule):
+    id = "TPU105"
+    name = "experimental-make-numpy-dataset"
+    title = "`strategy.experimental_make_numpy_dataset` was removed in TF 2.4"
+    safety = Safety.SAFE
+    since = "2.1"
+    source = "TF 2.4.0 release notes (removes `Strategy.experimental_make_numpy_dataset`); v2.3.0 deprecation text"
+    triggers = ("experimental_make_numpy_dataset",)
+    what = """
+Rewrites `strategy.experimental_make_numpy_dataset(x)` to
+`tf.data.Dataset.from_tensor_slices(x)`.
+"""
+    why = """
+The method was deprecated in 2.3 ("Please use tf.data.Dataset.from_tensor_slices
+instead") and removed from `tf.distribute.Strategy` in 2.4.0 (`AttributeError`).
+It is left alone on `tf.compat.v1` strategies and on `strategy.extended`,
+which still have it.
+"""
+    use_instead = """
+`from_tensor_slices` gives the same elements. The old method copied the array
+into host variables; the new form embeds it as a constant, which costs memory
+for very large arrays. `strategy.extended.experimental_make_numpy_dataset(x)`
+keeps the old placement.
+"""
+    fix_safety = """
+Safe in eager code: the dataset yields the same elements. Unsafe inside a
+`tf.function`, where the array would become a graph constant.
+"""
+    examples = (
+        Example(
+            before="""\
+import tensorflow as tf
+
+strategy = tf.distribute.TPUStrategy(resolver)
+dataset = strategy.experimental_make_numpy_dataset((features, labels))
+""",
+            after="""\
+import tensorflow as tf
+
+strategy = tf.distribute.TPUStrategy(resolver)
+dataset = tf.data.Dataset.from_tensor_slices((features, labels))
+""",
+        ),
+        Example(
+            before="""\
+import tensorflow as tf
+
+strategy = tf.compat.v1.distribute.experimental.TPUStrategy(resolver)
+dataset = strategy.experimental_make_numpy_dataset(features)
+dataset = strategy.extended.experimental_make_numpy_dataset(features)
+""",
+        ),
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._calls: List[Tuple[cst.Call, Scope, bool]] = []
+
+    def visit_Call(self, node: cst.Call, analysis: Analysis) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "experimental_make_numpy_dataset":
+            analysis.remember(node)
+            in_function_body = any(isinstance(n, cst.FunctionDef) for n in analysis.ancestors())
+            self._calls.append((node, analysis.scope, in_function_body))
+
+    def finish(self, analysis: Analysis):
+        facts = StrategyFacts(analysis)
+
+        for call, scope, _ in self._calls:
+            receiver = call.func.value
+            if isinstance(receiver, cst.Attribute) and receiver.attr.value == "extended":
+                continue
+            if isinstance(receiver, cst.Call) and (qualified_name(receiver.func, scope) or "").startswith("tensorflow.compat.v1."):
+                continue
+            kinds = facts.kinds(receiver, scope)
+            if kinds is None:
+                continue
+            if self._compat_v1(receiver, scope):
+                continue
+            value = argument(call, 0, "numpy_input")
+            if value is None or len(call.args) > 1:
+                self.report(call, "`experimental_make_numpy_dataset` was removed in TF 2.4; use `tf.data.Dataset.from_tensor_slices`", analysis=analysis)
+                continue
+            try:
+                text, needed = expression_for("tensorflow.data.Dataset.from_tensor_slices", scope)
+            except LookupError:
+                self.report(call, "`experimental_make_numpy_dataset` was removed in TF 2.4", analysis=analysis)
+                continue
+            traced = self._in_tf_function(scope, analysis)
+            new_func = cst.parse_expression(text)
+
+            def rewrite(updated, new_func=new_func):
+                arg = updated.args[0].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
+                return updated.with_changes(func=new_func, args=[arg])
+
+            message = "`experimental_make_numpy_dataset` was removed from strategies in TF 2.4"
+            if traced:
+                message += "; inside a `tf.function` the array would become a graph constant"
+            self.report(
+                call,
+                message,
+                analysis=analysis,
+                changes=[Change(call, rewrite)],
+                safety=Safety.UNSAFE if traced else Safety.SAFE,
+                imports=[needed] if needed else [],
+                fix_title=f"Use `{text}`",
+                suggestion=f"{text}(...)",
+            )
+        return self.findings
+
+    @staticmethod
+    def _compat_v1(receiver, scope) -> bool:
+        from migrate_tpu.codemod.names import lookup
+
+        if isinstance(receiver, cst.Name):
+            found = lookup(scope, receiver.value)
+            if found:
+                for binding in found[1]:
+                    if binding.kind == "assign" and isinstance(binding.value, cst.Call):
+                        name = qualified_name(binding.value.func, binding.scope) or ""
+                        if name.startswith("tensorflow.compat.v1."):
+                            return True
+        return False
+
+    @staticmethod
+    def _in_tf_function(scope: Scope, analysis: Analysis) -> bool:
+        from migrate_tpu.codemod.helpers import decorated_with_tf_function
+
+        while scope is not None:
+            if scope.kind == "function" and scope.parent is not None and decorated_with_tf_function(scope.node, scope.parent):
+                return True
+            scope = scope.parent
+        return False
