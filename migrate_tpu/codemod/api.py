@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis
-from migrate_tpu.codemod.edits import add_imports, apply_changes
+from migrate_tpu.codemod.edits import add_imports, apply_changes, drop_unused_imports
 from migrate_tpu.codemod.positions import spans
 from migrate_tpu.codemod.rule import Finding, Safety, select_rules
 
@@ -141,6 +141,11 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
         for f in chosen:
             f.applied = True
     code = new_module.code if chosen else source
+    released = [name for f in chosen for name in f.releases]
+    if released:
+        trimmed = drop_unused_imports(new_module, code, released)
+        if trimmed is not None:
+            code = trimmed.code
     if code != source and not _compiles(code) and (_compiles(source) or not _parses_with_libcst(code)):
         raise OutputDoesNotParse("the migrated code does not parse; the file is left unchanged")
 

@@ -99,3 +99,56 @@ def add_imports(module: cst.Module, imports: Iterable[Tuple[str, Optional[str]]]
         new_lines[0] = new_lines[0].with_changes(leading_lines=[cst.EmptyLine()])
     body[position:position] = new_lines
     return module.with_changes(body=body)
+
+
+def _bound_names(small: cst.CSTNode):
+    if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+        for alias in small.names:
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                yield alias, alias.asname.name.value
+            else:
+                from migrate_tpu.codemod.analysis import dotted_name
+
+                full = dotted_name(alias.name) or ""
+                yield alias, full if isinstance(small, cst.ImportFrom) else full.split(".")[0]
+
+
+def drop_unused_imports(module: cst.Module, code: str, names: Iterable[str]) -> Optional[cst.Module]:
+    """Remove top-level imports of ``names`` that ``code`` no longer mentions elsewhere.
+
+    Only names whose uses the changes replaced are candidates, so imports the
+    user left unused on purpose stay. Returns None when nothing is removed.
+    """
+    import re
+
+    body = list(module.body)
+    changed = False
+    for name in dict.fromkeys(names):
+        pattern = re.compile(r"(?<![\w.])" + re.escape(name) + r"\b")
+        for index, statement in enumerate(body):
+            if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+                continue
+            small = statement.body[0]
+            matches = [alias for alias, bound in _bound_names(small) if bound == name]
+            if not matches:
+                continue
+            own = len(pattern.findall(module.code_for_node(statement)))
+            if len(pattern.findall(code)) > own:
+                break
+            remaining = [a for a in small.names if a not in matches]
+            if remaining:
+                remaining[-1] = remaining[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                new_small = small.with_changes(names=remaining)
+                if isinstance(small, cst.ImportFrom) and small.lpar is not None and len(remaining) == 1:
+                    new_small = new_small.with_changes(lpar=None, rpar=None)
+                body[index] = statement.with_changes(body=[new_small])
+            else:
+                following = index + 1
+                if following < len(body) and any(line.comment is not None for line in statement.leading_lines):
+                    body[following] = body[following].with_changes(
+                        leading_lines=list(statement.leading_lines) + list(body[following].leading_lines)
+                    )
+                del body[index]
+            changed = True
+            break
+    return module.with_changes(body=body) if changed else None

@@ -87,3 +87,34 @@ def is_literal(expr: cst.BaseExpression, values: Iterable[object]) -> bool:
 
 def code(analysis: Analysis, node: cst.CSTNode) -> str:
     return analysis.module.code_for_node(node)
+
+
+def fix_commas(new_args: list, original_args) -> list:
+    """Commas after removing or reordering call arguments.
+
+    Every argument but the last gets a comma; the last keeps the original
+    call's trailing-comma style, unless its own comma carries a comment (a
+    trailing comma is valid in a call, and the comment must survive).
+    """
+    if not new_args:
+        return new_args
+    last_comma = original_args[-1].comma if original_args else cst.MaybeSentinel.DEFAULT
+    result = []
+    for index, arg in enumerate(new_args):
+        if index < len(new_args) - 1:
+            if arg.comma is cst.MaybeSentinel.DEFAULT:
+                arg = arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        else:
+            own = arg.comma
+            keeps_comment = isinstance(own, cst.Comma) and isinstance(own.whitespace_after, cst.ParenthesizedWhitespace)
+            if keeps_comment:
+                # The closing parenthesis keeps the indentation it had.
+                closing = ""
+                if isinstance(last_comma, cst.Comma) and isinstance(last_comma.whitespace_after, cst.ParenthesizedWhitespace):
+                    closing = last_comma.whitespace_after.last_line.value
+                whitespace = own.whitespace_after.with_changes(last_line=cst.SimpleWhitespace(closing))
+                arg = arg.with_changes(comma=own.with_changes(whitespace_after=whitespace))
+            else:
+                arg = arg.with_changes(comma=last_comma)
+        result.append(arg)
+    return result

@@ -85,7 +85,7 @@ class TableRule(Rule):
     def visit_Name(self, node: cst.Name, analysis: Analysis) -> None:
         if self.kind != "method" and node.value in self._imported_names:
             parent = analysis.parent
-            if isinstance(parent, (cst.ImportAlias, cst.Attribute)) and not (
+            if isinstance(parent, (cst.ImportAlias, cst.AsName, cst.Attribute)) and not (
                 isinstance(parent, cst.Attribute) and parent.value is node
             ):
                 return
@@ -281,7 +281,7 @@ class TableRule(Rule):
             return  # the import rewrite covers this use
         renamed = [k for k in keywords if call is not None and any(a.keyword is not None and a.keyword.value == k for a in call.args)]
         detail = "".join(f"; `{k}=` is now `{keywords[k]}=`" for k in renamed)
-        self.report(
+        finding = self.report(
             node,
             f"`{old_short}` moved to `{new_short}`{detail}",
             analysis=analysis,
@@ -289,6 +289,8 @@ class TableRule(Rule):
             imports=imports,
             fix_title=f"Use `{new_short}`",
         )
+        if replacement is not None:
+            finding.releases.append(_head(node))
 
     def _rewrite_import(self, node: cst.ImportFrom, scope, import_rewrites: Dict[str, bool], analysis: Analysis) -> None:
         module = dotted_name(node.module)
@@ -342,6 +344,12 @@ class TableRule(Rule):
             changes=[Change(statement, new_lines)],
             fix_title="Import from the new module",
         )
+
+
+def _head(node: cst.CSTNode) -> str:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else ""
 
 
 def _short(name: Optional[str]) -> str:

@@ -82,6 +82,8 @@ class Finding:
     applied: bool = False
     # Source text of the statement the finding sits in (for suppressions).
     statement: Optional[cst.CSTNode] = None
+    # Imported names the changes stop using; their import goes if nothing else uses them.
+    releases: List[str] = field(default_factory=list)
 
     @property
     def fixable(self) -> bool:

@@ -7,7 +7,7 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis, Scope
-from migrate_tpu.codemod.helpers import is_literal
+from migrate_tpu.codemod.helpers import fix_commas, is_literal
 from migrate_tpu.codemod.names import is_tensorflow, module_aliases, qualified_name
 from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register
 
@@ -147,13 +147,7 @@ pattern = re.compile("a+", re.IGNORECASE)
                     new_args.append(arg.with_changes(keyword=cst.Name(RENAMED[name])))
                     continue
                 new_args.append(arg)
-            last_comma = updated.args[-1].comma if updated.args else cst.MaybeSentinel.DEFAULT
-            for index, arg in enumerate(new_args):
-                if index == len(new_args) - 1:
-                    new_args[index] = arg.with_changes(comma=last_comma)
-                elif arg.comma is cst.MaybeSentinel.DEFAULT:
-                    new_args[index] = arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            return updated.with_changes(args=new_args)
+            return updated.with_changes(args=fix_commas(new_args, updated.args))
 
         self.report(
             call,

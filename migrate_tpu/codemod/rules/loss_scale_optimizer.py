@@ -108,7 +108,7 @@ optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer, dynamic=False
                     args = [first.with_changes(comma=cst.MaybeSentinel.DEFAULT)]
                 return updated.with_changes(func=new_func, args=args)
 
-            self.report(
+            finding = self.report(
                 call,
                 "`mixed_precision.experimental.LossScaleOptimizer` was replaced by `mixed_precision.LossScaleOptimizer` (removed in TF 2.9)",
                 analysis=analysis,
@@ -116,4 +116,9 @@ optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer, dynamic=False
                 imports=[needed] if needed else [],
                 fix_title=f"Use `{text}`",
             )
+            head = call.func
+            while isinstance(head, cst.Attribute):
+                head = head.value
+            if isinstance(head, cst.Name):
+                finding.releases.append(head.value)
         return self.findings

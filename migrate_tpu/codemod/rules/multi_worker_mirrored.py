@@ -7,7 +7,7 @@ from typing import List, Tuple
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis, Scope
-from migrate_tpu.codemod.helpers import has_star_arguments
+from migrate_tpu.codemod.helpers import fix_commas, has_star_arguments
 from migrate_tpu.codemod.names import expression_for, qualified_name
 from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register
 
@@ -102,14 +102,7 @@ strategy = tf.distribute.MultiWorkerMirroredStrategy(
                         args=[cst.Arg(arg.value, keyword=cst.Name("implementation"), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))],
                     )
                     args.append(arg.with_changes(value=options, keyword=cst.Name("communication_options"), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
-                for index, arg in enumerate(args):
-                    last = index == len(args) - 1
-                    original_last = updated.args[-1]
-                    if last:
-                        args[index] = arg.with_changes(comma=original_last.comma)
-                    else:
-                        args[index] = arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-                return updated.with_changes(func=new_func, args=args)
+                return updated.with_changes(func=new_func, args=fix_commas(args, updated.args))
 
             imports = [n for n in (needed_new, needed_options) if n]
             self.report(
