@@ -105,7 +105,9 @@ def process_file(path: Path, migrator, mode: str, data: Optional[bytes] = None) 
             new_data = decoded.encode(outcome.code)
             result.changed = True
             if mode == "diff":
-                result.diff = unified_diff(decoded.text, outcome.code, name).encode(decoded.encoding.replace("-sig", ""))
+                # A BOM stays part of line 1 in the diff, so that patch and git apply match the bytes.
+                bom = "\ufeff" if decoded.encoding == "utf-8-sig" else ""
+                result.diff = unified_diff(bom + decoded.text, bom + outcome.code, name).encode(decoded.encoding.replace("-sig", ""))
             elif mode == "fix":
                 atomic_write(path, new_data)
                 result.written = True
