@@ -8,9 +8,10 @@ Reports are plain objects with ``rule``, ``message``, ``line``, ``column``,
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, IO, List, Optional
+from typing import Dict, IO, List, Optional, Tuple
 
 from migrate_tpu.engine.pipeline import FileResult
 
@@ -59,9 +60,22 @@ def location(path: str, report) -> str:
     return f"{where}{report.line}:{report.column}"
 
 
+_CELL_ERROR = re.compile(r"^cell (\d+): ")
+
+
+def split_error(result: FileResult) -> Tuple[Optional[int], str]:
+    """``(cell, message)``: a notebook error's cell travels as a ``cell N: `` prefix."""
+    match = _CELL_ERROR.match(result.error or "")
+    if match:
+        return int(match.group(1)), result.error[match.end() :]
+    return None, result.error or ""
+
+
 def error_line(result: FileResult) -> str:
-    where = f"{result.path}:{result.error_line}" if result.error_line else result.path
-    return f"{where}: error: {result.error}"
+    """``path[:cell N][:line]: error: message``."""
+    cell, message = split_error(result)
+    where = result.path + (f":cell {cell}" if cell else "") + (f":{result.error_line}" if result.error_line else "")
+    return f"{where}: error: {message}"
 
 
 def finding_line(path: str, report) -> str:

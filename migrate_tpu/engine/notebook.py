@@ -1,0 +1,562 @@
+"""Jupyter notebooks through the migrator: code cells in, code cells out.
+
+A notebook's code cells are migrated as one program, in order, so that a name
+bound in one cell is known in the cells after it. IPython syntax that is not
+Python (``%magic``, ``!shell``, ``x = !cmd``, ``obj?``) is masked by a
+placeholder statement of the same line count before migration and put back
+exactly afterwards. A cell that starts with a cell magic is left as it is,
+except ``%%time``-like magics whose body is Python: their body is migrated.
+
+The file is never re-serialised: the byte span of each changed cell's
+``source`` value is replaced in the original text and everything else
+(outputs, execution counts, ids, metadata, indentation, key order, the final
+newline) stays byte for byte. The result is parsed again and compared with
+the intended notebook before it is handed back.
+
+Cells are numbered as in the notebook, from 1, counting markdown cells too,
+like ``migrate-tpu run`` does.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass, field
+from json.decoder import scanstring
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from migrate_tpu.engine.pipeline import FileError
+
+# Cell magics whose body is Python run by the kernel.
+PYTHON_BODY_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
+
+_MARK = "migrate-tpu-masked"
+_CELL_MARK = "# migrate-tpu-cell"
+_MARK_LINE = re.compile(r"^[ \t]*pass  # " + _MARK + r" (\d+)$")
+_CELL_LINE = re.compile(r"^" + _CELL_MARK + r" (\d+)\r?\n?$")
+# IPython's `x = !cmd` / `x, y = %sx cmd`.
+_ASSIGN_MAGIC = re.compile(r"^[ \t]*[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*[ \t]*=[ \t]*[!%]")
+# `obj?`, `obj.attr??`, `?obj`, `%pinfo obj`.
+_HELP = re.compile(r"^[ \t]*(?:\?{1,2}[\w.*]+|[\w.*]+\?{1,2})[ \t]*$")
+_WHITESPACE = " \t\n\r"
+
+
+class CellReport:
+    """A finding in one notebook cell: the migrator's report with ``cell`` added
+    and lines counted from the cell's first line."""
+
+    def __init__(self, cell: int, **fields) -> None:
+        self.__dict__.update(fields)
+        self.cell = cell
+
+    def to_dict(self) -> Dict[str, object]:
+        return dict(self.__dict__)
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"CellReport(cell={self.cell}, {self.__dict__!r})"
+
+
+# -- magics -------------------------------------------------------------------------
+
+
+def _scan_line(line: str, state: Tuple[Optional[str], int]) -> Tuple[Optional[str], int, bool]:
+    """Advance over one physical line of Python.
+
+    ``state`` is (the quote of a string still open, bracket depth); returns the
+    new state and whether the line ends with a backslash continuation.
+    """
+    quote, depth = state
+    index = 0
+    length = len(line)
+    in_comment = False
+    while index < length:
+        char = line[index]
+        if quote:
+            if char == "\\":
+                index += 2
+            elif line.startswith(quote, index):
+                index += len(quote)
+                quote = None
+            else:
+                index += 1
+            continue
+        if char == "#":
+            in_comment = True
+            break
+        if char in "\"'":
+            triple = line[index : index + 3]
+            quote = triple if triple in ('"""', "'''") else char
+            index += len(quote)
+            continue
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(0, depth - 1)
+        index += 1
+    continued = not in_comment and line.rstrip("\r\n").endswith("\\")
+    if quote in ("'", '"') and not continued:
+        quote = None  # a one-line string left open ends with its line (a syntax error)
+    return quote, depth, continued and quote is None
+
+
+def _is_ipython_line(line: str) -> bool:
+    stripped = line.lstrip(" \t")
+    if not stripped or stripped.startswith("#"):
+        return False
+    if stripped[0] in "%!?/,;":
+        return True
+    return bool(_ASSIGN_MAGIC.match(line) or _HELP.match(line.rstrip("\r\n")))
+
+
+def mask_cell(source: str, stash: List[str]) -> Optional[str]:
+    """``source`` with IPython lines replaced by placeholders (originals go to
+    ``stash``); ``None`` when the cell is a cell magic that is not Python."""
+    lines = source.splitlines(keepends=True)
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    magic_lines = set()
+    if first is not None and lines[first].lstrip().startswith("%%"):
+        words = lines[first].lstrip()[2:].split(None, 1)
+        if not words or words[0] not in PYTHON_BODY_CELL_MAGICS:
+            return None
+        magic_lines.add(first)
+    state: Tuple[Optional[str], int] = (None, 0)
+    continued = False
+    in_magic = False
+    for number, line in enumerate(lines):
+        if number in magic_lines:
+            continue
+        logical_start = state == (None, 0) and not continued
+        if in_magic:
+            # A continuation line of a magic (`!pip install a \`).
+            magic_lines.add(number)
+            in_magic = line.rstrip("\r\n").endswith("\\")
+            continued = in_magic
+            continue
+        if logical_start and _is_ipython_line(line):
+            magic_lines.add(number)
+            in_magic = line.rstrip("\r\n").endswith("\\")
+            continued = in_magic
+            continue
+        quote, depth, continued = _scan_line(line, state)
+        state = (quote, depth)
+    if not magic_lines:
+        return source
+    out = []
+    indent = ""
+    for number, line in enumerate(lines):
+        if number not in magic_lines:
+            out.append(line)
+            continue
+        if number == 0 or number - 1 not in magic_lines:
+            indent = line[: len(line) - len(line.lstrip(" \t"))]
+        ending = line[len(line.rstrip("\r\n")) :]
+        stash.append(line[: len(line) - len(ending)])
+        out.append(f"{indent}pass  # {_MARK} {len(stash) - 1}{ending}")
+    return "".join(out)
+
+
+def unmask(text: str, stash: Sequence[str]) -> str:
+    if _MARK not in text:
+        return text
+    out = []
+    for line in text.splitlines(keepends=True):
+        ending = line[len(line.rstrip("\r\n")) :]
+        match = _MARK_LINE.match(line[: len(line) - len(ending)])
+        if match and int(match.group(1)) < len(stash):
+            out.append(stash[int(match.group(1))] + ending)
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+# -- the notebook's JSON ------------------------------------------------------------
+
+
+@dataclass
+class Cell:
+    number: int  # 1-based, all cells counted
+    kind: str
+    source: str
+    span: Tuple[int, int]  # of the `source` value in the file's text
+    raw: object  # the decoded `source` value (str or list)
+
+
+def _skip(text: str, index: int) -> int:
+    while index < len(text) and text[index] in _WHITESPACE:
+        index += 1
+    return index
+
+
+def _expect(text: str, index: int, char: str) -> int:
+    index = _skip(text, index)
+    if index >= len(text) or text[index] != char:
+        raise ValueError(f"expected {char!r} at offset {index}")
+    return index + 1
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _members(text: str, index: int):
+    """Yield ``(key, value_start, value_end)`` of the object at ``index``; the
+    generator's return value is the offset after the closing brace."""
+    index = _expect(text, index, "{")
+    index = _skip(text, index)
+    if text.startswith("}", index):
+        return index + 1
+    while True:
+        index = _expect(text, index, '"')
+        key, index = scanstring(text, index)
+        index = _expect(text, index, ":")
+        start = _skip(text, index)
+        _, end = _DECODER.raw_decode(text, start)
+        yield key, start, end
+        index = _skip(text, end)
+        if text.startswith(",", index):
+            index += 1
+            continue
+        index = _expect(text, index, "}")
+        return index
+
+
+def _elements(text: str, index: int):
+    """Yield ``(start, end)`` of each element of the array at ``index``."""
+    index = _expect(text, index, "[")
+    index = _skip(text, index)
+    if text.startswith("]", index):
+        return
+    while True:
+        start = _skip(text, index)
+        _, end = _DECODER.raw_decode(text, start)
+        yield start, end
+        index = _skip(text, end)
+        if text.startswith(",", index):
+            index += 1
+            continue
+        _expect(text, index, "]")
+        return
+
+
+def _read_cells(text: str) -> List[Cell]:
+    cells: List[Cell] = []
+    for key, start, _ in _members(text, _skip(text, 0)):
+        if key != "cells":
+            continue
+        for number, (cell_start, _) in enumerate(_elements(text, start), start=1):
+            kind = None
+            span = None
+            raw: object = None
+            for cell_key, value_start, value_end in _members(text, cell_start):
+                if cell_key == "cell_type":
+                    kind = json.loads(text[value_start:value_end])
+                elif cell_key == "source":
+                    span = (value_start, value_end)
+                    raw = json.loads(text[value_start:value_end])
+            if span is None or not isinstance(kind, str):
+                raise FileError(f"not a valid notebook: cell {number} has no source or cell_type", cell=number)
+            if isinstance(raw, list) and all(isinstance(part, str) for part in raw):
+                source = "".join(raw)
+            elif isinstance(raw, str):
+                source = raw
+            else:
+                raise FileError("not a valid notebook: a cell's source is neither text nor a list of lines", cell=number)
+            cells.append(Cell(number, kind, source, span, raw))
+    return cells
+
+
+def _error_position(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _load(data: bytes) -> Tuple[str, dict, List[Cell]]:
+    try:
+        text = data.decode("utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8")
+    except UnicodeDecodeError as error:
+        raise FileError(f"not a notebook: not UTF-8 (byte 0x{data[error.start]:02x})", line=data[: error.start].count(b"\n") + 1)
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise FileError(f"not a notebook: invalid JSON: {error.msg} (column {error.colno})", line=error.lineno)
+    if not isinstance(document, dict):
+        raise FileError("not a notebook: the JSON is not an object")
+    major = document.get("nbformat")
+    if major != 4:
+        raise FileError(
+            f"unsupported notebook format {major!r}: only nbformat 4 is supported; "
+            "convert with `jupyter nbconvert --to notebook --nbformat 4`"
+        )
+    _validate(document)
+    try:
+        cells = _read_cells(text)
+    except ValueError as error:  # pragma: no cover - json.loads accepted the text
+        raise FileError(f"not a notebook: {error}")
+    return text, document, cells
+
+
+def _validate(document: dict) -> None:
+    """nbformat's own schema check; the document itself is never changed."""
+    import copy
+    import warnings
+
+    import nbformat
+    from nbformat import ValidationError
+
+    copied = copy.deepcopy(document)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            notebook = nbformat.from_dict(copied)
+            nbformat.validate(notebook, version=4)
+    except ValidationError as error:
+        where = "/".join(str(part) for part in getattr(error, "absolute_path", ()) or ())
+        cell = None
+        path = list(getattr(error, "absolute_path", ()) or ())
+        if len(path) >= 2 and path[0] == "cells" and isinstance(path[1], int):
+            cell = path[1] + 1
+        message = str(getattr(error, "message", error)).splitlines()[0]
+        if cell is not None:
+            where = "/".join(str(part) for part in path[2:])
+        raise FileError(f"not a valid notebook (nbformat 4): {message}" + (f" (at {where})" if where else ""), cell=cell)
+
+
+def _language(document: dict) -> str:
+    metadata = document.get("metadata") or {}
+    for holder, key in (("kernelspec", "language"), ("language_info", "name")):
+        value = (metadata.get(holder) or {}).get(key)
+        if isinstance(value, str) and value:
+            return value.lower()
+    return "python"
+
+
+# -- writing ------------------------------------------------------------------------
+
+
+def _split_lines(source: str) -> List[str]:
+    return source.splitlines(keepends=True)
+
+
+def _format_source(new: str, raw: object, original: str, ensure_ascii: bool) -> str:
+    """``new`` as a JSON value laid out like ``original`` (the value's old text)."""
+    if isinstance(raw, str):
+        return json.dumps(new, ensure_ascii=ensure_ascii)
+    items = [json.dumps(line, ensure_ascii=ensure_ascii) for line in _split_lines(new)]
+    spans = list(_elements(original, 0))
+    if not items:
+        return "[]"
+    if not spans:
+        return "[" + ", ".join(items) + "]"
+    lead = original[1 : spans[0][0]]
+    trail = original[spans[-1][1] : len(original) - 1]
+    if len(spans) > 1:
+        separator = original[spans[0][1] : spans[1][0]]
+    else:
+        separator = "," + lead if lead else ", "
+    return "[" + lead + separator.join(items) + trail + "]"
+
+
+def _uses_ascii_escapes(text: str) -> bool:
+    if any(ord(char) > 127 for char in text):
+        return False
+    return re.search(r"\\u(?!00[0-7][0-9a-fA-F])[0-9a-fA-F]{4}", text) is not None
+
+
+def _splice(text: str, cells: List[Cell], new_sources: Dict[int, str]) -> str:
+    ensure_ascii = _uses_ascii_escapes(text)
+    pieces = []
+    position = 0
+    for cell in cells:
+        if cell.number not in new_sources:
+            continue
+        start, end = cell.span
+        pieces.append(text[position:start])
+        pieces.append(_format_source(new_sources[cell.number], cell.raw, text[start:end], ensure_ascii))
+        position = end
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+# -- one notebook -------------------------------------------------------------------
+
+
+@dataclass
+class _Program:
+    text: str = ""
+    starts: Dict[int, int] = field(default_factory=dict)  # cell -> first line in text
+    lengths: Dict[int, int] = field(default_factory=dict)  # cell -> line count
+    trailing_newline: Dict[int, bool] = field(default_factory=dict)
+    masked: Dict[int, str] = field(default_factory=dict)
+    stash: List[str] = field(default_factory=list)
+
+    def locate(self, line: int) -> Tuple[Optional[int], int]:
+        for cell, start in self.starts.items():
+            if start <= line < start + self.lengths[cell]:
+                return cell, line - start + 1
+        return None, line
+
+
+def _build_program(cells: List[Cell]) -> _Program:
+    program = _Program()
+    parts = []
+    line = 1
+    for cell in cells:
+        if cell.kind != "code" or not cell.source.strip():
+            continue
+        masked = mask_cell(cell.source, program.stash)
+        if masked is None:
+            continue
+        program.trailing_newline[cell.number] = masked.endswith(("\n", "\r"))
+        if not program.trailing_newline[cell.number]:
+            masked += "\n"
+        program.masked[cell.number] = masked
+        parts.append(f"{_CELL_MARK} {cell.number}\n")
+        line += 1
+        program.starts[cell.number] = line
+        count = masked.count("\n")
+        program.lengths[cell.number] = count
+        line += count
+        parts.append(masked)
+    program.text = "".join(parts)
+    return program
+
+
+def _split_program(code: str, program: _Program) -> Dict[int, str]:
+    """The migrated program's text of each cell, magics restored."""
+    texts: Dict[int, List[str]] = {}
+    current: Optional[int] = None
+    preamble: List[str] = []
+    for line in code.splitlines(keepends=True):
+        match = _CELL_LINE.match(line)
+        if match:
+            current = int(match.group(1))
+            if current in texts or current not in program.starts:
+                raise FileError("internal error: the cell structure was lost while migrating; notebook left unchanged")
+            texts[current] = []
+            continue
+        (texts[current] if current is not None else preamble).append(line)
+    if sorted(texts) != sorted(program.starts):
+        raise FileError("internal error: the cell structure was lost while migrating; notebook left unchanged")
+    if preamble:
+        first = min(texts)
+        texts[first] = preamble + texts[first]
+    result = {}
+    for number, lines in texts.items():
+        text = unmask("".join(lines), program.stash)
+        if not program.trailing_newline[number] and text.endswith("\n"):
+            text = text[:-1]
+            if text.endswith("\r"):
+                text = text[:-1]
+        result[number] = text
+    return result
+
+
+def _cell_report(report, program: _Program) -> object:
+    fields = report.to_dict() if hasattr(report, "to_dict") else dict(vars(report))
+    cell, line = program.locate(fields.get("line", 0))
+    if cell is None:
+        return report
+    start = program.starts[cell]
+    fields["line"] = line
+    if fields.get("end_line"):
+        fields["end_line"] = fields["end_line"] - start + 1
+    edits = []
+    for edit in fields.get("edits") or []:
+        edit = dict(edit)
+        if "line" in edit:
+            edit["line"] = edit["line"] - start + 1
+            edit["end_line"] = edit.get("end_line", edit["line"] + start - 1) - start + 1
+        edits.append(edit)
+    if "edits" in fields:
+        fields["edits"] = edits
+    return CellReport(cell, **fields)
+
+
+def _file_line(text: str, cell: Cell, line: int) -> int:
+    """The line of the notebook file that holds line ``line`` of ``cell``'s source."""
+    start, _ = cell.span
+    if isinstance(cell.raw, list):
+        seen = 0  # newlines in the items before this one
+        for (item_start, _), item in zip(_elements(text, start), cell.raw):
+            if seen + item.count("\n") + (0 if item.endswith("\n") else 1) >= line:
+                return text.count("\n", 0, item_start) + 1
+            seen += item.count("\n")
+    return text.count("\n", 0, start) + 1
+
+
+def _cell_diff(old: str, new: str, name: str, number: int) -> str:
+    def lines(text: str) -> List[str]:
+        split = text.splitlines(keepends=True)
+        if split and not split[-1].endswith(("\n", "\r")):
+            split[-1] += "\n"
+        return split
+
+    header = f"{name.lstrip('/')}:cell {number}"
+    return "".join(difflib.unified_diff(lines(old), lines(new), fromfile=f"a/{header}", tofile=f"b/{header}"))
+
+
+def _raise_cell_syntax_error(program: _Program) -> None:
+    """Name the first cell that is not Python on its own, with Python's message."""
+    import ast
+
+    flags = ast.PyCF_ONLY_AST | getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
+    for number, text in program.masked.items():
+        try:
+            compile(text, f"<cell {number}>", "exec", flags, dont_inherit=True)
+        except SyntaxError as error:
+            column = f" (column {error.offset})" if error.offset else ""
+            raise FileError(f"cannot parse: {error.msg}{column}", line=error.lineno or 0, cell=number)
+        except (ValueError, RecursionError, MemoryError):
+            continue
+
+
+def migrate_notebook(data: bytes, migrator, path: str, name: str, want_diff: bool = False) -> Tuple[bytes, list, str]:
+    """``(new bytes, reports with cells, per-cell diff)`` for one notebook."""
+    text, document, cells = _load(data)
+    if _language(document) != "python":
+        return data, [], ""
+    program = _build_program(cells)
+    if not program.text or not migrator.needs_work(program.text.encode("utf-8")):
+        return data, [], ""
+    try:
+        outcome = migrator.migrate(program.text, path)
+    except FileError as error:
+        _raise_cell_syntax_error(program)
+        cell, line = program.locate(error.line) if error.line else (None, 0)
+        raise FileError(error.message, line=line, cell=cell)
+    reports = [_cell_report(report, program) for report in outcome.reports]
+    by_number = {cell.number: cell for cell in cells}
+    for report in reports:
+        if isinstance(report, CellReport):
+            report.file_line = _file_line(text, by_number[report.cell], report.line)
+    if outcome.code == program.text:
+        return data, reports, ""
+    new_cells = _split_program(outcome.code, program)
+    changed = {number: source for number, source in new_cells.items() if source != by_number[number].source}
+    if not changed:
+        return data, reports, ""
+    new_text = _splice(text, cells, changed)
+    _verify(new_text, document, changed)
+    bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+    new_data = bom + new_text.encode("utf-8")
+    diff_text = ""
+    if want_diff:
+        diff_text = "".join(
+            _cell_diff(by_number[number].source, changed[number], name, number)
+            for number in sorted(changed)
+        )
+    return new_data, reports, diff_text
+
+
+def _verify(new_text: str, document: dict, changed: Dict[int, str]) -> None:
+    """The spliced text must decode to the original notebook with only those sources changed."""
+    try:
+        reread = json.loads(new_text)
+    except json.JSONDecodeError as error:  # pragma: no cover - a bug in _splice
+        raise FileError(f"internal error: the rewritten notebook is not valid JSON ({error.msg}); notebook left unchanged")
+    expected = json.loads(json.dumps(document))
+    for index, cell in enumerate(expected["cells"]):
+        if index + 1 in changed:
+            source = changed[index + 1]
+            cell["source"] = _split_lines(source) if isinstance(cell["source"], list) else source
+    if reread != expected:  # pragma: no cover - a bug in _splice
+        raise FileError("internal error: rewriting the notebook would change more than its code; notebook left unchanged")
