@@ -65,9 +65,21 @@ class TPUMigrator:
         try:
             return migrate(text, self.options, lookup=lookup, path=path)
         except cst.ParserSyntaxError as error:
-            message = str(error.message).splitlines()[0] if error.message else "syntax error"
-            raise FileError(f"cannot parse: {message} (column {error.raw_column + 1})", line=error.raw_line)
+            raise _syntax_error(text, error)
         except OutputDoesNotParse as error:
             raise FileError(f"internal error: {error}; please report it")
         except RecursionError:
             raise FileError("too deeply nested to analyse")
+
+
+def _syntax_error(text: str, error) -> FileError:
+    """CPython's own message where it has one: it names the line and the cause best."""
+    try:
+        compile(text, "<source>", "exec", dont_inherit=True, flags=0x400)  # ast.PyCF_ONLY_AST
+    except SyntaxError as python_error:
+        column = f", column {python_error.offset}" if python_error.offset else ""
+        return FileError(f"cannot parse: {python_error.msg}{column}", line=python_error.lineno or 0)
+    except (ValueError, MemoryError, RecursionError):
+        pass
+    message = str(error.message).splitlines()[0] if error.message else "syntax error"
+    return FileError(f"cannot parse: {message}", line=error.raw_line)
