@@ -471,16 +471,24 @@ def _cell_report(report, program: _Program) -> object:
     return CellReport(cell, **fields)
 
 
-def _file_line(text: str, cell: Cell, line: int) -> int:
-    """The line of the notebook file that holds line ``line`` of ``cell``'s source."""
+def _file_position(text: str, cell: Cell, line: int, column: int) -> Tuple[int, int]:
+    """Where line ``line``, column ``column`` of ``cell``'s source is in the
+    notebook file's own text (1-based), for annotations on the raw file."""
     start, _ = cell.span
-    if isinstance(cell.raw, list):
-        seen = 0  # newlines in the items before this one
-        for (item_start, _), item in zip(_elements(text, start), cell.raw):
-            if seen + item.count("\n") + (0 if item.endswith("\n") else 1) >= line:
-                return text.count("\n", 0, item_start) + 1
-            seen += item.count("\n")
-    return text.count("\n", 0, start) + 1
+    items = list(zip(_elements(text, start), cell.raw)) if isinstance(cell.raw, list) else [((start, cell.span[1]), cell.raw)]
+    seen = 0  # source lines started before the item
+    for index, ((item_start, _), item) in enumerate(items):
+        starts = item.count("\n") + (0 if item.endswith("\n") else 1)
+        if seen + starts >= line or index == len(items) - 1:
+            offset = 0
+            for _ in range(max(0, min(line - 1 - seen, item.count("\n")))):
+                offset = item.index("\n", offset) + 1
+            prefix = item[: offset + max(column - 1, 0)]
+            line_start = text.rfind("\n", 0, item_start) + 1
+            encoded = json.dumps(prefix, ensure_ascii=_uses_ascii_escapes(text))
+            return text.count("\n", 0, item_start) + 1, item_start - line_start + len(encoded)
+        seen += item.count("\n")
+    return text.count("\n", 0, start) + 1, 1
 
 
 def _cell_diff(old: str, new: str, name: str, number: int) -> str:
@@ -527,7 +535,7 @@ def migrate_notebook(data: bytes, migrator, path: str, name: str, want_diff: boo
     by_number = {cell.number: cell for cell in cells}
     for report in reports:
         if isinstance(report, CellReport):
-            report.file_line = _file_line(text, by_number[report.cell], report.line)
+            report.file_line, report.file_column = _file_position(text, by_number[report.cell], report.line, report.column)
     if outcome.code == program.text:
         return data, reports, ""
     new_cells = _split_program(outcome.code, program)

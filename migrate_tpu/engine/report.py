@@ -1,8 +1,13 @@
-"""Findings and errors as text and JSON for people and machines.
+"""Findings and errors for people and machines: text, JSON, GitHub workflow
+annotations, SARIF 2.1.0 and a Markdown summary.
 
 Reports are plain objects with ``rule``, ``message``, ``line``, ``column``,
 ``end_line``, ``end_column``, ``safety``, ``applied``, ``fix_title``,
-``suggestion`` and ``edits``; the engine does not look further into them.
+``suggestion`` and ``edits``; findings in notebooks add ``cell`` (lines then
+count from the cell's first line) and ``file_line``/``file_column`` (the same
+place in the notebook file's JSON text). The engine does not look further into
+them. What the rules are (ids, titles, docs) comes in as plain data
+(:class:`RuleInfo`), so this module knows nothing of the codemod.
 """
 
 from __future__ import annotations
@@ -116,12 +121,281 @@ def summary_text(summary: RunSummary, mode: str) -> str:
     return "\n".join(lines)
 
 
+# -- JSON -------------------------------------------------------------------------
+
+_INTERNAL_FIELDS = ("file_line", "file_column")
+
+
+def finding_record(path: str, report) -> Dict[str, object]:
+    """One finding as JSON-ready data: path, cell (notebooks), then the report's fields."""
+    fields = report.to_dict() if hasattr(report, "to_dict") else dict(vars(report))
+    record: Dict[str, object] = {"path": path}
+    if fields.get("cell") is not None:
+        record["cell"] = fields["cell"]
+    for key, value in fields.items():
+        if key not in record and key not in _INTERNAL_FIELDS and key != "cell":
+            record[key] = value
+    return record
+
+
 def json_report(results: List[FileResult], summary: RunSummary) -> str:
-    findings = []
+    findings = [finding_record(result.path, report) for result in results for report in result.reports]
+    errors = []
+    for result in results:
+        if result.failed:
+            cell, message = split_error(result)
+            error = {"path": result.path, "line": result.error_line, "message": message}
+            if cell:
+                error["cell"] = cell
+            errors.append(error)
+    return json.dumps({"version": 1, "findings": findings, "errors": errors, "summary": summary.to_dict()}, indent=2, ensure_ascii=False) + "\n"
+
+
+# -- GitHub workflow commands ---------------------------------------------------------
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def file_position(report) -> Tuple[int, int]:
+    """Line and column in the file itself (for notebooks: in the JSON text)."""
+    if getattr(report, "cell", None) is not None and getattr(report, "file_line", None):
+        return report.file_line, getattr(report, "file_column", 1) or 1
+    return report.line, report.column
+
+
+def _fix_note(report) -> str:
+    if report.applied:
+        return " (fixable: migrate-tpu fix)"
+    if report.safety == "unsafe":
+        return " (fixable: migrate-tpu fix --unsafe-fixes)"
+    return " (manual)"
+
+
+def github_report(results: List[FileResult]) -> str:
+    """``::warning file=...,line=...,col=...,title=ID::message`` per finding,
+    ``::error`` per file that could not be processed."""
+    lines = []
     for result in results:
         for report in result.reports:
-            item = {"path": result.path}
-            item.update(report.to_dict())
-            findings.append(item)
-    errors = [{"path": r.path, "line": r.error_line, "message": r.error} for r in results if r.failed]
-    return json.dumps({"version": 1, "findings": findings, "errors": errors, "summary": summary.to_dict()}, indent=2) + "\n"
+            line, column = file_position(report)
+            cell = getattr(report, "cell", None)
+            where = f"cell {cell}, line {report.line}, col {report.column}: " if cell is not None else ""
+            message = f"{where}{report.message}{_fix_note(report)}"
+            lines.append(
+                f"::warning file={_escape_property(result.path)},line={line},col={column},"
+                f"title={_escape_property(report.rule)}::{_escape_data(message)}"
+            )
+        if result.failed:
+            cell, message = split_error(result)
+            position = f",line={result.error_line}" if result.error_line and not cell else ""
+            where = f"cell {cell}, line {result.error_line}: " if cell else ""
+            lines.append(
+                f"::error file={_escape_property(result.path)}{position},title=migrate-tpu::{_escape_data(where + message)}"
+            )
+    return "".join(line + "\n" for line in lines)
+
+
+# -- SARIF 2.1.0 --------------------------------------------------------------------
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    """What a report needs to know of a rule, as plain data."""
+
+    id: str
+    name: str
+    title: str
+    docs: str = ""
+    safety: str = "safe"
+    since: str = ""
+
+
+def _sarif_region(line: int, column: int, end_line: int = 0, end_column: int = 0) -> Dict[str, int]:
+    region = {"startLine": max(1, int(line or 1))}
+    if column:
+        region["startColumn"] = max(1, int(column))
+    if end_line:
+        region["endLine"] = max(region["startLine"], int(end_line))
+        if end_column:
+            region["endColumn"] = max(1, int(end_column))
+    return region
+
+
+def _sarif_fix(path: str, report) -> Optional[Dict[str, object]]:
+    edits = list(getattr(report, "edits", None) or [])
+    if not edits or getattr(report, "cell", None) is not None:
+        return None  # notebook edits are in cell coordinates, not the file's
+    if any("line" not in edit for edit in edits):
+        return None  # an import to add has no fixed place in the file
+    replacements = [
+        {
+            "deletedRegion": _sarif_region(edit["line"], edit["column"], edit["end_line"], edit["end_column"]),
+            "insertedContent": {"text": edit["content"]},
+        }
+        for edit in edits
+    ]
+    title = report.fix_title or f"Fix {report.rule}"
+    if report.safety == "unsafe":
+        title += " (unsafe: may change behaviour)"
+    return {
+        "description": {"text": title},
+        "artifactChanges": [{"artifactLocation": {"uri": path, "uriBaseId": "%SRCROOT%"}, "replacements": replacements}],
+    }
+
+
+def sarif_report(results: List[FileResult], rules: List[RuleInfo], tool_version: str, information_uri: Optional[str] = None) -> str:
+    known = {rule.id: index for index, rule in enumerate(rules)}
+    rule_list = list(rules)
+    sarif_results = []
+    for result in results:
+        for report in result.reports:
+            if report.rule not in known:
+                known[report.rule] = len(rule_list)
+                rule_list.append(RuleInfo(report.rule, report.rule, report.message))
+            cell = getattr(report, "cell", None)
+            if cell is not None:
+                line, column = file_position(report)
+                region = _sarif_region(line, column)
+                text = f"cell {cell}, line {report.line}, col {report.column}: {report.message}"
+            else:
+                region = _sarif_region(report.line, report.column, report.end_line, report.end_column)
+                text = report.message
+            item: Dict[str, object] = {
+                "ruleId": report.rule,
+                "ruleIndex": known[report.rule],
+                "level": "warning",
+                "message": {"text": text + _fix_note(report)},
+                "locations": [
+                    {"physicalLocation": {"artifactLocation": {"uri": result.path, "uriBaseId": "%SRCROOT%"}, "region": region}}
+                ],
+                "properties": {"safety": report.safety, "fixable": bool(report.applied)},
+            }
+            if cell is not None:
+                item["properties"].update({"cell": cell, "cellLine": report.line, "cellColumn": report.column})
+            fix = _sarif_fix(result.path, report)
+            if fix:
+                item["fixes"] = [fix]
+            sarif_results.append(item)
+    notifications = []
+    for result in results:
+        if result.failed:
+            cell, message = split_error(result)
+            location = {"physicalLocation": {"artifactLocation": {"uri": result.path, "uriBaseId": "%SRCROOT%"}}}
+            if result.error_line and not cell:
+                location["physicalLocation"]["region"] = _sarif_region(result.error_line, 0)
+            notifications.append(
+                {
+                    "level": "error",
+                    "message": {"text": (f"cell {cell}, line {result.error_line}: " if cell else "") + message},
+                    "locations": [location],
+                }
+            )
+    driver: Dict[str, object] = {
+        "name": "migrate-tpu",
+        "version": tool_version,
+        "semanticVersion": tool_version,
+        "rules": [_sarif_rule(rule) for rule in rule_list],
+    }
+    if information_uri:
+        driver["informationUri"] = information_uri
+    run = {
+        "tool": {"driver": driver},
+        "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "The folder migrate-tpu ran in."}}},
+        "columnKind": "unicodeCodePoints",
+        "invocations": [{"executionSuccessful": not notifications, "toolExecutionNotifications": notifications}],
+        "results": sarif_results,
+    }
+    document = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _sarif_rule(rule: RuleInfo) -> Dict[str, object]:
+    entry: Dict[str, object] = {
+        "id": rule.id,
+        "name": rule.name,
+        "shortDescription": {"text": rule.title},
+        "fullDescription": {"text": _plain(rule.docs) or rule.title},
+        "defaultConfiguration": {"level": "warning"},
+        "properties": {"safety": rule.safety},
+    }
+    if rule.docs:
+        entry["help"] = {"text": rule.docs, "markdown": rule.docs}
+    if rule.since:
+        entry["properties"]["tensorflow"] = rule.since
+    return entry
+
+
+def _plain(docs: str) -> str:
+    """The 'What it does' and 'Why' paragraphs of a rule's Markdown docs."""
+    keep, sections = [], {"## What it does", "## Why"}
+    current = None
+    for line in docs.splitlines():
+        if line.startswith("#"):
+            current = line.strip()
+            continue
+        if current in sections and line.strip():
+            keep.append(line.strip())
+    return " ".join(keep)
+
+
+# -- Markdown -----------------------------------------------------------------------
+
+MARKDOWN_DIFF_LIMIT = 60_000  # GitHub comments stop at 65,536 characters
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_report(results: List[FileResult], summary: RunSummary, rules: List[RuleInfo], diff_limit: int = MARKDOWN_DIFF_LIMIT) -> str:
+    """A summary table and the diff, for ``$GITHUB_STEP_SUMMARY`` or a PR comment."""
+    titles = {rule.id: rule.title for rule in rules}
+    total = sum(summary.by_rule.values())
+    out = ["## migrate-tpu", ""]
+    if not total and not summary.errors:
+        out += [f"No TensorFlow 2.1 TPU code to migrate: {summary.files} files scanned.", ""]
+        return "\n".join(out)
+    out.append(
+        f"**{summary.files}** files scanned, **{summary.changed}** would change, **{total}** findings "
+        f"({summary.applied} fixable with `migrate-tpu fix`, {summary.remaining} need manual work), **{summary.errors}** errors."
+    )
+    out.append("")
+    fixable = Counter(r.rule for result in results for r in result.reports if r.applied)
+    if summary.by_rule:
+        out += ["| Rule | What | Findings | Fixable |", "| --- | --- | ---: | ---: |"]
+        for rule, count in sorted(summary.by_rule.items()):
+            out.append(f"| `{rule}` | {_cell(titles.get(rule, ''))} | {count} | {fixable.get(rule, 0)} |")
+        out.append("")
+    manual = [(result.path, r) for result in results for r in result.reports if not r.applied]
+    if manual:
+        out += [f"<details><summary>Manual work ({len(manual)})</summary>", "", "| Where | Rule | Message |", "| --- | --- | --- |"]
+        for path, report in manual:
+            out.append(f"| `{_cell(location(path, report))}` | `{report.rule}` | {_cell(report.message)} |")
+        out += ["", "</details>", ""]
+    failed = [result for result in results if result.failed]
+    if failed:
+        out += ["### Errors", ""]
+        out += [f"- `{_cell(error_line(result))}`" for result in failed]
+        out.append("")
+    diff = "".join(result.diff.decode("utf-8", "replace") for result in results if result.diff)
+    if diff:
+        truncated = len(diff) > diff_limit
+        if truncated:
+            diff = diff[:diff_limit].rsplit("\n", 1)[0] + "\n"
+        fence = "```"
+        while fence in diff:
+            fence += "`"
+        out += ["### Diff", "", f"<details open><summary>`migrate-tpu fix` would make these changes</summary>", "", fence + "diff", diff.rstrip("\n"), fence, ""]
+        if truncated:
+            out.append("_The diff was cut short; run `migrate-tpu diff` locally for all of it._")
+            out.append("")
+        out += ["</details>", ""]
+    return "\n".join(out)
