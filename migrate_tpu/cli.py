@@ -3,10 +3,15 @@
 Exit status: ``diff`` 0 nothing to change, 1 changes due, 2 errors; ``fix`` 0
 all done, 1 manual work remains, 2 errors; ``check`` 0 clean, 1 findings, 2
 errors. Heavy modules (LibCST, the rules) load only once a file must be parsed.
+
+Settings come from ``[tool.migrate-tpu]`` in the nearest ``pyproject.toml``;
+options given here win over it.
 """
 
 from __future__ import annotations
 
+import io
+import os
 import sys
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
@@ -16,6 +21,10 @@ import click
 from migrate_tpu import __version__
 
 TARGETS = ("2.4", "latest")
+REPORT_FORMATS = ("text", "json", "github", "sarif", "markdown")
+# Up to this many files named one by one (a pre-commit batch, an editor) run in
+# this process: pre-commit already runs one hook process per core.
+SMALL_BATCH = 64
 
 
 def _split(values: Sequence[str]) -> Tuple[str, ...]:
@@ -27,44 +36,127 @@ def _split(values: Sequence[str]) -> Tuple[str, ...]:
 
 def shared_options(function):
     options = [
-        click.option("--select", multiple=True, metavar="IDS", help="Only these rules (ids or prefixes, comma-separated)."),
-        click.option("--ignore", multiple=True, metavar="IDS", help="Skip these rules (ids or prefixes, comma-separated)."),
-        click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching GLOB (on top of .gitignore)."),
-        click.option("--target", type=click.Choice(TARGETS), default=None, help="TensorFlow version to migrate to (default 2.4)."),
-        click.option("--unsafe-fixes", is_flag=True, default=None, help="Also apply fixes that may change behaviour."),
-        click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Worker processes (default: one per core)."),
+        click.option("--select", multiple=True, metavar="IDS", help="Only these rules (ids or prefixes, comma-separated); replaces the config's list."),
+        click.option("--ignore", multiple=True, metavar="IDS", help="Skip these rules (ids or prefixes, comma-separated), on top of the config's."),
+        click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching GLOB (on top of .gitignore and the config's)."),
+        click.option("--force-exclude", is_flag=True, default=None, help="Apply excludes to files named on the command line too (pre-commit)."),
+        click.option("--target", type=click.Choice(TARGETS + ("auto",)), default=None, help="TensorFlow version to migrate to (default 2.4); auto: from the tensorflow requirement."),
+        click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also apply fixes that may change behaviour."),
+        click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Worker processes (default: one per core; 1 under pre-commit)."),
         click.option("--no-gitignore", is_flag=True, help="Do not skip what .gitignore ignores."),
+        click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None, help="Read settings from this pyproject.toml."),
+        click.option("--isolated", is_flag=True, help="Ignore pyproject.toml settings."),
+        click.option("--no-progress", is_flag=True, help="Never draw a progress bar."),
         click.option("--quiet", "-q", is_flag=True, help="Print only errors and the essential output."),
-        click.option("--stdin-filename", default=None, help="Name to show for source read from stdin."),
+        click.option("--stdin-filename", default=None, help="Name to show for source read from stdin (a .ipynb name reads a notebook)."),
     ]
     for option in reversed(options):
         function = option(function)
     return function
 
 
+def _fail(message: str) -> None:
+    click.echo(f"migrate-tpu: error: {message}", err=True)
+    sys.exit(2)
+
+
+def _under_pre_commit() -> bool:
+    return bool(os.environ.get("PRE_COMMIT"))
+
+
+def _no_paths(paths) -> None:
+    """pre-commit may call a hook with no file: nothing to do is a success."""
+    if not paths:
+        if _under_pre_commit():
+            sys.exit(0)
+        raise click.UsageError("Missing argument 'PATHS...': name files or folders (`.` for the current one).")
+
+
 class Run:
     """Everything one invocation decided, shared by the subcommands."""
 
-    def __init__(self, paths, select, ignore, exclude, target, unsafe_fixes, jobs, no_gitignore, quiet, stdin_filename, want_edits=False):
-        from migrate_tpu.engine.config import Settings
+    def __init__(
+        self,
+        paths,
+        select=(),
+        ignore=(),
+        exclude=(),
+        force_exclude=None,
+        target=None,
+        unsafe_fixes=None,
+        jobs=None,
+        no_gitignore=False,
+        config_file=None,
+        isolated=False,
+        no_progress=False,
+        quiet=False,
+        stdin_filename=None,
+        want_edits=False,
+    ):
+        from migrate_tpu.engine.config import ConfigError, Settings, find_config, load_config
 
         self.paths = paths
         self.quiet = quiet
+        self.no_progress = no_progress
         self.stdin_filename = stdin_filename
-        self.settings = Settings(
-            select=_split(select),
-            ignore=_split(ignore),
-            exclude=_split(exclude),
-            target=target or "2.4",
-            unsafe_fixes=bool(unsafe_fixes),
-            jobs=jobs or 0,
-            respect_gitignore=not no_gitignore,
-        )
         self.want_edits = want_edits
+        self.start = self._start_folder()
+        values = {}
+        config_path = None
+        if not isolated:
+            try:
+                config_path = Path(config_file) if config_file else find_config(self.start)
+                if config_path is not None:
+                    values = load_config(config_path)
+            except ConfigError as error:
+                _fail(str(error))
+        base = str(config_path.parent.resolve()) if config_path else None
+
+        target = target or values.get("target") or "2.4"
+        if target not in TARGETS + ("auto",):
+            _fail(f"{config_path}: [tool.migrate-tpu] target must be one of {', '.join(TARGETS + ('auto',))}, not {target!r}")
+        self.target_note = None
+        if target == "auto":
+            from migrate_tpu.engine.config import find_tensorflow_pin, target_for_pin
+
+            target, self.target_note = target_for_pin(find_tensorflow_pin(self.start))
+        explicit_jobs = jobs or values.get("jobs") or 0
+        self.settings = Settings(
+            select=_split(select) if select else tuple(values.get("select", ())),
+            ignore=tuple(values.get("ignore", ())) + _split(ignore),
+            exclude=tuple(values.get("exclude", ())) + _split(exclude),
+            target=target,
+            unsafe_fixes=bool(unsafe_fixes if unsafe_fixes is not None else values.get("unsafe-fixes", False)),
+            jobs=explicit_jobs or self._default_jobs(),
+            respect_gitignore=not no_gitignore and bool(values.get("respect-gitignore", True)),
+            per_file_ignores=tuple(values.get("per-file-ignores", ())),
+            force_exclude=bool(force_exclude if force_exclude is not None else values.get("force-exclude", False)),
+            base=base,
+            config_file=str(config_path) if config_path else None,
+        )
         self._check_rule_ids()
+        if self.target_note and not quiet:
+            click.echo(f"migrate-tpu: --target auto: {self.target_note}", err=True)
+
+    def _start_folder(self) -> Path:
+        for raw in self.paths:
+            if raw != "-":
+                return Path(raw)
+        if self.stdin_filename:
+            return Path(self.stdin_filename).parent if Path(self.stdin_filename).parent.is_dir() else Path.cwd()
+        return Path.cwd()
+
+    def _default_jobs(self) -> int:
+        """No pool under pre-commit or for a small batch of named files."""
+        if _under_pre_commit():
+            return 1
+        files = [p for p in self.paths if p != "-"]
+        if files and len(files) <= SMALL_BATCH and all(Path(p).is_file() for p in files):
+            return 1
+        return 0
 
     def _check_rule_ids(self) -> None:
-        patterns = self.settings.select + self.settings.ignore
+        patterns = self.settings.select + self.settings.ignore + tuple(i for _, ids in self.settings.per_file_ignores for i in ids)
         if not patterns:
             return
         from migrate_tpu.codemod.rule import all_rules
@@ -72,38 +164,85 @@ class Run:
         ids = [rule.id for rule in all_rules()]
         for pattern in patterns:
             if pattern.upper() != "ALL" and not any(rule_id.startswith(pattern.upper()) for rule_id in ids):
-                raise click.BadParameter(f"no rule matches {pattern!r} (see `migrate-tpu rules`)", param_hint="--select/--ignore")
+                raise click.BadParameter(f"no rule matches {pattern!r} (see `migrate-tpu rules`)", param_hint="--select/--ignore or [tool.migrate-tpu]")
 
     def migrator(self):
         from migrate_tpu.codemod.api import Options
         from migrate_tpu.codemod.migrator import TPUMigrator
+        from migrate_tpu.engine.config import PathMigrator
 
-        options = Options(
-            select=self.settings.select,
-            ignore=self.settings.ignore,
-            target=self.settings.target,
-            unsafe_fixes=self.settings.unsafe_fixes,
-            want_edits=self.want_edits,
-        )
         roots = tuple(str(Path(p).resolve()) for p in self.paths if p != "-" and Path(p).is_dir())
-        return TPUMigrator(options, roots)
 
-    def results(self, mode: str):
-        """Every file's result, in path order; problems found while walking first."""
+        def build(extra_ignores: Tuple[str, ...] = ()):
+            options = Options(
+                select=self.settings.select,
+                ignore=self.settings.ignore + extra_ignores,
+                target=self.settings.target,
+                unsafe_fixes=self.settings.unsafe_fixes,
+                want_edits=self.want_edits,
+            )
+            return TPUMigrator(options, roots)
+
+        default = build()
+        if not self.settings.per_file_ignores:
+            return default
+        variants = [((glob,), build(ids)) for glob, ids in self.settings.per_file_ignores]
+        return PathMigrator(default, variants, self.settings.base)
+
+    def files(self):
+        """``(files to process, problems found while walking)``."""
+        from migrate_tpu.engine.config import path_matches
         from migrate_tpu.engine.discover import discover
-        from migrate_tpu.engine.pipeline import FileResult, run
+        from migrate_tpu.engine.pipeline import FileResult
 
-        files = []
-        notes = []
-        for found in discover(self.paths, self.settings.exclude, self.settings.respect_gitignore):
+        settings = self.settings
+        base = Path(settings.base) if settings.base else None
+        named = {os.path.normpath(p) for p in self.paths if p != "-" and Path(p).is_file()}
+        files, errors, notes = [], [], []
+        for found in discover(self.paths, settings.exclude, settings.respect_gitignore, base=base):
             if found.problem is None:
+                if (
+                    settings.force_exclude
+                    and os.path.normpath(str(found.path)) in named
+                    and any(path_matches(str(found.path), glob, settings.base) for glob in settings.exclude)
+                ):
+                    continue
                 files.append(found.path)
             elif found.is_error:
-                notes.append(FileResult(found.path.as_posix(), error=found.problem))
-            elif not self.quiet:
-                click.echo(f"{found.path.as_posix()}: {found.problem}", err=True)
-        yield from notes
-        yield from run(files, self.migrator(), mode, self.settings.jobs or None)
+                errors.append(FileResult(found.path.as_posix(), error=found.problem))
+            else:
+                notes.append(f"{found.path.as_posix()}: {found.problem}")
+        return files, errors, notes
+
+    def results(self, mode: str, progress_label: str = "files"):
+        """Every file's result, in path order; problems found while walking first.
+
+        ``self.progress`` is set while this runs: messages for stderr go
+        through ``self.echo`` so that they do not tear the progress bar.
+        """
+        from migrate_tpu.engine.pipeline import run
+        from migrate_tpu.engine.progress import Progress, wanted
+
+        files, errors, notes = self.files()
+        self.progress = Progress(len(files), wanted(len(files), disabled=self.no_progress or self.quiet), label=progress_label)
+        try:
+            if not self.quiet:
+                for note in notes:
+                    self.echo(note)
+            yield from errors
+            for result in run(files, self.migrator(), mode, self.settings.jobs or None):
+                self.progress.advance(result.path)
+                yield result
+        finally:
+            self.progress.close()
+
+    progress = None
+
+    def echo(self, text: str) -> None:
+        if self.progress is not None and self.progress.enabled:
+            self.progress.echo(text)
+        else:
+            click.echo(text, err=True)
 
 
 def _stdin(run: Run, mode: str) -> int:
@@ -115,28 +254,36 @@ def _stdin(run: Run, mode: str) -> int:
     name = run.stdin_filename or "<stdin>"
     data = sys.stdin.buffer.read()
     migrator = run.migrator()
+    notebook = name.endswith(".ipynb")
     try:
-        decoded = decode(data)
-        outcome = migrator.migrate(decoded.text, "<stdin>") if migrator.needs_work(data) else None
+        if notebook:
+            from migrate_tpu.engine.notebook import migrate_notebook
+
+            new_data, reports, diff_text = migrate_notebook(data, migrator, name, name, want_diff=mode == "diff") if migrator.needs_work(data) else (data, [], "")
+        else:
+            decoded = decode(data)
+            outcome = migrator.migrate(decoded.text, "<stdin>") if migrator.needs_work(data) else None
+            code = outcome.code if outcome else decoded.text
+            reports = outcome.reports if outcome else []
+            new_data = decoded.encode(code)
+            diff_text = unified_diff(decoded.text, code, name if name != "<stdin>" else "stdin")
     except (SourceError, FileError) as error:
-        where = f"{name}:{error.line}" if error.line else name
+        cell = getattr(error, "cell", None)
+        where = name + (f":cell {cell}" if cell else "") + (f":{error.line}" if error.line else "")
         click.echo(f"{where}: error: {error.message}", err=True)
         if mode == "fix":
             sys.stdout.buffer.write(data)
         return 2
-    code = outcome.code if outcome else decoded.text
-    reports = outcome.reports if outcome else []
     if mode == "fix":
-        sys.stdout.buffer.write(decoded.encode(code))
+        sys.stdout.buffer.write(new_data)
         sys.stdout.buffer.flush()
         for report in reports:
             if not report.applied and not run.quiet:
                 click.echo(finding_line(name, report), err=True)
         return 1 if any(not r.applied for r in reports) else 0
     if mode == "diff":
-        display = name if name != "<stdin>" else "stdin"
-        sys.stdout.buffer.write(unified_diff(decoded.text, code, display).encode("utf-8"))
-        return 1 if code != decoded.text else 0
+        sys.stdout.buffer.write(diff_text.encode("utf-8"))
+        return 1 if new_data != data else 0
     for report in reports:
         click.echo(finding_line(name, report))
     return 1 if reports else 0
@@ -149,14 +296,17 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
 @shared_options
 def diff(paths, **options) -> None:
-    """Print the changes `fix` would make, as a unified diff; write nothing."""
+    """Print the changes `fix` would make, as a unified diff; write nothing.
+
+    Notebooks are shown cell by cell (`notebook.ipynb:cell 4`)."""
+    _no_paths(paths)
     run = Run(paths, **options)
     if paths == ("-",):
         sys.exit(_stdin(run, "diff"))
-    from migrate_tpu.engine.report import RunSummary, error_line, write_text_findings
+    from migrate_tpu.engine.report import RunSummary, error_line, summary_text, write_text_findings
 
     summary = RunSummary()
     remaining = []
@@ -164,25 +314,25 @@ def diff(paths, **options) -> None:
     for result in run.results("diff"):
         summary.add(result)
         if result.failed:
-            click.echo(error_line(result), err=True)
+            run.echo(error_line(result))
         if result.diff:
+            run.progress.clear()
             out.write(result.diff)
             out.flush()
         if any(not r.applied for r in result.reports):
             remaining.append(result)
     if not run.quiet:
-        from migrate_tpu.engine.report import summary_text
-
         write_text_findings(remaining, sys.stderr, only_remaining=True)
         click.echo(summary_text(summary, "diff"), err=True)
     sys.exit(2 if summary.errors else 1 if summary.changed else 0)
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
 @shared_options
 def fix(paths, **options) -> None:
     """Rewrite files in place (atomically); `fix -` reads stdin and writes stdout."""
+    _no_paths(paths)
     run = Run(paths, **options)
     if paths == ("-",):
         sys.exit(_stdin(run, "fix"))
@@ -192,53 +342,82 @@ def fix(paths, **options) -> None:
     for result in run.results("fix"):
         summary.add(result)
         if result.failed:
-            click.echo(error_line(result), err=True)
+            run.echo(error_line(result))
         if not run.quiet:
             if result.written:
                 fixed = sum(1 for r in result.reports if r.applied)
-                click.echo(f"Fixed {result.path} ({fixed} {'fix' if fixed == 1 else 'fixes'})", err=True)
+                run.echo(f"Fixed {result.path} ({fixed} {'fix' if fixed == 1 else 'fixes'})")
             for report in result.reports:
                 if not report.applied:
-                    click.echo(finding_line(result.path, report), err=True)
+                    run.echo(finding_line(result.path, report))
     if not run.quiet:
         click.echo(summary_text(summary, "fix"), err=True)
     sys.exit(2 if summary.errors else 1 if summary.remaining else 0)
 
 
+def _rule_infos():
+    from migrate_tpu.codemod.rule import all_rules
+    from migrate_tpu.engine.report import RuleInfo
+
+    infos = []
+    for rule in all_rules():
+        try:
+            docs = rule.docs()
+        except Exception:  # a rule with broken docs must not break the report
+            docs = ""
+        safety = getattr(rule.safety, "value", str(rule.safety))
+        infos.append(RuleInfo(rule.id, rule.name, rule.title, docs, safety, getattr(rule, "since", "")))
+    return infos
+
+
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
 @shared_options
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", help="Report format.")
+@click.option("--format", "output_format", type=click.Choice(REPORT_FORMATS), default="text", help="Report format: text, json, github (workflow annotations), sarif (2.1.0) or markdown (summary and diff).")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the report here instead of stdout.")
 def check(paths, output_format, output_file, **options) -> None:
     """List findings (fixable and manual) with rule id, file, line and column."""
-    run = Run(paths, want_edits=output_format == "json", **options)
-    if paths == ("-",):
+    _no_paths(paths)
+    run = Run(paths, want_edits=output_format in ("json", "sarif"), **options)
+    if paths == ("-",) and output_format == "text":
         sys.exit(_stdin(run, "check"))
-    from migrate_tpu.engine.report import RunSummary, error_line, json_report, summary_text, write_text_findings
-    import io
+    if "-" in paths:
+        _fail("`-` (stdin) works with --format text only; name files instead")
+    from migrate_tpu.engine import report as reporting
 
-    summary = RunSummary()
+    summary = reporting.RunSummary()
     results = []
-    for result in run.results("check"):
+    # The markdown report shows the diff too: the same run, with diffs kept.
+    mode = "diff" if output_format == "markdown" else "check"
+    for result in run.results(mode):
         summary.add(result)
         if result.failed:
-            click.echo(error_line(result), err=True)
+            run.echo(reporting.error_line(result))
         # Keep only what the report needs, not every clean file.
-        if result.reports or result.failed:
+        if result.reports or result.failed or result.diff:
             results.append(result)
     buffer = io.StringIO()
     if output_format == "json":
-        buffer.write(json_report(results, summary))
+        buffer.write(reporting.json_report(results, summary))
+    elif output_format == "github":
+        buffer.write(reporting.github_report(results))
+    elif output_format == "sarif":
+        buffer.write(reporting.sarif_report(results, _rule_infos(), __version__))
+    elif output_format == "markdown":
+        buffer.write(reporting.markdown_report(results, summary, _rule_infos()))
     else:
-        write_text_findings(results, buffer)
+        reporting.write_text_findings(results, buffer)
     text = buffer.getvalue()
     if output_file:
-        Path(output_file).write_text(text, encoding="utf-8")
+        try:
+            Path(output_file).write_text(text, encoding="utf-8")
+        except OSError as error:
+            _fail(f"cannot write {output_file}: {error.strerror or error}")
     else:
         sys.stdout.write(text)
-    if output_format == "text" and not run.quiet:
-        click.echo(summary_text(summary, "check"), err=True)
+        sys.stdout.flush()
+    if not run.quiet:
+        click.echo(reporting.summary_text(summary, "check"), err=True)
     sys.exit(2 if summary.errors else 1 if summary.by_rule else 0)
 
 

@@ -1,9 +1,31 @@
-"""Run settings as the engine and the CLI share them."""
+"""Run settings as the engine and the CLI share them, and where they come from.
+
+Settings come from ``[tool.migrate-tpu]`` in the nearest ``pyproject.toml``
+(searched from the first path given, upwards), then from the command line,
+which wins. Path patterns in the file (``exclude``, ``per-file-ignores``) are
+relative to the folder of that ``pyproject.toml``.
+
+``--target auto`` reads the ``tensorflow`` requirement from the nearest
+``pyproject.toml`` (PEP 621 dependencies and extras, Poetry) or
+``requirements*.txt``.
+"""
 
 from __future__ import annotations
 
+import fnmatch
+import os
+import re
+import sys
 from dataclasses import dataclass, field
-from typing import Tuple
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+if sys.version_info >= (3, 11):
+    import tomllib as _toml
+else:  # pragma: no cover - Python < 3.11
+    import tomli as _toml
+
+SECTION = "migrate-tpu"
 
 
 @dataclass
@@ -15,3 +37,270 @@ class Settings:
     unsafe_fixes: bool = False
     jobs: int = 0
     respect_gitignore: bool = True
+    # (glob, rule ids) pairs: those rules are off for matching files.
+    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    # Apply `exclude` to files named on the command line too (pre-commit).
+    force_exclude: bool = False
+    # The folder path patterns are relative to, and the file they came from.
+    base: Optional[str] = None
+    config_file: Optional[str] = None
+
+
+class ConfigError(Exception):
+    """A settings file that cannot be used; the message names the file and key."""
+
+
+# -- the file ---------------------------------------------------------------------
+
+_KEYS = {
+    "select": "list",
+    "ignore": "list",
+    "exclude": "list",
+    "target": "str",
+    "unsafe-fixes": "bool",
+    "jobs": "int",
+    "respect-gitignore": "bool",
+    "force-exclude": "bool",
+    "per-file-ignores": "table",
+}
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        with open(path, "rb") as handle:
+            return _toml.load(handle)
+    except _toml.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}")
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror or error}")
+
+
+def _section(document: dict) -> Optional[dict]:
+    tool = document.get("tool")
+    if isinstance(tool, dict) and SECTION in tool:
+        return tool[SECTION]
+    return None
+
+
+def find_config(start: Path) -> Optional[Path]:
+    """The nearest ``pyproject.toml`` at or above ``start`` with ``[tool.migrate-tpu]``."""
+    folder = start if start.is_dir() else start.parent
+    folder = Path(os.path.abspath(folder))
+    for candidate in [folder, *folder.parents]:
+        pyproject = candidate / "pyproject.toml"
+        if pyproject.is_file():
+            try:
+                text = pyproject.read_text("utf-8", errors="replace")
+            except OSError:
+                continue
+            if SECTION in text and _section(_read_toml(pyproject)) is not None:
+                return pyproject
+    return None
+
+
+def _ids(value, where: str) -> Tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{where} must be a list of rule ids")
+    parts: List[str] = []
+    for item in value:
+        parts += [p.strip().upper() for p in item.split(",") if p.strip()]
+    return tuple(parts)
+
+
+def load_config(path: Path) -> Dict[str, object]:
+    """The ``[tool.migrate-tpu]`` table of ``path``, checked; keys as in :data:`_KEYS`."""
+    table = _section(_read_toml(path))
+    if table is None:
+        raise ConfigError(f"{path}: no [tool.{SECTION}] table")
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.{SECTION}] must be a table")
+    values: Dict[str, object] = {}
+    for raw_key, value in table.items():
+        key = raw_key.replace("_", "-")
+        where = f"{path}: [tool.{SECTION}] {raw_key}"
+        kind = _KEYS.get(key)
+        if kind is None:
+            known = ", ".join(sorted(_KEYS))
+            raise ConfigError(f"{where}: unknown setting (known: {known})")
+        if kind == "list":
+            values[key] = _ids(value, where) if key != "exclude" else _strings(value, where)
+        elif kind == "bool":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where} must be true or false")
+            values[key] = value
+        elif kind == "int":
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ConfigError(f"{where} must be a whole number (0: one per core)")
+            values[key] = value
+        elif kind == "str":
+            if not isinstance(value, str):
+                raise ConfigError(f"{where} must be a string")
+            values[key] = value
+        else:
+            if not isinstance(value, dict):
+                raise ConfigError(f'{where} must be a table of "glob" = ["ID", ...]')
+            values[key] = tuple((glob, _ids(ids, f"{where}.{glob!r}")) for glob, ids in value.items())
+    return values
+
+
+def _strings(value, where: str) -> Tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{where} must be a list of glob patterns")
+    return tuple(value)
+
+
+# -- matching paths ----------------------------------------------------------------
+
+
+def relative_to_base(path: str, base: Optional[str]) -> str:
+    absolute = Path(os.path.abspath(path))
+    if base:
+        try:
+            return absolute.relative_to(Path(os.path.abspath(base))).as_posix()
+        except ValueError:
+            pass
+    return Path(path).as_posix()
+
+
+def path_matches(path: str, pattern: str, base: Optional[str]) -> bool:
+    """``pattern`` (a glob) matches the file's name, or its path relative to ``base``."""
+    relative = relative_to_base(path, base)
+    pattern = pattern.rstrip("/")
+    if pattern.startswith("./"):
+        pattern = pattern[2:]
+    name = relative.rsplit("/", 1)[-1]
+    return (
+        fnmatch.fnmatchcase(name, pattern)
+        or fnmatch.fnmatchcase(relative, pattern)
+        or fnmatch.fnmatchcase(relative, pattern + "/*")
+    )
+
+
+class PathMigrator:
+    """A migrator that hands each file to the variant its path calls for.
+
+    ``variants`` are ``(glob, migrator)`` pairs (per-file ignores); the first
+    glob matching a file's path picks its migrator, else ``default`` does.
+    Picklable, so the process pool can carry it.
+    """
+
+    def __init__(self, default, variants: Sequence[Tuple[Tuple[str, ...], object]], base: Optional[str]) -> None:
+        self.default = default
+        self.variants = list(variants)
+        self.base = base
+
+    def needs_work(self, data: bytes) -> bool:
+        return self.default.needs_work(data)
+
+    def choose(self, path: str):
+        for globs, migrator in self.variants:
+            if any(path_matches(path, glob, self.base) for glob in globs):
+                return migrator
+        return self.default
+
+    def migrate(self, text: str, path: str = "<stdin>", *args, **kwargs):
+        return self.choose(path).migrate(text, path, *args, **kwargs)
+
+
+# -- --target auto ------------------------------------------------------------------
+
+_PACKAGE = re.compile(r"^\s*(tensorflow(?:[-_](?:cpu|gpu))?|tf[-_]nightly)\s*(\[[^\]]*\])?\s*(?P<spec>[^;#]*)", re.IGNORECASE)
+_CLAUSE = re.compile(r"(===|==|~=|>=|<=|!=|>|<)\s*v?(\d+)(?:\.(\d+|\*))?")
+
+
+@dataclass(frozen=True)
+class Pin:
+    requirement: str
+    source: str
+    lower: Optional[Tuple[int, int]]
+
+
+def _lower_bound(spec: str) -> Optional[Tuple[int, int]]:
+    lower = None
+    for operator, major, minor in _CLAUSE.findall(spec):
+        if operator in ("==", "===", "~=", ">=", ">"):
+            version = (int(major), int(minor) if minor and minor != "*" else 0)
+            lower = version if lower is None else max(lower, version)
+    return lower
+
+
+def _requirement_pin(line: str, source: str) -> Optional[Pin]:
+    match = _PACKAGE.match(line)
+    if not match:
+        return None
+    rest = line[match.end(1) :]
+    if rest[:1] and not (rest[:1].isspace() or rest[:1] in "[=<>~!;#"):
+        return None  # tensorflow-datasets, tensorflow_hub, ...
+    spec = match.group("spec").strip()
+    return Pin(line.strip(), source, _lower_bound(spec))
+
+
+def _pins_in_pyproject(path: Path) -> Iterable[Pin]:
+    try:
+        document = _read_toml(path)
+    except ConfigError:
+        return
+    project = document.get("project") or {}
+    requirements = list(project.get("dependencies") or [])
+    for extra in (project.get("optional-dependencies") or {}).values():
+        requirements += list(extra or [])
+    for requirement in requirements:
+        if isinstance(requirement, str):
+            pin = _requirement_pin(requirement, str(path))
+            if pin:
+                yield pin
+    poetry = ((document.get("tool") or {}).get("poetry") or {}).get("dependencies") or {}
+    for name, value in poetry.items():
+        if re.fullmatch(r"tensorflow([-_](cpu|gpu))?", name, re.IGNORECASE):
+            spec = value.get("version", "") if isinstance(value, dict) else str(value)
+            spec = re.sub(r"^\^(\d+(?:\.\d+)?)", r">=\1", spec.strip())
+            spec = re.sub(r"^(\d)", r"==\1", spec)
+            yield Pin(f"{name} {value}", str(path), _lower_bound(spec))
+
+
+def _pins_in_requirements(path: Path) -> Iterable[Pin]:
+    try:
+        lines = path.read_text("utf-8", errors="replace").splitlines()
+    except OSError:
+        return
+    for line in lines:
+        pin = _requirement_pin(line, str(path))
+        if pin:
+            yield pin
+
+
+def find_tensorflow_pin(start: Path) -> Optional[Pin]:
+    """The ``tensorflow`` requirement nearest to ``start``: pyproject first, then requirements files."""
+    folder = Path(os.path.abspath(start if start.is_dir() else start.parent))
+    for candidate in [folder, *folder.parents]:
+        found: List[Pin] = []
+        pyproject = candidate / "pyproject.toml"
+        if pyproject.is_file():
+            found += list(_pins_in_pyproject(pyproject))
+        for requirements in sorted(candidate.glob("requirements*.txt")):
+            found += list(_pins_in_requirements(requirements))
+        if found:
+            with_bound = [pin for pin in found if pin.lower is not None]
+            return with_bound[0] if with_bound else found[0]
+        if (candidate / ".git").exists():
+            break
+    return None
+
+
+def target_for_pin(pin: Optional[Pin]) -> Tuple[str, str]:
+    """``(target, note)`` for ``--target auto``."""
+    if pin is None:
+        return "2.4", "no tensorflow requirement found; migrating to 2.4"
+    where = f"{pin.requirement!r} in {Path(pin.source).name}"
+    if pin.lower is None:
+        return "2.4", f"{where} sets no lower bound; migrating to 2.4"
+    version = f"{pin.lower[0]}.{pin.lower[1]}"
+    if pin.lower >= (2, 5):
+        return "latest", f"{where}: TensorFlow {version}, migrating to the latest API"
+    if pin.lower >= (2, 4):
+        return "2.4", f"{where}: TensorFlow {version}, migrating to 2.4"
+    return "2.4", f"{where} allows TensorFlow {version}; migrating to 2.4 (raise the requirement to 2.4 with the migration)"
