@@ -123,7 +123,8 @@ class Run:
         explicit_jobs = jobs or values.get("jobs") or 0
         self.settings = Settings(
             select=_split(select) if select else tuple(values.get("select", ())),
-            ignore=tuple(values.get("ignore", ())) + _split(ignore),
+            # A --select given here starts a new selection: the config's ignore goes with its select.
+            ignore=(() if select else tuple(values.get("ignore", ()))) + _split(ignore),
             exclude=tuple(values.get("exclude", ())) + _split(exclude),
             target=target,
             unsafe_fixes=bool(unsafe_fixes if unsafe_fixes is not None else values.get("unsafe-fixes", False)),
