@@ -49,6 +49,8 @@ class _Finder(cst.CSTVisitor):
         self.seen = seen
         self.reasons: List[str] = []
         self.local = {name for name, bindings in scope.bindings.items() if all(b.kind != "param" for b in bindings)}
+        self._not_reads: Set[int] = set()
+        self.reads: List[str] = []
 
     def _add(self, reason: str) -> None:
         if reason not in self.reasons:
@@ -126,6 +128,28 @@ class _Finder(cst.CSTVisitor):
     def visit_Yield(self, node: cst.Yield) -> None:
         self._add("`yield`")
 
+    # Reads of outer names that are rebound elsewhere: a tf.function keeps the
+    # Python value it saw while tracing.
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._not_reads.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._not_reads.add(id(node.keyword))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self._not_reads and node.value not in self.local:
+            self.reads.append(node.value)
+
+    def check_reads(self) -> None:
+        for name in dict.fromkeys(self.reads):
+            found = lookup(self.scope, name)
+            if found is None or found[0] is self.scope:
+                continue
+            bindings = [b for b in found[1] if b.kind in ("assign", "other")]
+            if len(bindings) >= 2 or any(b.kind == "other" for b in bindings):
+                self._add(f"reads `{name}`, which is rebound elsewhere")
+
 
 def side_effects(function: cst.CSTNode, analysis: Analysis, depth: int = 0, seen: Optional[Set[int]] = None) -> List[str]:
     """Reasons the body of ``function`` (a ``def`` or a lambda) is not pure, at most three."""
@@ -137,4 +161,5 @@ def side_effects(function: cst.CSTNode, analysis: Analysis, depth: int = 0, seen
     finder = _Finder(analysis, scope, depth, seen)
     body = function.body
     body.visit(finder)
+    finder.check_reads()
     return finder.reasons[:3]

@@ -243,7 +243,7 @@ strategy.run(step_fn, args=(tf.constant(1.0),))
         safety = Safety.SAFE
         if reasons:
             safety = Safety.UNSAFE
-            message += f"; its body has Python side effects that would run only while tracing ({', '.join(reasons)})"
+            message += f"; in a `tf.function` its Python code runs only while tracing, and the body has {', '.join(reasons)}"
 
         def decorate(updated, text=text):
             return add_decorator(updated, text)
