@@ -1,0 +1,143 @@
+"""The hooks in .pre-commit-hooks.yaml, run by the real `pre-commit try-repo`.
+
+The hook repository is a snapshot of this working tree committed to a
+temporary git repository, so the test sees the manifest and the package as
+they are now (try-repo alone would take only committed and tracked files).
+Each try-repo installs the hook into a fresh environment (pip), so these
+tests take a while.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import FIXTURES, ROOT, clean_env
+
+PRE_COMMIT = shutil.which("pre-commit", path=str(Path(sys.executable).parent)) or shutil.which("pre-commit")
+pytestmark = pytest.mark.skipif(PRE_COMMIT is None or shutil.which("git") is None, reason="needs pre-commit and git")
+
+TRAIN = """\
+import tensorflow as tf
+
+strategy = tf.distribute.experimental.TPUStrategy()
+
+
+@tf.function
+def step(batch):
+    return strategy.experimental_run_v2(lambda x: x * 2, args=(batch,))
+"""
+
+
+def _git(*args, cwd):
+    env = clean_env({"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"})
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env)
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory):
+    repo = tmp_path_factory.mktemp("hook-repo")
+    for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
+        if (ROOT / name).exists():
+            shutil.copy2(ROOT / name, repo / name)
+    for folder in ("migrate_tpu", "rules"):
+        shutil.copytree(ROOT / folder, repo / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    _git("init", "-q", cwd=repo)
+    _git("add", "-A", cwd=repo)
+    _git("commit", "-q", "-m", "snapshot", cwd=repo)
+    return repo
+
+
+def _user_repo(path: Path, files: dict) -> Path:
+    path.mkdir()
+    _git("init", "-q", cwd=path)
+    for name, content in files.items():
+        target = path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_text(content, "utf-8")
+    _git("add", "-A", cwd=path)
+    _git("commit", "-q", "-m", "TF 2.1 code", cwd=path)
+    return path
+
+
+def _try_repo(hook_repo: Path, user_repo: Path, hook: str):
+    return subprocess.run(
+        [PRE_COMMIT, "try-repo", str(hook_repo), hook, "--all-files", "--color", "never"],
+        cwd=user_repo,
+        capture_output=True,
+        text=True,
+        env=clean_env({"PRE_COMMIT_HOME": str(user_repo.parent / "pre-commit-home")}),
+        timeout=600,
+    )
+
+
+def test_fix_hook_fails_and_fixes_then_passes(hook_repo, tmp_path):
+    notebook = (FIXTURES / "jupyter_layout.ipynb").read_bytes()
+    user = _user_repo(tmp_path / "user", {"train.py": TRAIN, "notebooks/demo.ipynb": notebook, "README.md": "# TF 2.1 TPU\n"})
+    first = _try_repo(hook_repo, user, "migrate-tpu")
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert "files were modified by this hook" in first.stdout
+    assert "Fixed train.py (2 fixes)" in first.stdout
+    fixed = (user / "train.py").read_text("utf-8")
+    assert "tf.distribute.TPUStrategy()" in fixed and "strategy.run(" in fixed
+    cells = json.loads((user / "notebooks" / "demo.ipynb").read_text("utf-8"))["cells"]
+    assert "".join(cells[1]["source"]).endswith("strategy = tf.distribute.TPUStrategy()\n")
+
+    second = _try_repo(hook_repo, user, "migrate-tpu")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "Passed" in second.stdout
+
+
+def test_check_hook_fails_and_changes_nothing(hook_repo, tmp_path):
+    user = _user_repo(tmp_path / "user", {"train.py": TRAIN})
+    result = _try_repo(hook_repo, user, "migrate-tpu-check")
+    assert result.returncode == 1
+    assert "train.py:3:12: TPU103 [*]" in result.stdout
+    assert "files were modified" not in result.stdout
+    assert (user / "train.py").read_text("utf-8") == TRAIN
+
+
+def test_no_matching_files_is_a_success(hook_repo, tmp_path):
+    user = _user_repo(tmp_path / "user", {"README.md": "nothing to see\n", "data.csv": "a,b\n"})
+    result = _try_repo(hook_repo, user, "migrate-tpu")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "(no files to check)Skipped" in result.stdout
+
+
+def test_hook_called_with_no_files_succeeds(run_cli):
+    # pre-commit may still start a hook with an empty file list (always_run).
+    result = run_cli("fix", env={"PRE_COMMIT": "1"})
+    assert result.returncode == 0 and result.stdout == "" and result.stderr == ""
+    assert run_cli("fix").returncode == 2  # outside pre-commit: a usage error
+
+
+def test_no_process_pool_under_pre_commit(tmp_path):
+    # Settings the CLI derives, in-process: no pool under pre-commit or for a
+    # small batch of named files; the default (one per core) for folders.
+    from migrate_tpu.cli import Run
+
+    files = []
+    for index in range(10):
+        path = tmp_path / f"m{index}.py"
+        path.write_text(TRAIN, "utf-8")
+        files.append(str(path))
+    old = os.environ.pop("PRE_COMMIT", None)
+    try:
+        assert Run(tuple(files), isolated=True).settings.jobs == 1
+        assert Run((str(tmp_path),), isolated=True).settings.jobs == 0
+        assert Run((str(tmp_path),), isolated=True, jobs=3).settings.jobs == 3
+        os.environ["PRE_COMMIT"] = "1"
+        assert Run((str(tmp_path),), isolated=True).settings.jobs == 1
+    finally:
+        os.environ.pop("PRE_COMMIT", None)
+        if old is not None:
+            os.environ["PRE_COMMIT"] = old
