@@ -73,7 +73,7 @@ class _Finder(cst.CSTVisitor):
             if func.attr.value in _MUTATORS:
                 owner = self._outer(func.value)
                 if owner is not None and qualified_name(func.value, self.scope) is None:
-                    self._add(f"mutates `{owner}`")
+                    self._add(f"a change to `{owner}`")
                     return
         if isinstance(func, cst.Name) and func.value in _IMPURE_BUILTINS and lookup(self.scope, func.value) is None:
             self._add(f"`{func.value}()`")
@@ -111,9 +111,9 @@ class _Finder(cst.CSTVisitor):
             if isinstance(target, (cst.Attribute, cst.Subscript)):
                 owner = self._outer(target)
                 if owner is not None:
-                    self._add(f"assigns to `{self.analysis.module.code_for_node(target).strip()}`")
+                    self._add(f"an assignment to `{self.analysis.module.code_for_node(target).strip()}`")
             elif isinstance(target, cst.Name) and (target.value in self.scope.globals or target.value in self.scope.nonlocals):
-                self._add(f"rebinds outer `{target.value}`")
+                self._add(f"a rebinding of outer `{target.value}`")
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._check_targets([t.target for t in node.targets])
@@ -148,7 +148,7 @@ class _Finder(cst.CSTVisitor):
                 continue
             bindings = [b for b in found[1] if b.kind in ("assign", "other")]
             if len(bindings) >= 2 or any(b.kind == "other" for b in bindings):
-                self._add(f"reads `{name}`, which is rebound elsewhere")
+                self._add(f"a read of `{name}`, which is rebound elsewhere")
 
 
 def side_effects(function: cst.CSTNode, analysis: Analysis, depth: int = 0, seen: Optional[Set[int]] = None) -> List[str]:
