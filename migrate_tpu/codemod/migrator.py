@@ -7,22 +7,28 @@ LibCST and the rules are imported in the process that first needs them.
 from __future__ import annotations
 
 import re
+import sys
 from typing import Optional, Tuple
 
 from migrate_tpu.engine.pipeline import FileError
 
-# Words without which no rule has anything to do in a file. Kept in step with
-# the rules by a test (every rule's examples must pass this filter).
-_TRIGGERS = (
+# Names that only TensorFlow code uses: a file mentioning one may need work.
+# Kept in step with the rules by a test (every rule's examples must pass).
+_STRONG = (
     rb"experimental_run_v2|experimental_distribute_datasets_from_function|experimental_make_numpy_dataset"
     rb"|TPUStrategy|MultiWorkerMirroredStrategy|ParameterServerStrategy|DeviceAssignment|TPUClusterResolver"
     rb"|experimental_enable_dynamic_batch_size|mixed_precision|LossScaleOptimizer|auto_shard\b"
-    rb"|input_lib|cross_device_utils|enable_mixed_precision_graph_rewrite|\.devices\b"
-    rb"|experimental_steps_per_execution|experimental_run_tf_function|\.compile\s*\("
-    rb"|\.run\s*\("
+    rb"|input_lib|cross_device_utils|enable_mixed_precision_graph_rewrite"
+    rb"|experimental_steps_per_execution|experimental_run_tf_function"
 )
-# Some triggers are common words; they count only in files that also mention these.
-_CONTEXT = rb"tensorflow|strat|distribut|tpu|keras"
+# Common words that matter only beside TensorFlow: ``.compile(`` (Keras),
+# ``.devices`` (replica contexts) and ``.run(`` (strategies, which may also
+# arrive as parameters named like ``strategy`` or ``distribution``).
+_WEAK = rb"\.(?:compile|run)\s*\(|\.devices\b"
+_CONTEXT = rb"tensorflow|keras|[Ss]trategy\b|\bstrat\b|\bdistribution\b"
+
+
+_RECURSION_LIMIT = 6000
 
 
 class TPUMigrator:
@@ -32,8 +38,9 @@ class TPUMigrator:
         self.options = options or Options()
         self.roots = roots
         self._lookup = None
-        self._triggers = re.compile(_TRIGGERS)
-        self._context = re.compile(_CONTEXT, re.IGNORECASE)
+        self._strong = re.compile(_STRONG)
+        self._weak = re.compile(_WEAK)
+        self._context = re.compile(_CONTEXT)
 
     def __getstate__(self):
         return {"options": self.options, "roots": self.roots}
@@ -42,7 +49,9 @@ class TPUMigrator:
         self.__init__(state["options"], state["roots"])
 
     def needs_work(self, data: bytes) -> bool:
-        return self._triggers.search(data) is not None and self._context.search(data) is not None
+        if self._strong.search(data) is not None:
+            return True
+        return self._weak.search(data) is not None and self._context.search(data) is not None
 
     def _project(self):
         if self._lookup is None:
@@ -62,6 +71,9 @@ class TPUMigrator:
         from migrate_tpu.codemod.api import OutputDoesNotParse, migrate
 
         lookup = self._project() if path and not path.startswith("<") else None
+        if sys.getrecursionlimit() < _RECURSION_LIMIT:
+            # Long implicit string concatenations nest deeply in the tree.
+            sys.setrecursionlimit(_RECURSION_LIMIT)
         try:
             return migrate(text, self.options, lookup=lookup, path=path)
         except cst.ParserSyntaxError as error:
@@ -70,6 +82,8 @@ class TPUMigrator:
             raise FileError(f"internal error: {error}; please report it")
         except RecursionError:
             raise FileError("too deeply nested to analyse")
+        except Exception as error:  # a rule bug must cost one file, never the run
+            raise FileError(f"internal error ({type(error).__name__}: {error}); file left unchanged, please report it")
 
 
 def _syntax_error(text: str, error) -> FileError:
