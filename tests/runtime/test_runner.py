@@ -1,0 +1,238 @@
+"""``python -m migrate_tpu.runtime`` / ``launch()``: scripts and notebooks run like ``python SCRIPT``."""
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "roundtrip"))
+from roundtrip_helpers import REPO, TF21, TF24, require_python, start  # noqa: E402
+
+from migrate_tpu.runtime import launch, real_tpu_reachable  # noqa: E402
+from migrate_tpu.runtime.runner import _strip_magics, notebook_cells  # noqa: E402
+
+RUNTIME = REPO / "migrate_tpu" / "runtime"
+
+
+# --------------------------------------------------------------------------
+# Without TensorFlow
+# --------------------------------------------------------------------------
+
+def test_runtime_sources_are_python_3_7_syntax():
+    for path in sorted(RUNTIME.glob("*.py")):
+        ast.parse(path.read_text(), str(path), feature_version=(3, 7))
+
+
+def test_package_and_launcher_do_not_import_tensorflow():
+    code = ("import sys, migrate_tpu.runtime, migrate_tpu.runtime.launch, migrate_tpu.runtime.runner, "
+            "migrate_tpu.runtime.envs; print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('tensorflow', 'libcst', 'click')))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=str(REPO), stdout=subprocess.PIPE,
+                          universal_newlines=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_launch_command_and_environment(tmp_path):
+    argv = launch.command("train.py", ["--epochs", 2], replicas=4, tf_api="2.1",
+                          python="/envs/tf2.1/bin/python", emulation=False)
+    assert argv == ["/envs/tf2.1/bin/python", "-m", "migrate_tpu.runtime", "--replicas", "4",
+                    "--tf-api", "2.1", "--no-emulation", "train.py", "--epochs", "2"]
+    assert launch.command("x.ipynb", [])[:3] == [sys.executable, "-m", "migrate_tpu.runtime"]
+    env = launch.environment({"PYTHONPATH": "/a" + os.pathsep + "/b"})
+    assert env["PYTHONPATH"].split(os.pathsep) == [str(REPO), "/a", "/b"]
+    assert launch.environment({})["PYTHONPATH"] == str(REPO)
+
+
+def test_real_tpu_is_recognised_from_the_environment():
+    assert real_tpu_reachable({"TPU_NAME": "my-tpu"})
+    assert real_tpu_reachable({"KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS": "grpc://1.2.3.4:8470"})
+    assert not real_tpu_reachable({"TPU_NAME": ""})
+    assert not real_tpu_reachable({})
+
+
+def test_magics_are_skipped():
+    source = textwrap.dedent("""\
+        %matplotlib inline
+        !pip install -q something
+        files = !ls
+        import os
+        if True:
+            %time x = 1
+        os?
+        y = 2  # 100%
+        """)
+    code = _strip_magics(source)
+    compile(code, "cell", "exec")
+    assert "matplotlib" not in code and "pip" not in code and "!ls" not in code
+    assert "y = 2  # 100%" in code and "import os" in code
+    assert _strip_magics("%%bash\necho hi\n") is None
+    assert _strip_magics("%%time\nz = 3\n").strip() == "z = 3"
+
+
+def test_notebook_cells(tmp_path):
+    nb = tmp_path / "nb.ipynb"
+    nb.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 4, "metadata": {}, "cells": [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# title"]},
+        {"cell_type": "code", "metadata": {}, "source": ["a = 1\n", "%load_ext foo"],
+         "outputs": [], "execution_count": None},
+        {"cell_type": "code", "metadata": {}, "source": "%%bash\nls", "outputs": [],
+         "execution_count": None},
+    ]}))
+    cells = notebook_cells(str(nb))
+    assert len(cells) == 1
+    label, code = cells[0]
+    assert label.endswith("nb.ipynb:cell2")
+    assert code.splitlines() == ["a = 1", "pass"]
+
+
+# --------------------------------------------------------------------------
+# In a TensorFlow interpreter
+# --------------------------------------------------------------------------
+
+def _write(folder, name, text):
+    path = folder / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+@pytest.fixture(scope="module")
+def script_runs(tmp_path_factory):
+    """Every script case of this module, started together in TF 2.4.1."""
+    py24 = require_python(TF24)
+    folder = tmp_path_factory.mktemp("scripts")
+    _write(folder, "helper_mod.py", "VALUE = 41\n")
+    cases = {}
+    cases["argv"] = start(py24, _write(folder, "argv.py", """\
+        import sys, os, json
+        import helper_mod
+        print(json.dumps({"argv": sys.argv, "path0": sys.path[0], "name": __name__,
+                          "file": __file__, "helper": helper_mod.VALUE + 1}))
+        sys.exit(7)
+        """), label="argv.py")
+    cases["raise"] = start(py24, _write(folder, "boom.py", """\
+        def inner():
+            raise ValueError("boom from the script")
+        inner()
+        """), label="boom.py")
+    cases["exit_message"] = start(py24, _write(folder, "bye.py", """\
+        import sys
+        print("before exit")
+        sys.exit("fatal: bye")
+        """), label="bye.py")
+    cases["replicas4"] = start(py24, _write(folder, "four.py", """\
+        import json
+        import tensorflow as tf
+        r = tf.distribute.cluster_resolver.TPUClusterResolver()
+        topo = tf.tpu.experimental.initialize_tpu_system(r)
+        s = tf.distribute.TPUStrategy(r)
+        print(json.dumps({"replicas": s.num_replicas_in_sync, "mesh": topo.mesh_shape.tolist()}))
+        """), replicas=4, label="four.py")
+    real = _write(folder, "real.py", """\
+        import tensorflow as tf
+        print(tf.distribute.cluster_resolver.TPUClusterResolver.__module__)
+        print(type(tf.distribute.TPUStrategy).__name__, tf.distribute.TPUStrategy.__name__)
+        """)
+    cases["tpu_name"] = start(py24, real, label="real.py TPU_NAME", extra_env={"TPU_NAME": "my-tpu"})
+    notebook = folder / "nb.ipynb"
+    notebook.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 4, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": ["%matplotlib inline\n", "!pip install nothing\n", "import tensorflow as tf\n",
+                    "import helper_mod\n",
+                    "resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu='')\n",
+                    "strategy = tf.distribute.experimental.TPUStrategy(resolver)"]},
+        {"cell_type": "markdown", "metadata": {}, "source": ["text"]},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": ["%%bash\n", "exit 3"]},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": ["%%time\n", "n = strategy.num_replicas_in_sync + helper_mod.VALUE\n", "n * 2"]},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": ["print('printed', n)\n", "n;"]},
+    ]}))
+    cases["notebook"] = start(py24, notebook, label="nb.ipynb")
+    return folder, cases
+
+
+def test_script_argv_path_and_exit_status(script_runs):
+    folder, cases = script_runs
+    run = cases["argv"]
+    rc, out, err = run.wait()
+    assert rc == 7, run.describe()
+    info = json.loads(out.strip().splitlines()[-1])
+    assert info["name"] == "__main__"
+    assert info["path0"] == str(folder)
+    assert info["file"] == str(folder / "argv.py")
+    assert info["argv"] == [str(folder / "argv.py")]
+    assert info["helper"] == 42
+
+
+def test_script_arguments_pass_through_launch(tmp_path):
+    """launch() from an interpreter without TensorFlow, into a TF env without migrate-tpu installed."""
+    py24 = require_python(TF24)
+    script = _write(tmp_path, "args.py", """\
+        import sys
+        print("ARGS", sys.argv[1:])
+        sys.stderr.write("to stderr\\n")
+        raise SystemExit(5)
+        """)
+    code = ("import sys; from migrate_tpu.runtime.launch import launch; "
+            "sys.exit(launch(sys.argv[1], ['--lr', '0.1', 'x y'], replicas=2, python=sys.argv[2]))")
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run([sys.executable, "-c", code, str(script), py24], cwd=str(tmp_path), env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                          timeout=300)
+    assert done.returncode == 5, done.stderr
+    assert "ARGS ['--lr', '0.1', 'x y']" in done.stdout
+    assert "to stderr" in done.stderr
+    assert "TPU emulation: 2 replicas" in done.stderr
+
+
+def test_uncaught_exception_prints_the_scripts_traceback(script_runs):
+    run = script_runs[1]["raise"]
+    assert run.returncode == 1
+    assert 'boom.py", line 3, in <module>' in run.stderr
+    assert 'boom.py", line 2, in inner' in run.stderr
+    assert "ValueError: boom from the script" in run.stderr
+    assert "runner.py" not in run.stderr, run.stderr
+
+
+def test_sys_exit_with_a_message(script_runs):
+    run = script_runs[1]["exit_message"]
+    assert run.returncode == 1
+    assert "before exit" in run.stdout
+    assert "fatal: bye" in run.stderr
+
+
+def test_replicas_option(script_runs):
+    run = script_runs[1]["replicas4"]
+    info = json.loads(run.stdout.strip().splitlines()[-1])
+    assert info == {"replicas": 4, "mesh": [1, 2, 1, 2]}, run.describe()
+
+
+def test_nothing_is_emulated_when_a_real_tpu_is_announced(script_runs):
+    run = script_runs[1]["tpu_name"]
+    assert run.returncode == 0, run.describe()
+    lines = run.stdout.strip().splitlines()
+    assert lines[0].startswith("tensorflow.python"), run.describe()
+    assert lines[1].endswith("TPUStrategyV2"), run.describe()
+
+
+def test_notebook_cells_run_in_order_with_magics_skipped(script_runs):
+    run = script_runs[1]["notebook"]
+    assert run.returncode == 0, run.describe()
+    assert run.stdout.strip().splitlines()[-2:] == ["98", "printed 49"], run.describe()
+
+
+def test_usage_errors(tmp_path):
+    py21 = require_python(TF21)
+    script = _write(tmp_path, "ok.py", "print('never')\n")
+    wrong_api = start(py21, script, tf_api="2.4", label="--tf-api 2.4 on TF 2.1")
+    missing = start(py21, tmp_path / "missing.py", label="missing script")
+    assert wrong_api.returncode == 2 and "TensorFlow >= 2.4" in wrong_api.stderr, wrong_api.describe()
+    assert "never" not in wrong_api.stdout
+    assert missing.returncode == 2 and "no such file" in missing.stderr, missing.describe()
