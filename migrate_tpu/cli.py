@@ -290,7 +290,23 @@ def _stdin(run: Run, mode: str) -> int:
     return 1 if reports else 0
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """Exit status 2, not Python's 1 (which means "findings"), when something breaks."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception:  # pragma: no cover - a bug; the traceback is for the report
+            import traceback
+
+            traceback.print_exc()
+            click.echo("migrate-tpu: internal error (a bug: please report it with the traceback above)", err=True)
+            sys.exit(2)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="migrate-tpu")
 def main() -> None:
     """Migrate TensorFlow 2.1 TPU code to TensorFlow 2.4 form."""

@@ -105,19 +105,27 @@ def write_text_findings(results: List[FileResult], out: IO[str], only_remaining:
                     out.write(("  help: " if number == 0 else "        ") + text + "\n")
 
 
+def count(number: int, word: str, plural: Optional[str] = None) -> str:
+    """``1 file``, ``2 files``."""
+    return f"{number} {word if number == 1 else (plural or word + 's')}"
+
+
 def summary_text(summary: RunSummary, mode: str) -> str:
+    """The closing summary: files scanned and changed, findings by rule, errors."""
     lines = []
     total = sum(summary.by_rule.values())
+    scanned = count(summary.files, "file") + " scanned"
+    errors = count(summary.errors, "error")
     if mode == "fix":
-        lines.append(f"{summary.files} files scanned, {summary.changed} changed, {summary.applied} fixes applied, {summary.remaining} findings remaining, {summary.errors} errors.")
+        lines.append(f"{scanned}, {summary.changed} changed, {count(summary.applied, 'fix', 'fixes')} applied, {count(summary.remaining, 'finding')} remaining, {errors}.")
     elif mode == "diff":
-        lines.append(f"{summary.files} files scanned, {summary.changed} would change, {summary.remaining} findings not fixable automatically, {summary.errors} errors.")
+        lines.append(f"{scanned}, {summary.changed} would change, {count(summary.remaining, 'finding')} not fixable automatically, {errors}.")
     else:
-        lines.append(f"{summary.files} files scanned, {total} findings ({summary.applied} fixable with `migrate-tpu fix` [*]), {summary.errors} errors.")
+        lines.append(f"{scanned}, {summary.changed} would change, {count(total, 'finding')} ({summary.applied} fixable with `migrate-tpu fix` [*]), {errors}.")
     if summary.by_rule:
-        lines.append("By rule: " + ", ".join(f"{rule} {count}" for rule, count in sorted(summary.by_rule.items())))
+        lines.append("By rule: " + ", ".join(f"{rule} {number}" for rule, number in sorted(summary.by_rule.items())))
     if summary.unsafe_hidden:
-        lines.append(f"{summary.unsafe_hidden} unsafe fixes are available with --unsafe-fixes.")
+        lines.append(f"{count(summary.unsafe_hidden, 'unsafe fix', 'unsafe fixes')} available with --unsafe-fixes.")
     return "\n".join(lines)
 
 
@@ -361,18 +369,18 @@ def markdown_report(results: List[FileResult], summary: RunSummary, rules: List[
     total = sum(summary.by_rule.values())
     out = ["## migrate-tpu", ""]
     if not total and not summary.errors:
-        out += [f"No TensorFlow 2.1 TPU code to migrate: {summary.files} files scanned.", ""]
+        out += [f"No TensorFlow 2.1 TPU code to migrate: {count(summary.files, 'file')} scanned.", ""]
         return "\n".join(out)
     out.append(
-        f"**{summary.files}** files scanned, **{summary.changed}** would change, **{total}** findings "
-        f"({summary.applied} fixable with `migrate-tpu fix`, {summary.remaining} need manual work), **{summary.errors}** errors."
+        f"**{count(summary.files, 'file')}** scanned, **{summary.changed}** would change, **{count(total, 'finding')}** "
+        f"({summary.applied} fixable with `migrate-tpu fix`, {summary.remaining} for manual work), **{count(summary.errors, 'error')}**."
     )
     out.append("")
     fixable = Counter(r.rule for result in results for r in result.reports if r.applied)
     if summary.by_rule:
         out += ["| Rule | What | Findings | Fixable |", "| --- | --- | ---: | ---: |"]
-        for rule, count in sorted(summary.by_rule.items()):
-            out.append(f"| `{rule}` | {_cell(titles.get(rule, ''))} | {count} | {fixable.get(rule, 0)} |")
+        for rule, number in sorted(summary.by_rule.items()):
+            out.append(f"| `{rule}` | {_cell(titles.get(rule, ''))} | {number} | {fixable.get(rule, 0)} |")
         out.append("")
     manual = [(result.path, r) for result in results for r in result.reports if not r.applied]
     if manual:

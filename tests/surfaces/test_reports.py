@@ -167,7 +167,7 @@ def test_markdown_when_clean(run_cli, tmp_path):
     (tmp_path / "clean.py").write_text("x = 1\n", "utf-8")
     result = run_cli("check", "--format", "markdown", "clean.py")
     assert result.returncode == 0
-    assert "No TensorFlow 2.1 TPU code to migrate: 1 files scanned." in result.stdout
+    assert "No TensorFlow 2.1 TPU code to migrate: 1 file scanned." in result.stdout
 
 
 @pytest.mark.parametrize("output_format", ["text", "json", "github", "sarif", "markdown"])
@@ -179,4 +179,4 @@ def test_output_file_for_every_format(run_cli, project, tmp_path, output_format)
     assert result.stdout == ""
     assert "TPU101" in out.read_text("utf-8")
     # The closing summary still goes to stderr.
-    assert "1 files scanned, 3 findings" in result.stderr
+    assert "1 file scanned, 1 would change, 3 findings" in result.stderr
