@@ -243,3 +243,20 @@ def test_mask_cell(source, masked_lines):
 def test_cell_magics_that_are_not_python_are_left_out():
     assert mask_cell("%%bash\necho strategy.experimental_run_v2\n", []) is None
     assert mask_cell("\n%%writefile x.py\nimport tensorflow\n", []) is None
+
+
+def test_notebook_through_stdin(run_cli, fixture_copy):
+    notebook = fixture_copy("tpu_colab.ipynb")
+    data = notebook.read_text("utf-8")
+    fixed = run_cli("fix", "-", "--stdin-filename", "nb.ipynb", input=data)
+    assert fixed.returncode == 1  # TPU202 stays for manual work
+    assert "nb.ipynb:cell 4:4:12: TPU202" in fixed.stderr
+    run_cli("fix", notebook.name)
+    assert fixed.stdout == notebook.read_text("utf-8")
+    checked = run_cli("check", "-", "--stdin-filename", "nb.ipynb", input=data)
+    assert "nb.ipynb:cell 4:7:12: TPU103 [*]" in checked.stdout
+    diffed = run_cli("diff", "-", "--stdin-filename", "nb.ipynb", input=data)
+    assert diffed.returncode == 1 and "+++ b/nb.ipynb:cell 6" in diffed.stdout
+    broken = run_cli("fix", "-", "--stdin-filename", "nb.ipynb", input="{ TPUStrategy tensorflow")
+    assert broken.returncode == 2 and broken.stdout == "{ TPUStrategy tensorflow"
+    assert "nb.ipynb:1: error: not a notebook: invalid JSON" in broken.stderr
