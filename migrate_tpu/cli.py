@@ -167,7 +167,7 @@ class Run:
             if pattern.upper() != "ALL" and not any(rule_id.startswith(pattern.upper()) for rule_id in ids):
                 raise click.BadParameter(f"no rule matches {pattern!r} (see `migrate-tpu rules`)", param_hint="--select/--ignore or [tool.migrate-tpu]")
 
-    def migrator(self):
+    def migrator(self, mode: str = "diff"):
         from migrate_tpu.codemod.api import Options
         from migrate_tpu.codemod.migrator import TPUMigrator
         from migrate_tpu.engine.config import PathMigrator
@@ -181,6 +181,7 @@ class Run:
                 target=self.settings.target,
                 unsafe_fixes=self.settings.unsafe_fixes,
                 want_edits=self.want_edits,
+                mode=mode,
             )
             return TPUMigrator(options, roots)
 
@@ -231,7 +232,7 @@ class Run:
                 for note in notes:
                     self.echo(note)
             yield from errors
-            for result in run(files, self.migrator(), mode, self.settings.jobs or None):
+            for result in run(files, self.migrator(mode), mode, self.settings.jobs or None):
                 self.progress.advance(result.path)
                 yield result
         finally:
@@ -254,7 +255,7 @@ def _stdin(run: Run, mode: str) -> int:
 
     name = run.stdin_filename or "<stdin>"
     data = sys.stdin.buffer.read()
-    migrator = run.migrator()
+    migrator = run.migrator(mode)
     notebook = name.endswith(".ipynb")
     try:
         if notebook:

@@ -82,15 +82,17 @@ class Site:
 
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
-_STATEMENTS = (
-    cst.SimpleStatementLine,
-    cst.If,
-    cst.For,
-    cst.While,
-    cst.With,
-    cst.Try,
-    cst.FunctionDef,
-    cst.ClassDef,
+_STATEMENTS = frozenset(
+    {
+        cst.SimpleStatementLine,
+        cst.If,
+        cst.For,
+        cst.While,
+        cst.With,
+        cst.Try,
+        cst.FunctionDef,
+        cst.ClassDef,
+    }
 )
 
 
@@ -149,11 +151,30 @@ class Analysis(cst.CSTVisitor):
     # -- the walk ---------------------------------------------------------------
 
     def run(self) -> List[Finding]:
-        self.module.visit(self)
+        self._walk(self.module)
         findings: List[Finding] = []
         for rule in self.rules:
             findings.extend(rule.finish(self))
         return findings
+
+    def _walk(self, node: cst.CSTNode) -> None:
+        """Visit ``node`` and its semantic children, reading fields directly.
+
+        LibCST's own ``visit`` rebuilds every node it passes through, even for
+        a read-only visitor; reading the dataclass fields, and skipping
+        whitespace, commas and parentheses, is several times cheaper.
+        """
+        self.on_visit(node)
+        for name in _child_fields(type(node)):
+            value = getattr(node, name)
+            kind = type(value)
+            if kind is list or kind is tuple:
+                for item in value:
+                    if _is_node(type(item)):
+                        self._walk(item)
+            elif _is_node(kind):
+                self._walk(value)
+        self.on_leave(node)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self._stack.append(node)
@@ -161,7 +182,7 @@ class Analysis(cst.CSTVisitor):
         if entry is not None:
             self._push(*entry)
         node_type = type(node)
-        if isinstance(node, _STATEMENTS):
+        if node_type in _STATEMENTS:
             self._statements.append(node)
         handler = _BINDERS.get(node_type)
         if handler is not None:
@@ -176,9 +197,10 @@ class Analysis(cst.CSTVisitor):
         pops = self._pops.pop(id(original_node), 0)
         for _ in range(pops):
             self.scope = self.scope.parent
-        if isinstance(original_node, _STATEMENTS):
+        node_type = type(original_node)
+        if node_type in _STATEMENTS:
             self._statements.pop()
-        if isinstance(original_node, cst.ExceptHandler):
+        if node_type is cst.ExceptHandler:
             self._except_depth -= 1
         self._stack.pop()
 
@@ -371,6 +393,66 @@ class Analysis(cst.CSTVisitor):
             self.calls_by_name.setdefault(func.value, []).append((node, self.scope))
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             self.calls_by_name.setdefault("." + func.attr.value, []).append((node, self.scope))
+
+
+# Fields that never hold code a rule cares about.
+_LAYOUT_FIELDS = frozenset(
+    {
+        "leading_lines", "lines_after_decorators", "lpar", "rpar", "comma", "header", "footer",
+        "semicolon", "colon", "equal", "dot", "star", "operator", "trailing_whitespace", "newline",
+        "first_line", "empty_lines", "last_line", "indent", "whitespace", "asynchronous",
+        "lbracket", "rbracket", "lbrace", "rbrace", "between",
+    }
+)
+# Where evaluation order matters to scopes: decorators and bases belong to the
+# enclosing scope, so they come before the parameters and the body.
+_ORDERED_FIELDS = {
+    cst.FunctionDef: ("decorators", "params", "returns", "body"),
+    cst.ClassDef: ("decorators", "bases", "keywords", "body"),
+}
+_FIELDS_CACHE: Dict[type, Tuple[str, ...]] = {}
+_NODE_TYPES: Dict[type, bool] = {}
+
+
+def _is_node(kind: type) -> bool:
+    known = _NODE_TYPES.get(kind)
+    if known is None:
+        known = _NODE_TYPES[kind] = issubclass(kind, cst.CSTNode)
+    return known
+
+
+def _child_fields(node_type: type) -> Tuple[str, ...]:
+    fields = _FIELDS_CACHE.get(node_type)
+    if fields is None:
+        import dataclasses
+
+        if node_type in _ORDERED_FIELDS:
+            fields = _ORDERED_FIELDS[node_type]
+        else:
+            fields = tuple(
+                f.name
+                for f in dataclasses.fields(node_type)
+                if f.name not in _LAYOUT_FIELDS and not f.name.startswith("whitespace")
+            )
+        _FIELDS_CACHE[node_type] = fields
+    return fields
+
+
+def iter_tree(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every semantic node below and including ``node``, parents first (no rebuilding)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        children = []
+        for name in _child_fields(type(current)):
+            value = getattr(current, name)
+            kind = type(value)
+            if kind is list or kind is tuple:
+                children.extend(item for item in value if _is_node(type(item)))
+            elif _is_node(kind):
+                children.append(value)
+        stack.extend(reversed(children))
 
 
 _BINDERS = {

@@ -29,6 +29,9 @@ class Options:
     unsafe_fixes: bool = False
     # JSON and SARIF reports carry each fix's text edits.
     want_edits: bool = False
+    # "check" reports every finding and needs no new code; "diff" and "fix"
+    # need the new code and the positions of what they could not fix.
+    mode: str = "diff"
 
 
 @dataclass
@@ -108,8 +111,12 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
         return Outcome(source, [])
 
     directives = _directives(source)
-    statements = [f.statement for f in findings if f.statement is not None]
-    located = spans(module, [f.node for f in findings] + statements)
+    statements = [f.statement for f in findings if f.statement is not None] if directives else []
+    if options.mode == "check" or directives:
+        wanted = findings
+    else:  # only what cannot be fixed here is shown with its position
+        wanted = [f for f in findings if not _will_apply(f, options)]
+    located = spans(module, [f.node for f in wanted] + statements)
     kept: List[Finding] = []
     for finding in findings:
         span = located.get(id(finding.node), (0, 0, 0, 0))
@@ -128,11 +135,11 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
         kept.append(finding)
     kept.sort(key=lambda f: (f.line, f.column, f.rule_id))
 
-    chosen = [
-        f
-        for f in kept
-        if f.changes and (f.safety is Safety.SAFE or (f.safety is Safety.UNSAFE and options.unsafe_fixes))
-    ]
+    chosen = [f for f in kept if _will_apply(f, options)]
+    if options.mode == "check":
+        for f in chosen:
+            f.applied = True
+        return Outcome(source, [_report(f, module, options) for f in kept])
     new_module = module
     if chosen:
         changes = [change for f in chosen for change in f.changes]
@@ -151,6 +158,12 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
 
     reports = [_report(f, module, options) for f in kept]
     return Outcome(code, reports)
+
+
+def _will_apply(finding: Finding, options: Options) -> bool:
+    if not finding.changes:
+        return False
+    return finding.safety is Safety.SAFE or (finding.safety is Safety.UNSAFE and options.unsafe_fixes)
 
 
 def _parses_with_libcst(code: str) -> bool:

@@ -22,10 +22,12 @@ _STRONG = (
     rb"|experimental_steps_per_execution|experimental_run_tf_function"
 )
 # Common words that matter only beside TensorFlow: ``.compile(`` (Keras),
-# ``.devices`` (replica contexts) and ``.run(`` (strategies, which may also
-# arrive as parameters named like ``strategy`` or ``distribution``).
+# ``.devices`` (replica contexts) and ``.run(`` (strategies).
 _WEAK = rb"\.(?:compile|run)\s*\(|\.devices\b"
-_CONTEXT = rb"tensorflow|keras|[Ss]trategy\b|\bstrat\b|\bdistribution\b"
+_CONTEXT = rb"tensorflow|keras"
+# A strategy may also arrive as a parameter, in a file that never imports
+# TensorFlow: ``strategy.run(`` / ``self.distribution.run(``.
+_STRATEGY_RUN = rb"(?:[Ss]trategy|\bstrat|\bdistribution)\s*\.\s*run\s*\("
 
 
 _RECURSION_LIMIT = 6000
@@ -41,6 +43,7 @@ class TPUMigrator:
         self._strong = re.compile(_STRONG)
         self._weak = re.compile(_WEAK)
         self._context = re.compile(_CONTEXT)
+        self._strategy_run = re.compile(_STRATEGY_RUN)
 
     def __getstate__(self):
         return {"options": self.options, "roots": self.roots}
@@ -51,7 +54,9 @@ class TPUMigrator:
     def needs_work(self, data: bytes) -> bool:
         if self._strong.search(data) is not None:
             return True
-        return self._weak.search(data) is not None and self._context.search(data) is not None
+        if self._weak.search(data) is None:
+            return False
+        return self._context.search(data) is not None or self._strategy_run.search(data) is not None
 
     def _project(self):
         if self._lookup is None:

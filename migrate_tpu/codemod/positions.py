@@ -17,6 +17,10 @@ from libcst._nodes.internal import CodegenState
 Span = Tuple[int, int, int, int]
 
 
+class _AllFound(Exception):
+    """Raised once every wanted node has its span: the rest of the file is not generated."""
+
+
 class _SpanState(CodegenState):
     def __init__(self, module: cst.Module, wanted: set) -> None:
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
@@ -27,6 +31,7 @@ class _SpanState(CodegenState):
         self._counted = 0
         self._line = 1
         self._column = 0
+        self._remaining = len(wanted)
 
     def _where(self) -> Tuple[int, int]:
         tokens = self.tokens
@@ -45,9 +50,14 @@ class _SpanState(CodegenState):
         if id(node) in self.wanted:
             self.starts[id(node)] = self._where()
 
+    def _ended(self, node: cst.CSTNode) -> None:
+        self.ends[id(node)] = self._where()
+        if len(self.ends) >= self._remaining:
+            raise _AllFound
+
     def after_codegen(self, node: cst.CSTNode) -> None:
-        if id(node) in self.wanted and id(node) not in self._syntactic:
-            self.ends[id(node)] = self._where()
+        if id(node) in self.wanted and id(node) not in self._syntactic and id(node) not in self.ends:
+            self._ended(node)
 
     @contextmanager
     def record_syntactic_position(
@@ -59,7 +69,7 @@ class _SpanState(CodegenState):
         self.starts[id(node)] = self._where()
         self._syntactic.add(id(node))
         yield
-        self.ends[id(node)] = self._where()
+        self._ended(node)
 
 
 def spans(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> Dict[int, Span]:
@@ -68,7 +78,10 @@ def spans(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> Dict[int, Span]:
     if not wanted:
         return {}
     state = _SpanState(module, wanted)
-    module._codegen(state)
+    try:
+        module._codegen(state)
+    except _AllFound:
+        pass
     result = {}
     for key, start in state.starts.items():
         end = state.ends.get(key, start)

@@ -72,7 +72,7 @@ class TableRule(Rule):
     # -- walk ---------------------------------------------------------------------
 
     def visit_Attribute(self, node: cst.Attribute, analysis: Analysis) -> None:
-        if node.attr.value in self._last or (self.kind == "flag" and any(e.prefix for e in self.entries)):
+        if node.attr.value in self._last:
             parent = analysis.parent
             call = parent if isinstance(parent, cst.Call) and parent.func is node else None
             analysis.remember(call or node)
@@ -100,6 +100,10 @@ class TableRule(Rule):
             return
         module = dotted_name(node.module) if node.module is not None else None
         if module is None or node.relative:
+            return
+        if self.kind == "flag" and any(self._matches(e, module) for e in self.entries):
+            analysis.remember(node)
+            self._imports.append((node, analysis.scope))
             return
         for alias in node.names:
             name = dotted_name(alias.name) or ""
@@ -175,20 +179,17 @@ class TableRule(Rule):
     def _finish_flags(self, analysis: Analysis) -> None:
         for node, scope, call in self._attributes + self._names:
             entry = self._entry_for(qualified_name(node, scope))
-            if entry is None or self._inside_longer_match(node, analysis):
+            if entry is None:
                 continue
             self.report(node, entry.message, analysis=analysis, suggestion=entry.new)
+        for node, scope in self._imports:
+            self.report(node, next(e for e in self.entries if self._imports_entry(node, e)).message, analysis=analysis)
 
-    def _inside_longer_match(self, node: cst.CSTNode, analysis: Analysis) -> bool:
-        """For prefix entries report ``a.b.c`` once, not again for ``a.b``."""
-        site = analysis.site(node)
-        if site is None:
-            return False
-        path = site.path
-        index = len(path) - 1
-        while index >= 0 and path[index] is not node:
-            index -= 1
-        return index > 0 and isinstance(path[index - 1], cst.Attribute) and path[index - 1].value is node
+    def _imports_entry(self, node: cst.ImportFrom, entry: Entry) -> bool:
+        module = dotted_name(node.module) or ""
+        if self._matches(entry, module):
+            return True
+        return any(self._matches(entry, f"{module}.{dotted_name(a.name)}") for a in node.names)
 
     def _finish_symbols(self, analysis: Analysis) -> None:
         # Names bound by ``from ... import`` of a moved symbol: rewrite the import

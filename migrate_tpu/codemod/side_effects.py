@@ -12,7 +12,7 @@ from typing import List, Optional, Set
 
 import libcst as cst
 
-from migrate_tpu.codemod.analysis import Analysis, Scope
+from migrate_tpu.codemod.analysis import Analysis, Scope, iter_tree
 from migrate_tpu.codemod.names import lookup, qualified_name
 
 _IMPURE_BUILTINS = frozenset({"print", "open", "input", "breakpoint", "exec", "eval"})
@@ -40,9 +40,8 @@ _MUTATORS = frozenset(
 _MAX_DEPTH = 3
 
 
-class _Finder(cst.CSTVisitor):
+class _Finder:
     def __init__(self, analysis: Analysis, scope: Scope, depth: int, seen: Set[int]) -> None:
-        super().__init__()
         self.analysis = analysis
         self.scope = scope
         self.depth = depth
@@ -159,7 +158,19 @@ def side_effects(function: cst.CSTNode, analysis: Analysis, depth: int = 0, seen
     if scope is None:
         return ["its body is not in view"]
     finder = _Finder(analysis, scope, depth, seen)
-    body = function.body
-    body.visit(finder)
+    hooks = {
+        cst.Call: finder.visit_Call,
+        cst.Assign: finder.visit_Assign,
+        cst.AugAssign: finder.visit_AugAssign,
+        cst.AnnAssign: finder.visit_AnnAssign,
+        cst.Yield: finder.visit_Yield,
+        cst.Attribute: finder.visit_Attribute,
+        cst.Arg: finder.visit_Arg,
+        cst.Name: finder.visit_Name,
+    }
+    for node in iter_tree(function.body):
+        hook = hooks.get(type(node))
+        if hook is not None:
+            hook(node)
     finder.check_reads()
     return finder.reasons[:3]
