@@ -356,7 +356,8 @@ def _format_source(new: str, raw: object, original: str, ensure_ascii: bool) -> 
 
 
 def _uses_ascii_escapes(text: str) -> bool:
-    if any(ord(char) > 127 for char in text):
+    """Whether the file writes non-ASCII text as ``\\uXXXX`` (``ensure_ascii``)."""
+    if not text.isascii():
         return False
     return re.search(r"\\u(?!00[0-7][0-9a-fA-F])[0-9a-fA-F]{4}", text) is not None
 
@@ -471,7 +472,7 @@ def _cell_report(report, program: _Program) -> object:
     return CellReport(cell, **fields)
 
 
-def _file_position(text: str, cell: Cell, line: int, column: int) -> Tuple[int, int]:
+def _file_position(text: str, cell: Cell, line: int, column: int, ensure_ascii: bool) -> Tuple[int, int]:
     """Where line ``line``, column ``column`` of ``cell``'s source is in the
     notebook file's own text (1-based), for annotations on the raw file."""
     start, _ = cell.span
@@ -485,7 +486,7 @@ def _file_position(text: str, cell: Cell, line: int, column: int) -> Tuple[int, 
                 offset = item.index("\n", offset) + 1
             prefix = item[: offset + max(column - 1, 0)]
             line_start = text.rfind("\n", 0, item_start) + 1
-            encoded = json.dumps(prefix, ensure_ascii=_uses_ascii_escapes(text))
+            encoded = json.dumps(prefix, ensure_ascii=ensure_ascii)
             return text.count("\n", 0, item_start) + 1, item_start - line_start + len(encoded)
         seen += item.count("\n")
     return text.count("\n", 0, start) + 1, 1
@@ -533,9 +534,10 @@ def migrate_notebook(data: bytes, migrator, path: str, name: str, want_diff: boo
         raise FileError(error.message, line=line, cell=cell)
     reports = [_cell_report(report, program) for report in outcome.reports]
     by_number = {cell.number: cell for cell in cells}
+    ensure_ascii = _uses_ascii_escapes(text)
     for report in reports:
         if isinstance(report, CellReport):
-            report.file_line, report.file_column = _file_position(text, by_number[report.cell], report.line, report.column)
+            report.file_line, report.file_column = _file_position(text, by_number[report.cell], report.line, report.column, ensure_ascii)
     if outcome.code == program.text:
         return data, reports, ""
     new_cells = _split_program(outcome.code, program)
