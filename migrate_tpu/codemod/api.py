@@ -16,22 +16,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis
+from migrate_tpu.codemod.options import Options
 from migrate_tpu.codemod.edits import add_imports, apply_changes, drop_unused_imports
 from migrate_tpu.codemod.positions import spans
 from migrate_tpu.codemod.rule import Finding, Safety, select_rules
-
-
-@dataclass(frozen=True)
-class Options:
-    select: Tuple[str, ...] = ()
-    ignore: Tuple[str, ...] = ()
-    target: str = "2.4"
-    unsafe_fixes: bool = False
-    # JSON and SARIF reports carry each fix's text edits.
-    want_edits: bool = False
-    # "check" reports every finding and needs no new code; "diff" and "fix"
-    # need the new code and the positions of what they could not fix.
-    mode: str = "diff"
 
 
 @dataclass

@@ -27,7 +27,7 @@ _WEAK = rb"\.(?:compile|run)\s*\(|\.devices\b"
 _CONTEXT = rb"tensorflow|keras"
 # A strategy may also arrive as a parameter, in a file that never imports
 # TensorFlow: ``strategy.run(`` / ``self.distribution.run(``.
-_STRATEGY_RUN = rb"(?:[Ss]trategy|\bstrat|\bdistribution)\s*\.\s*run\s*\("
+_RUN_RECEIVER = rb"(?:strategy|\bstrat|\bdistribution)\s*$"
 
 
 _RECURSION_LIMIT = 6000
@@ -35,7 +35,7 @@ _RECURSION_LIMIT = 6000
 
 class TPUMigrator:
     def __init__(self, options=None, roots: Tuple[str, ...] = ()) -> None:
-        from migrate_tpu.codemod.api import Options
+        from migrate_tpu.codemod.options import Options
 
         self.options = options or Options()
         self.roots = roots
@@ -43,7 +43,7 @@ class TPUMigrator:
         self._strong = re.compile(_STRONG)
         self._weak = re.compile(_WEAK)
         self._context = re.compile(_CONTEXT)
-        self._strategy_run = re.compile(_STRATEGY_RUN)
+        self._run_receiver = re.compile(_RUN_RECEIVER, re.IGNORECASE)
 
     def __getstate__(self):
         return {"options": self.options, "roots": self.roots}
@@ -52,11 +52,24 @@ class TPUMigrator:
         self.__init__(state["options"], state["roots"])
 
     def needs_work(self, data: bytes) -> bool:
-        if self._strong.search(data) is not None:
+        # Plain substring tests first: they run at memory speed, the regular
+        # expressions only on the few files that pass them.
+        if b"tensorflow" in data or b"keras" in data:
+            return self._strong.search(data) is not None or self._weak.search(data) is not None
+        # Without an import of TensorFlow, only methods called on a strategy
+        # that arrives from elsewhere can be due.
+        if (b"experimental_" in data or b"TPUStrategy" in data) and self._strong.search(data) is not None:
             return True
-        if self._weak.search(data) is None:
-            return False
-        return self._context.search(data) is not None or self._strategy_run.search(data) is not None
+        return self._strategy_run(data)
+
+    def _strategy_run(self, data: bytes) -> bool:
+        """``strategy.run(`` and the like: the receiver is looked at only where ``.run(`` occurs."""
+        start = data.find(b".run(")
+        while start >= 0:
+            if self._run_receiver.search(data[max(0, start - 40) : start]):
+                return True
+            start = data.find(b".run(", start + 5)
+        return False
 
     def _project(self):
         if self._lookup is None:
