@@ -168,7 +168,7 @@ class Run:
                 raise click.BadParameter(f"no rule matches {pattern!r} (see `migrate-tpu rules`)", param_hint="--select/--ignore or [tool.migrate-tpu]")
 
     def migrator(self, mode: str = "diff"):
-        from migrate_tpu.codemod.api import Options
+        from migrate_tpu.codemod.options import Options
         from migrate_tpu.codemod.migrator import TPUMigrator
         from migrate_tpu.engine.config import PathMigrator
 
