@@ -34,6 +34,9 @@ _IMPURE_MODULES = (
     "tempfile",
     "pathlib",
 )
+# Conversions that need a concrete value: they fail on a traced tensor.
+_CONCRETE_BUILTINS = frozenset({"float", "int", "bool", "complex"})
+_CONCRETE_METHODS = frozenset({"item", "tolist"})
 _MUTATORS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "update", "add", "discard", "setdefault", "popitem", "write", "writelines", "sort", "reverse"}
 )
@@ -69,6 +72,9 @@ class _Finder:
             if func.attr.value == "numpy":
                 self._add("`.numpy()`")
                 return
+            if func.attr.value in _CONCRETE_METHODS and not node.args:
+                self._add(f"`.{func.attr.value}()`")
+                return
             if func.attr.value in _MUTATORS:
                 owner = self._outer(func.value)
                 if owner is not None and qualified_name(func.value, self.scope) is None:
@@ -76,6 +82,15 @@ class _Finder:
                     return
         if isinstance(func, cst.Name) and func.value in _IMPURE_BUILTINS and lookup(self.scope, func.value) is None:
             self._add(f"`{func.value}()`")
+            return
+        if (
+            isinstance(func, cst.Name)
+            and func.value in _CONCRETE_BUILTINS
+            and lookup(self.scope, func.value) is None
+            and node.args
+            and not isinstance(node.args[0].value, (cst.Integer, cst.Float, cst.SimpleString))
+        ):
+            self._add(f"`{func.value}()` of a value that is a tensor while tracing")
             return
         name = qualified_name(func, self.scope)
         if name is not None:
