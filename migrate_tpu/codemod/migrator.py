@@ -51,6 +51,23 @@ class TPUMigrator:
     def __setstate__(self, state) -> None:
         self.__init__(state["options"], state["roots"])
 
+    def cache_salt(self) -> str:
+        """What a cached result depends on besides the file: version, settings, rules."""
+        from pathlib import Path
+
+        from migrate_tpu import __version__
+        from migrate_tpu.codemod.locations import rules_directory
+
+        package = Path(__file__).resolve().parent
+        fingerprint = []
+        for path in sorted(package.rglob("*.py")) + sorted(rules_directory().glob("*.toml")):
+            try:
+                status = path.stat()
+            except OSError:
+                continue
+            fingerprint.append(f"{path.name}:{status.st_size}:{status.st_mtime_ns}")
+        return "|".join([__version__, repr(self.options), *fingerprint])
+
     def needs_work(self, data: bytes) -> bool:
         # Plain substring tests first: they run at memory speed, the regular
         # expressions only on the few files that pass them.

@@ -23,6 +23,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis, dotted_name
+from migrate_tpu.codemod.locations import rules_directory
 from migrate_tpu.codemod.names import expression_for, lookup, qualified_name
 from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register
 
@@ -30,13 +31,6 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
-
-
-def rules_directory() -> Path:
-    """Installed wheels carry the tables inside the package; a checkout has them at the top."""
-    package = Path(__file__).resolve().parent.parent
-    installed = package / "_rules"
-    return installed if installed.is_dir() else package.parent / "rules"
 
 
 @dataclass
