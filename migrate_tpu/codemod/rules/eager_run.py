@@ -215,9 +215,7 @@ strategy.run(step_fn, args=(tf.constant(1.0),))
         target, kind = self._resolve_def(fn.value, scope, analysis)
         if kind == "compiled":
             return
-        label = analysis.module.code_for_node(fn.value)
-        if len(label) > 40:
-            label = label[:37] + "..."
+        label = _label(analysis.module.code_for_node(fn.value))
         base = f"`{label}` is a plain Python function passed to an eager `{call.func.attr.value}`; TPUStrategy rejects it outside `tf.function`"
         if kind in ("def", "method"):
             if id(target) in graph:
@@ -294,3 +292,12 @@ strategy.run(step_fn, args=(tf.constant(1.0),))
             suggestion=f"{text}({label})",
             fix_title=f"Wrap in `{text}(...)`",
         )
+
+
+def _label(code: str) -> str:
+    """One short line naming the callable in a message."""
+    lines = code.strip().splitlines() or [""]
+    label = lines[0]
+    if len(lines) > 1 or len(label) > 40:
+        label = label[:37].rstrip() + "..."
+    return label
