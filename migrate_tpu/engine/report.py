@@ -31,12 +31,16 @@ class RunSummary:
     applied: int = 0
     remaining: int = 0
     unsafe_hidden: int = 0
+    # Files with a finding `fix` would fix: "would change" in check mode,
+    # where no new code is generated.
+    fixable_files: int = 0
 
     def add(self, result: FileResult) -> None:
         self.files += 1
         self.parsed += int(result.parsed)
         self.changed += int(result.changed)
         self.errors += int(result.failed)
+        self.fixable_files += int(result.changed or any(report.applied for report in result.reports))
         for report in result.reports:
             self.by_rule[report.rule] += 1
             if report.applied:
@@ -121,7 +125,7 @@ def summary_text(summary: RunSummary, mode: str) -> str:
     elif mode == "diff":
         lines.append(f"{scanned}, {summary.changed} would change, {count(summary.remaining, 'finding')} not fixable automatically, {errors}.")
     else:
-        lines.append(f"{scanned}, {summary.changed} would change, {count(total, 'finding')} ({summary.applied} fixable with `migrate-tpu fix` [*]), {errors}.")
+        lines.append(f"{scanned}, {summary.fixable_files} would change, {count(total, 'finding')} ({summary.applied} fixable with `migrate-tpu fix` [*]), {errors}.")
     if summary.by_rule:
         lines.append("By rule: " + ", ".join(f"{rule} {number}" for rule, number in sorted(summary.by_rule.items())))
     if summary.unsafe_hidden:
