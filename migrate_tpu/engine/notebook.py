@@ -32,8 +32,12 @@ from migrate_tpu.engine.pipeline import FileError
 PYTHON_BODY_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
 
 _MARK = "migrate-tpu-masked"
+# IPython lines become this statement. An import, so that the block at the top
+# of a notebook (`%tensorflow_version 2.x`, `!pip install ...`, imports) stays
+# one block to the migrator, and imports it adds go after it, not before it.
+_PLACEHOLDER = "import _migrate_tpu_ipython  # " + _MARK
 _CELL_MARK = "# migrate-tpu-cell"
-_MARK_LINE = re.compile(r"^[ \t]*pass  # " + _MARK + r" (\d+)$")
+_MARK_LINE = re.compile(r"^[ \t]*" + re.escape(_PLACEHOLDER) + r" (\d+)$")
 _CELL_LINE = re.compile(r"^" + _CELL_MARK + r" (\d+)\r?\n?$")
 # IPython's `x = !cmd` / `x, y = %sx cmd`.
 _ASSIGN_MAGIC = re.compile(r"^[ \t]*[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*[ \t]*=[ \t]*[!%]")
@@ -152,7 +156,7 @@ def mask_cell(source: str, stash: List[str]) -> Optional[str]:
             indent = line[: len(line) - len(line.lstrip(" \t"))]
         ending = line[len(line.rstrip("\r\n")) :]
         stash.append(line[: len(line) - len(ending)])
-        out.append(f"{indent}pass  # {_MARK} {len(stash) - 1}{ending}")
+        out.append(f"{indent}{_PLACEHOLDER} {len(stash) - 1}{ending}")
     return "".join(out)
 
 

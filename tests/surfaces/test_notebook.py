@@ -260,3 +260,25 @@ def test_notebook_through_stdin(run_cli, fixture_copy):
     broken = run_cli("fix", "-", "--stdin-filename", "nb.ipynb", input="{ TPUStrategy tensorflow")
     assert broken.returncode == 2 and broken.stdout == "{ TPUStrategy tensorflow"
     assert "nb.ipynb:1: error: not a notebook: invalid JSON" in broken.stderr
+
+
+def test_added_imports_go_after_leading_magics(run_cli, tmp_path):
+    # `%tensorflow_version` must run before TensorFlow is imported: an import a
+    # fix adds goes after the magics and imports at the top, never before them.
+    notebook = tmp_path / "imports.ipynb"
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": "# Setup"},
+        {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+         "source": "%tensorflow_version 2.x\n!pip install -q tensorflow-datasets\nfrom tensorflow.distribute.experimental import TPUStrategy\nimport numpy as np"},
+        {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+         "source": "strategy = TPUStrategy(resolver)\ndataset = strategy.experimental_make_numpy_dataset((np.ones(3),))"},
+    ]
+    notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 4}, indent=1), "utf-8")
+    result = run_cli("fix", notebook.name)
+    assert result.returncode == 0, result.stderr
+    first, second = _sources(notebook)[1:]
+    assert first == (
+        "%tensorflow_version 2.x\n!pip install -q tensorflow-datasets\n"
+        "from tensorflow.distribute import TPUStrategy\nimport numpy as np\nimport tensorflow as tf"
+    )
+    assert second.endswith("dataset = tf.data.Dataset.from_tensor_slices((np.ones(3),))")
