@@ -5,7 +5,9 @@ bound in one cell is known in the cells after it. IPython syntax that is not
 Python (``%magic``, ``!shell``, ``x = !cmd``, ``obj?``) is masked by a
 placeholder statement of the same line count before migration and put back
 exactly afterwards. A cell that starts with a cell magic is left as it is,
-except ``%%time``-like magics whose body is Python: their body is migrated.
+except ``%%time``-like magics whose body is Python: their body is migrated;
+and ``%%writefile name.py`` cells, whose body is migrated on its own, as the
+module it writes.
 
 The file is never re-serialised: the byte span of each changed cell's
 ``source`` value is replaced in the original text and everything else
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from json.decoder import scanstring
@@ -392,6 +395,8 @@ class _Program:
     trailing_newline: Dict[int, bool] = field(default_factory=dict)
     masked: Dict[int, str] = field(default_factory=dict)
     stash: List[str] = field(default_factory=list)
+    # `%%writefile name.py` cells: (the lines up to the magic, the body, the file's name).
+    files: Dict[int, Tuple[str, str, str]] = field(default_factory=dict)
 
     def locate(self, line: int) -> Tuple[Optional[int], int]:
         for cell, start in self.starts.items():
@@ -406,6 +411,10 @@ def _build_program(cells: List[Cell]) -> _Program:
     line = 1
     for cell in cells:
         if cell.kind != "code" or not cell.source.strip():
+            continue
+        written = _written_python_file(cell.source)
+        if written is not None:
+            program.files[cell.number] = written
             continue
         masked = mask_cell(cell.source, program.stash)
         if masked is None:
@@ -423,6 +432,27 @@ def _build_program(cells: List[Cell]) -> _Program:
         parts.append(masked)
     program.text = "".join(parts)
     return program
+
+
+_WRITEFILE = re.compile(r"^[ \t]*%%(?:writefile|file)\b(?P<args>[^\r\n]*)(?:\r?\n|$)")
+
+
+def _written_python_file(source: str) -> Optional[Tuple[str, str, str]]:
+    """``(head, body, file name)`` of a ``%%writefile name.py`` cell, else None.
+
+    Such a cell writes a separate Python module: its body is migrated on its
+    own, not as part of the notebook's program.
+    """
+    blank = len(source) - len(source.lstrip("\r\n \t"))
+    start = source.rfind("\n", 0, blank) + 1
+    match = _WRITEFILE.match(source, start)
+    if not match:
+        return None
+    words = match.group("args").split()
+    names = [word for word in words if not word.startswith("-")]
+    if len(names) != 1 or not names[0].strip("'\"").endswith(".py"):
+        return None
+    return source[: match.end()], source[match.end() :], names[0].strip("'\"")
 
 
 def _split_program(code: str, program: _Program) -> Dict[int, str]:
@@ -456,22 +486,26 @@ def _split_program(code: str, program: _Program) -> Dict[int, str]:
 
 
 def _cell_report(report, program: _Program) -> object:
-    fields = report.to_dict() if hasattr(report, "to_dict") else dict(vars(report))
-    cell, line = program.locate(fields.get("line", 0))
+    cell, _ = program.locate(getattr(report, "line", 0))
     if cell is None:
         return report
-    start = program.starts[cell]
-    fields["line"] = line
+    return _relocate(report, cell, program.starts[cell] - 1)
+
+
+def _relocate(report, cell: int, offset: int) -> "CellReport":
+    """``report`` in cell coordinates: its lines (and its edits' lines) minus ``offset``."""
+    fields = report.to_dict() if hasattr(report, "to_dict") else dict(vars(report))
+    fields["line"] = fields.get("line", 0) - offset
     if fields.get("end_line"):
-        fields["end_line"] = fields["end_line"] - start + 1
-    edits = []
-    for edit in fields.get("edits") or []:
-        edit = dict(edit)
-        if "line" in edit:
-            edit["line"] = edit["line"] - start + 1
-            edit["end_line"] = edit.get("end_line", edit["line"] + start - 1) - start + 1
-        edits.append(edit)
+        fields["end_line"] = fields["end_line"] - offset
     if "edits" in fields:
+        edits = []
+        for edit in fields["edits"] or []:
+            edit = dict(edit)
+            if "line" in edit:
+                edit["line"] -= offset
+                edit["end_line"] = edit.get("end_line", edit["line"] + offset) - offset
+            edits.append(edit)
         fields["edits"] = edits
     return CellReport(cell, **fields)
 
@@ -528,24 +562,36 @@ def migrate_notebook(data: bytes, migrator, path: str, name: str, want_diff: boo
     if _language(document) != "python":
         return data, [], ""
     program = _build_program(cells)
-    if not program.text or not migrator.needs_work(program.text.encode("utf-8")):
-        return data, [], ""
-    try:
-        outcome = migrator.migrate(program.text, path)
-    except FileError as error:
-        _raise_cell_syntax_error(program)
-        cell, line = program.locate(error.line) if error.line else (None, 0)
-        raise FileError(error.message, line=line, cell=cell)
-    reports = [_cell_report(report, program) for report in outcome.reports]
+    reports: list = []
+    new_sources: Dict[int, str] = {}
+    if program.text and migrator.needs_work(program.text.encode("utf-8")):
+        try:
+            outcome = migrator.migrate(program.text, path)
+        except FileError as error:
+            _raise_cell_syntax_error(program)
+            cell, line = program.locate(error.line) if error.line else (None, 0)
+            raise FileError(error.message, line=line, cell=cell)
+        reports += [_cell_report(report, program) for report in outcome.reports]
+        if outcome.code != program.text:
+            new_sources.update(_split_program(outcome.code, program))
+    for number, (head, body, file_name) in program.files.items():
+        if not migrator.needs_work(body.encode("utf-8")):
+            continue
+        offset = head.count("\n")
+        try:
+            outcome = migrator.migrate(body, os.path.join(os.path.dirname(path), file_name))
+        except FileError as error:
+            raise FileError(error.message, line=error.line + offset if error.line else 0, cell=number)
+        reports += [_relocate(report, number, -offset) for report in outcome.reports]
+        if outcome.code != body:
+            new_sources[number] = head + outcome.code
     by_number = {cell.number: cell for cell in cells}
     ensure_ascii = _uses_ascii_escapes(text)
     for report in reports:
         if isinstance(report, CellReport):
             report.file_line, report.file_column = _file_position(text, by_number[report.cell], report.line, report.column, ensure_ascii)
-    if outcome.code == program.text:
-        return data, reports, ""
-    new_cells = _split_program(outcome.code, program)
-    changed = {number: source for number, source in new_cells.items() if source != by_number[number].source}
+    reports.sort(key=lambda r: (getattr(r, "cell", 0) or 0, r.line, r.column))
+    changed = {number: source for number, source in new_sources.items() if source != by_number[number].source}
     if not changed:
         return data, reports, ""
     new_text = _splice(text, cells, changed)

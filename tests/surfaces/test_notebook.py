@@ -282,3 +282,22 @@ def test_added_imports_go_after_leading_magics(run_cli, tmp_path):
         "from tensorflow.distribute import TPUStrategy\nimport numpy as np\nimport tensorflow as tf"
     )
     assert second.endswith("dataset = tf.data.Dataset.from_tensor_slices((np.ones(3),))")
+
+
+def test_writefile_cells_are_migrated_as_their_own_module(run_cli, tmp_path):
+    notebook = tmp_path / "writes.ipynb"
+    code = lambda source: {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
+    cells = [
+        # `strategy` here is not the one in trainer.py: the module is migrated on its own.
+        code("strategy = object()"),
+        code("%%writefile trainer.py\nimport tensorflow as tf\nstrategy = tf.distribute.experimental.TPUStrategy()\n"),
+        code("%%writefile -a notes.txt\nstrategy.experimental_run_v2(f)  # tensorflow"),
+        code("!python trainer.py"),
+    ]
+    notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 4}, indent=1), "utf-8")
+    check = run_cli("check", "--format", "json", notebook.name)
+    assert [(f["cell"], f["line"], f["rule"]) for f in json.loads(check.stdout)["findings"]] == [(2, 3, "TPU103")]
+    run_cli("fix", notebook.name)
+    sources = _sources(notebook)
+    assert sources[1] == "%%writefile trainer.py\nimport tensorflow as tf\nstrategy = tf.distribute.TPUStrategy()\n"
+    assert sources[2] == cells[2]["source"] and sources[3] == cells[3]["source"]
