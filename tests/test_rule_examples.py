@@ -60,3 +60,14 @@ def test_rule_ids_are_unique_and_stable():
     ids = [rule.id for rule in all_rules()]
     assert len(ids) == len(set(ids))
     assert {"TPU101", "TPU102", "TPU103", "TPU104", "TPU105", "TPU106", "TPU201", "TPU301", "TPU401", "TPU402", "TPU403", "TPU501"} <= set(ids)
+
+
+def test_rule_docs_page_is_current():
+    """docs/rules.md is generated from the rules; it must not drift from them."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "document-rules"
+    result = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
