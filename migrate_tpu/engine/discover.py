@@ -3,13 +3,15 @@
 Directories are walked in sorted order; version-control folders, virtual
 environments, ``site-packages`` and what ``.gitignore`` ignores are skipped.
 Files named explicitly on the command line are always taken. Symbolic links
-are not followed while walking.
+are not followed while walking (see :func:`discover` for what is reported).
 """
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
@@ -62,6 +64,7 @@ class _IgnoreRules:
 
     def __init__(self) -> None:
         self._specs: dict = {}
+        self._chains: dict = {}
 
     def _spec(self, directory: Path):
         if directory not in self._specs:
@@ -78,18 +81,26 @@ class _IgnoreRules:
             self._specs[directory] = spec
         return self._specs[directory]
 
+    def _chain(self, directory: Path, top: Path) -> list:
+        """``(folder, spec)`` for each ``.gitignore`` from ``directory`` up to ``top`` (or the repository root)."""
+        key = (directory, top)
+        chain = self._chains.get(key)
+        if chain is None:
+            chain = []
+            folder = directory
+            while True:
+                spec = self._spec(folder)
+                if spec is not None:
+                    chain.append((folder, spec))
+                if folder == top or folder.parent == folder or (folder / ".git").exists():
+                    break
+                folder = folder.parent
+            self._chains[key] = chain
+        return chain
+
     def ignored(self, path: Path, is_dir: bool, top: Path) -> bool:
-        directory = path.parent
-        chain = []
-        while True:
-            chain.append(directory)
-            if directory == top or (directory / ".git").exists() or directory.parent == directory:
-                break
-            directory = directory.parent
-        for folder in chain:
-            spec = self._spec(folder)
-            if spec is None:
-                continue
+        """Whether a ``.gitignore`` between ``path`` and the walk's root ``top`` ignores it."""
+        for folder, spec in self._chain(path.parent, top):
             relative = path.relative_to(folder).as_posix() + ("/" if is_dir else "")
             if spec.match_file(relative):
                 return True
@@ -115,61 +126,145 @@ def discover(
     exclude: Sequence[str] = (),
     respect_gitignore: bool = True,
     base: Optional[Path] = None,
+    follow_symlinks: bool = False,
 ) -> Iterator[Found]:
+    """Files to process, in a stable order, and the paths skipped or failed on the way.
+
+    Symbolic links met while walking are not followed by default: each one
+    named like a source file, or pointing to a folder, or looping, is
+    reported as a skip note (``is_error`` false) and left alone. A path named
+    here is always followed; if it cannot be, that is an error. With
+    ``follow_symlinks``, links are followed, folders already walked are not
+    walked again (a note), and links that cannot be followed are errors.
+    A file reached twice is processed once.
+    """
     base = base or Path.cwd()
     ignores = _IgnoreRules()
+    seen: set = set()
     for raw in paths:
         path = Path(raw)
         if path.is_symlink() and not path.exists():
-            yield Found(path, "broken symbolic link", is_error=True)
+            yield Found(path, _broken_link_reason(path), is_error=True)
             continue
         if not path.exists():
             yield Found(path, "no such file or directory", is_error=True)
             continue
-        if path.is_file():
-            yield Found(path)
+        if not path.is_dir():  # files, and FIFOs or devices (the reader names those)
+            key = os.path.realpath(path)
+            if key not in seen:
+                seen.add(key)
+                yield Found(path)
             continue
-        yield from _walk(path, exclude, respect_gitignore, ignores, base)
+        real = os.path.realpath(path)
+        walked = {_identity(real)} if follow_symlinks else set()
+        yield from _walk(path, real, path, exclude, respect_gitignore, ignores, base, follow_symlinks, seen, walked)
 
 
-def _walk(top: Path, exclude, respect_gitignore: bool, ignores: _IgnoreRules, base: Path) -> Iterator[Found]:
+def _identity(path: str):
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return (status.st_dev, status.st_ino)
+
+
+def _walk(top: Path, real: str, root: Path, exclude, respect_gitignore: bool, ignores: _IgnoreRules, base: Path, follow: bool, seen: set, walked: set) -> Iterator[Found]:
     try:
         entries = sorted(os.scandir(top), key=lambda e: e.name)
     except OSError as error:
-        yield Found(top, f"cannot list directory: {error.strerror}", is_error=True)
+        yield Found(top, f"cannot list directory: {(error.strerror or str(error)).lower()}", is_error=True)
         return
     for entry in entries:
         path = Path(entry.path)
+        entry_real = os.path.join(real, entry.name)
         if entry.is_symlink():
-            if entry.name.endswith(SOURCE_SUFFIXES):
-                yield Found(path, _symlink_reason(path))
-            continue
-        try:
-            is_dir = entry.is_dir()
-        except OSError:
-            continue
+            if not follow:
+                reason = _symlink_note(path, entry.name, root)
+                if reason is not None:
+                    yield Found(path, reason)
+                continue
+            try:
+                status = os.stat(entry.path)
+            except OSError:
+                if entry.name.endswith(SOURCE_SUFFIXES) or _is_loop(path):
+                    yield Found(path, _broken_link_reason(path), is_error=True)
+                continue
+            entry_real = os.path.realpath(entry.path)
+            is_dir = stat.S_ISDIR(status.st_mode)
+            if is_dir:
+                identity = (status.st_dev, status.st_ino)
+                if identity in walked:
+                    if entry.name not in SKIPPED_DIRECTORIES:
+                        yield Found(path, "skipped: symbolic link to a folder already walked (a loop)")
+                    continue
+        else:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
         if is_dir:
             if entry.name in SKIPPED_DIRECTORIES or _is_virtualenv(path):
                 continue
             if _excluded(path, exclude, base):
                 continue
-            if respect_gitignore and ignores.ignored(path, True, top):
+            if respect_gitignore and ignores.ignored(path, True, root):
                 continue
-            yield from _walk(path, exclude, respect_gitignore, ignores, base)
+            if follow:
+                identity = _identity(entry.path)
+                if identity in walked:
+                    continue
+                walked.add(identity)
+            yield from _walk(path, entry_real, root, exclude, respect_gitignore, ignores, base, follow, seen, walked)
         elif entry.name.endswith(SOURCE_SUFFIXES):
             if _excluded(path, exclude, base):
                 continue
-            if respect_gitignore and ignores.ignored(path, False, top):
+            if respect_gitignore and ignores.ignored(path, False, root):
                 continue
+            if entry_real in seen:
+                continue
+            seen.add(entry_real)
             yield Found(path)
 
 
-def _symlink_reason(path: Path) -> str:
+def _is_loop(path: Path) -> bool:
     try:
-        path.resolve(strict=True)
-    except (OSError, RuntimeError):
-        return "skipped: symbolic link that loops or points nowhere"
-    return "skipped: symbolic link (not followed while walking; name the file to process it)"
+        os.stat(path)
+    except OSError as error:
+        return error.errno == errno.ELOOP
+    return False
+
+
+def _broken_link_reason(path: Path) -> str:
+    if _is_loop(path):
+        return "symbolic link loop (the link leads back to itself)"
+    return f"dangling symbolic link (its target {os.readlink(path)!r} does not exist)"
+
+
+def _symlink_note(path: Path, name: str, root: Path) -> Optional[str]:
+    """Why a link met while walking is skipped, or None for links not worth a word."""
+    try:
+        status = os.stat(path)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "skipped: symbolic link loop (links are not followed while walking)"
+        if name.endswith(SOURCE_SUFFIXES):
+            return f"skipped: dangling symbolic link (its target {os.readlink(path)!r} does not exist)"
+        return None
+    is_dir = stat.S_ISDIR(status.st_mode)
+    if not is_dir and not name.endswith(SOURCE_SUFFIXES):
+        return None
+    kind = "folder" if is_dir else "file"
+    target = os.path.realpath(path)
+    inside = _is_within(target, os.path.realpath(root))
+    if is_dir and inside and _is_within(os.path.realpath(os.path.dirname(os.path.abspath(path))), target):
+        return "skipped: symbolic link to a folder that contains it (a loop; links are not followed while walking)"
+    if not inside:
+        return f"skipped: symbolic link to a {kind} outside the tree ({target}); links are not followed while walking"
+    return f"skipped: symbolic link to a {kind} (links are not followed while walking; name it to process it)"
+
+
+def _is_within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def is_notebook(path: Path) -> bool:

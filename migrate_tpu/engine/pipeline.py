@@ -1,4 +1,4 @@
-"""One file through the migrator, and many files through a process pool.
+"""One file through the migrator, and many files through worker processes.
 
 The engine is generic: it is handed a *migrator* with two methods,
 ``needs_work(data: bytes) -> bool`` (a cheap textual prefilter, so files that
@@ -6,6 +6,24 @@ cannot need work are never parsed) and ``migrate(text, path) -> outcome``
 (``outcome.code`` and ``outcome.reports``), which raises :class:`FileError`
 for input it cannot handle. It reads, decodes, writes and reports; it knows
 nothing of what is migrated.
+
+Safety rules (docs/reliability.md explains them to users):
+
+- The parent process reads every file once, applies the prefilter and is the
+  only process that writes. Workers get bytes and return bytes, so a worker
+  can be killed at any moment without leaving a half-written or temporary
+  file behind.
+- Files are parsed in worker processes, never in the parent: a file that
+  crashes the parser (a stack overflow on a deeply nested expression, the
+  system killing a process that uses too much memory) or that takes longer
+  than the per-file time limit costs only that file, which is reported.
+- SIGINT, SIGTERM and SIGHUP stop a run at once: workers are killed, a write
+  in progress is finished first (it takes milliseconds), one line is printed
+  and the process exits with 128 + the signal number. Every file is then
+  either untouched or completely migrated.
+- A file that changed on disk after it was read is not overwritten.
+- Any file that contains NUL bytes is an error, whatever it mentions: it is
+  binary, or UTF-16/32 text in which the textual prefilter cannot see names.
 """
 
 from __future__ import annotations
@@ -13,16 +31,36 @@ from __future__ import annotations
 import difflib
 import multiprocessing
 import os
+import signal
 import sys
-from concurrent.futures import ProcessPoolExecutor
+import threading
+import time
+from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from multiprocessing.connection import wait as wait_for_any
 from pathlib import Path
-from typing import Iterable, Iterator, List, Optional, Sequence
+from typing import Deque, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from migrate_tpu.engine.source import SourceError, atomic_write, decode, read_bytes
+from migrate_tpu.engine.source import SourceError, atomic_write, decode, read_snapshot
 
-# Below this many files that pass the prefilter, a pool costs more than it saves.
-POOL_THRESHOLD = 6
+# A worker gives up on a file after 60 s plus 60 s per MB of source. The
+# environment variable sets a flat limit in seconds instead (0: no limit).
+BASE_FILE_TIMEOUT = 60.0
+FILE_TIMEOUT_PER_MB = 60.0
+FILE_TIMEOUT_VARIABLE = "MIGRATE_TPU_FILE_TIMEOUT"
+
+# Test hook, documented in docs/reliability.md: a worker that is handed a file
+# with exactly this base name kills itself with SIGKILL, as the kernel's
+# out-of-memory killer would. It exists so that tests can check that a dying
+# worker takes down only its own file.
+CRASH_HOOK_VARIABLE = "MIGRATE_TPU_TEST_CRASH"
+
+# Extra workers start only when this many files are waiting for one, so that
+# a handful of files (a pre-commit batch) is served by a single worker.
+SPAWN_BACKLOG = 2
+
+BINARY_MESSAGE = "binary file (contains NUL bytes), not Python source; left unchanged"
 
 
 class FileError(Exception):
@@ -33,6 +71,14 @@ class FileError(Exception):
         self.message = message
         self.line = line
         self.cell = cell
+
+
+class Interrupted(SystemExit):
+    """The run was stopped by a signal; exits with 128 + the signal number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(128 + signum)
+        self.signum = signum
 
 
 @dataclass
@@ -74,73 +120,98 @@ def unified_diff(old: str, new: str, name: str) -> str:
     return "".join(lines)
 
 
-def process_file(path: Path, migrator, mode: str, data: Optional[bytes] = None) -> FileResult:
-    """Migrate one file: ``mode`` is ``diff`` (no writes), ``fix`` or ``check``."""
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def migrate_data(path: Path, data: bytes, migrator, mode: str) -> Tuple[FileResult, Optional[bytes]]:
+    """Migrate one file's bytes without touching the disk.
+
+    Returns the result and, in ``fix`` mode when the file changes, the new
+    bytes to write. Never raises for a bad file: every problem becomes
+    ``result.error``, a one-line reason.
+    """
     name = display_path(path)
     result = FileResult(name)
+    new_data: Optional[bytes] = None
     try:
-        if data is None:
-            data = read_bytes(path)
+        if b"\x00" in data:
+            raise SourceError(BINARY_MESSAGE, line=data[: data.index(b"\x00")].count(b"\n") + 1)
         if not migrator.needs_work(data):
-            return result
+            return result, None
         if path.suffix == ".ipynb":
             from migrate_tpu.engine.notebook import migrate_notebook
 
-            new_data, reports, diff_text = migrate_notebook(data, migrator, str(path), name, want_diff=mode == "diff")
+            changed_data, reports, diff_text = migrate_notebook(data, migrator, str(path), name, want_diff=mode == "diff")
             result.parsed = True
             result.reports = reports
-            if new_data != data:
+            if changed_data != data:
                 result.changed = True
                 if mode == "diff":
                     result.diff = diff_text.encode("utf-8")
                 elif mode == "fix":
-                    atomic_write(path, new_data)
-                    result.written = True
-            return result
+                    new_data = changed_data
+            return result, new_data
         decoded = decode(data)
         result.parsed = True
         outcome = migrator.migrate(decoded.text, str(path))
         result.reports = list(outcome.reports)
         if outcome.code != decoded.text:
-            new_data = decoded.encode(outcome.code)
+            encoded = decoded.encode(outcome.code)
             result.changed = True
             if mode == "diff":
                 # A BOM stays part of line 1 in the diff, so that patch and git apply match the bytes.
                 bom = "\ufeff" if decoded.encoding == "utf-8-sig" else ""
                 result.diff = unified_diff(bom + decoded.text, bom + outcome.code, name).encode(decoded.encoding.replace("-sig", ""))
             elif mode == "fix":
-                atomic_write(path, new_data)
-                result.written = True
+                new_data = encoded
     except (SourceError, FileError) as error:
-        result.error = error.message
-        result.error_line = error.line
+        result = FileResult(name, parsed=result.parsed, error=_one_line(error.message), error_line=error.line)
         if getattr(error, "cell", None) is not None:
-            result.error = f"cell {error.cell}: {error.message}"
-        result.changed = False
-        result.diff = b""
+            result.error = f"cell {error.cell}: {result.error}"
+        new_data = None
     except RecursionError:
-        result.error = "too deeply nested to analyse"
+        result = FileResult(name, parsed=result.parsed, error="too deeply nested to analyse; left unchanged")
+        new_data = None
     except MemoryError:
-        result.error = "out of memory while analysing"
+        result = FileResult(name, parsed=result.parsed, error="out of memory while analysing; left unchanged")
+        new_data = None
+    except Exception as error:  # a bug in a rule must cost one file, not the run
+        message = _one_line(f"{type(error).__name__}: {error}")[:300]
+        result = FileResult(name, parsed=result.parsed, error=f"internal error ({message}); left unchanged, please report it")
+        new_data = None
+    return result, new_data
+
+
+def process_file(path: Path, migrator, mode: str, data: Optional[bytes] = None) -> FileResult:
+    """Migrate one file in this process: ``mode`` is ``diff`` (no writes), ``fix`` or ``check``.
+
+    :func:`run` is the safe way to process files (worker processes, time
+    limit, signals); this is the plain in-process path for library use.
+    """
+    snapshot = None
+    if data is None:
+        try:
+            data, snapshot = read_snapshot(path)
+        except SourceError as error:
+            return FileResult(display_path(path), error=error.message)
+    result, new_data = migrate_data(path, data, migrator, mode)
+    if new_data is not None:
+        _write(path, new_data, snapshot, result)
     return result
 
 
-# -- the pool ---------------------------------------------------------------------
-
-_worker_state = {}
-
-
-def _init_worker(migrator, mode: str) -> None:
-    import signal
-
-    # The parent decides when to stop; workers finish or drop their file.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _worker_state["migrator"] = migrator
-    _worker_state["mode"] = mode
-
-
-def _work(path: Path) -> FileResult:
-    return process_file(path, _worker_state["migrator"], _worker_state["mode"])
+def _write(path: Path, data: bytes, snapshot, result: FileResult) -> None:
+    try:
+        atomic_write(path, data, expected=snapshot)
+        result.written = True
+    except SourceError as error:
+        result.error = error.message
+        result.error_line = 0
+        result.changed = False
+        for report in result.reports:  # nothing was applied after all
+            if getattr(report, "applied", False):
+                report.applied = False
 
 
 def default_jobs() -> int:
@@ -150,59 +221,397 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def run(paths: Sequence[Path], migrator, mode: str, jobs: Optional[int] = None) -> Iterator[FileResult]:
-    """Results in the order of ``paths``; files the prefilter rules out are never parsed."""
-    jobs = jobs or default_jobs()
-    candidates: List[Path] = []
-    for path in paths:
+def file_timeout(value: Optional[float] = None) -> Optional[float]:
+    """A flat limit in seconds per file (``value``, else the environment), 0 for none, or None: the default."""
+    if value is None:
+        raw = os.environ.get(FILE_TIMEOUT_VARIABLE, "").strip()
         try:
-            data = read_bytes(path)
-        except SourceError as error:
-            yield FileResult(display_path(path), error=error.message)
-            continue
-        if migrator.needs_work(data):
-            candidates.append(path)
-        else:
-            yield FileResult(display_path(path))
-    if jobs <= 1 or len(candidates) < POOL_THRESHOLD:
-        for path in candidates:
-            yield process_file(path, migrator, mode)
-        return
-    yield from _pooled(candidates, migrator, mode, jobs)
+            value = float(raw) if raw else None
+        except ValueError:
+            value = None
+    return value
 
 
-def _pooled(candidates: List[Path], migrator, mode: str, jobs: int) -> Iterator[FileResult]:
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" else "spawn"
-    context = multiprocessing.get_context(method)
-    chunksize = max(1, min(16, len(candidates) // (jobs * 8)))
-    executor = ProcessPoolExecutor(max_workers=min(jobs, len(candidates)), mp_context=context, initializer=_init_worker, initargs=(migrator, mode))
-    done = set()
-    try:
-        for path, result in zip(candidates, executor.map(_work, candidates, chunksize=chunksize)):
-            done.add(path)
-            yield result
-    except Exception as error:  # a worker died: its files are reported, the rest go on alone
-        from concurrent.futures.process import BrokenProcessPool
+def _limit_for(size: int, flat: Optional[float]) -> Optional[float]:
+    if flat is None:
+        return BASE_FILE_TIMEOUT + FILE_TIMEOUT_PER_MB * size / 1_000_000
+    return flat if flat > 0 else None
 
-        if not isinstance(error, BrokenProcessPool):
-            raise
-        executor.shutdown(wait=False, cancel_futures=True)
-        executor = None
-        for path in candidates:
-            if path in done:
+
+def run(paths: Sequence[Path], migrator, mode: str, jobs: Optional[int] = None, timeout: Optional[float] = None) -> Iterator[FileResult]:
+    """Results in the order of ``paths``; files the prefilter rules out are never parsed.
+
+    Files are read here; candidates are migrated in worker processes and
+    written here. While this generator is open, SIGINT, SIGTERM and SIGHUP
+    stop the run (see :class:`Interrupted`).
+    """
+    pool = _Pool(migrator, mode, jobs or default_jobs(), file_timeout(timeout))
+    with _SignalGuard(pool) as guard:
+        try:
+            yield from pool.results(paths, guard)
+        finally:
+            pool.close()
+
+
+# -- signals ----------------------------------------------------------------------
+
+_STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
+class _SignalGuard:
+    """Turns stop signals into :class:`Interrupted`, never in the middle of a write."""
+
+    def __init__(self, pool: "_Pool") -> None:
+        self.pool = pool
+        self.owner = os.getpid()
+        self.saved = {}
+        self.depth = 0
+        self.pending: Optional[int] = None
+        self.stopping = False
+
+    def __enter__(self) -> "_SignalGuard":
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        for name in _STOP_SIGNALS:
+            signum = getattr(signal, name, None)
+            if signum is None:
                 continue
-            yield _isolated(path, migrator, mode, context)
-    finally:
-        if executor is not None:
-            executor.shutdown(wait=True, cancel_futures=True)
+            try:
+                if signal.getsignal(signum) is signal.SIG_IGN:  # nohup, background jobs: respect it
+                    continue
+                self.saved[signum] = signal.signal(signum, self._handle)
+            except (ValueError, OSError):  # pragma: no cover - not the main interpreter
+                continue
+        return self
 
+    def __exit__(self, *exc_info) -> bool:
+        for signum, previous in self.saved.items():
+            try:
+                signal.signal(signum, previous)
+            except (ValueError, OSError, TypeError):  # pragma: no cover
+                pass
+        self.saved = {}
+        return False
 
-def _isolated(path: Path, migrator, mode: str, context) -> FileResult:
-    """Process one file in a fresh worker, so that a crash takes only this file."""
-    from concurrent.futures.process import BrokenProcessPool
+    def _handle(self, signum: int, frame) -> None:
+        if os.getpid() != self.owner:  # a worker between fork and its own signal setup
+            if signum != signal.SIGINT:
+                os._exit(128 + signum)
+            return
+        if self.stopping:
+            return
+        if self.depth:
+            self.pending = signum
+            return
+        self.stop(signum)
 
-    with ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=_init_worker, initargs=(migrator, mode)) as single:
+    def stop(self, signum: int) -> None:
+        self.stopping = True
+        self.pool.kill_all()
+        name = signal.Signals(signum).name
+        if self.pool.mode == "fix":
+            written = self.pool.written
+            done = f"{written} {'file' if written == 1 else 'files'} written in full, every other file untouched"
+        else:
+            done = "no file was changed"
         try:
-            return single.submit(_work, path).result()
-        except BrokenProcessPool:
-            return FileResult(display_path(path), error="the worker processing this file died (crash or out of memory); file left unchanged")
+            os.write(2, f"migrate-tpu: interrupted by {name}; stopped ({done}).\n".encode())
+        except OSError:  # pragma: no cover - stderr closed
+            pass
+        raise Interrupted(signum)
+
+    @contextmanager
+    def critical(self):
+        """A section that a stop signal waits for (a write: milliseconds)."""
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+            if not self.depth and self.pending is not None and not self.stopping:
+                signum, self.pending = self.pending, None
+                self.stop(signum)
+
+
+# -- the workers ------------------------------------------------------------------
+
+
+def _context():
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" else "spawn"
+    return multiprocessing.get_context(method)
+
+
+def _worker_main(conn, migrator, mode: str) -> None:
+    # The parent decides when to stop: it kills workers, which hold no state
+    # worth saving (they never write).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    crash_on = os.environ.get(CRASH_HOOK_VARIABLE)
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        path = Path(task[0])
+        if crash_on and path.name == crash_on:
+            os.kill(os.getpid(), signal.SIGKILL)
+        payload = migrate_data(path, task[1], migrator, mode)
+        try:
+            conn.send(payload)
+        except (EOFError, OSError):
+            return
+        except Exception as error:  # a result that cannot be pickled
+            try:
+                conn.send((FileResult(payload[0].path, error=f"internal error (result not transferable: {_one_line(error)[:200]}); left unchanged"), None))
+            except Exception:
+                return
+
+
+def _death_message(exitcode: Optional[int]) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        if -exitcode == getattr(signal, "SIGKILL", 9):
+            cause = f"was killed ({name}), often by the system when memory runs out"
+        elif -exitcode == getattr(signal, "SIGSEGV", 11):
+            cause = f"crashed ({name}), often a stack overflow on a too deeply nested expression"
+        else:
+            cause = f"died ({name})"
+    elif exitcode is None:
+        cause = "stopped answering"
+    else:
+        cause = f"exited unexpectedly (status {exitcode})"
+    return f"the worker process analysing this file {cause}; left unchanged"
+
+
+class _Slot:
+    """One path of the run, in order: its bytes until sent, then its result."""
+
+    __slots__ = ("path", "data", "snapshot", "result", "tries")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.data: Optional[bytes] = None
+        self.snapshot = None
+        self.result: Optional[FileResult] = None
+        self.tries = 0
+
+
+class _Worker:
+    __slots__ = ("process", "conn", "slot", "deadline", "limit")
+
+    def __init__(self, process, conn) -> None:
+        self.process = process
+        self.conn = conn
+        self.slot: Optional[_Slot] = None
+        self.deadline: Optional[float] = None
+        self.limit: Optional[float] = None
+
+
+class _Pool:
+    def __init__(self, migrator, mode: str, jobs: int, timeout: Optional[float]) -> None:
+        self.migrator = migrator
+        self.mode = mode
+        self.jobs = max(1, jobs)
+        self.timeout = timeout
+        self.workers: List[_Worker] = []
+        self.written = 0
+        self._context = None
+
+    # workers ------------------------------------------------------------------
+
+    def _spawn(self) -> _Worker:
+        if self._context is None:
+            self._context = _context()
+        parent_end, child_end = self._context.Pipe()
+        process = self._context.Process(target=_worker_main, args=(child_end, self.migrator, self.mode), name="migrate-tpu-worker", daemon=True)
+        process.start()
+        child_end.close()
+        worker = _Worker(process, parent_end)
+        self.workers.append(worker)
+        return worker
+
+    def _retire(self, worker: _Worker) -> None:
+        if worker in self.workers:
+            self.workers.remove(worker)
+        try:
+            if worker.process.is_alive():
+                worker.process.kill()
+            worker.process.join(1.0)
+        except (OSError, ValueError, AssertionError):  # pragma: no cover
+            pass
+        try:
+            worker.conn.close()
+        except OSError:  # pragma: no cover
+            pass
+
+    def _idle_worker(self, backlog: int) -> Optional[_Worker]:
+        for worker in self.workers:
+            if worker.slot is None:
+                return worker
+        if not self.workers or (len(self.workers) < self.jobs and backlog > SPAWN_BACKLOG):
+            return self._spawn()
+        return None
+
+    def kill_all(self) -> None:
+        """Called from the signal handler: workers die at once (they never write)."""
+        for worker in list(self.workers):
+            try:
+                os.kill(worker.process.pid, signal.SIGKILL)
+            except (OSError, TypeError):
+                pass
+
+    def close(self) -> None:
+        for worker in list(self.workers):
+            if worker.slot is None and worker.process.is_alive():
+                try:
+                    worker.conn.send(None)
+                except (OSError, ValueError):
+                    pass
+            else:
+                try:
+                    worker.process.kill()
+                except (OSError, ValueError):  # pragma: no cover
+                    pass
+        for worker in list(self.workers):
+            try:
+                worker.process.join(2.0)
+                if worker.process.is_alive():  # pragma: no cover - a wedged worker
+                    worker.process.kill()
+                    worker.process.join(1.0)
+            except (OSError, ValueError, AssertionError):  # pragma: no cover
+                pass
+            try:
+                worker.conn.close()
+            except OSError:  # pragma: no cover
+                pass
+        self.workers = []
+
+    # the run ------------------------------------------------------------------
+
+    def _prepare(self, path: Path) -> _Slot:
+        slot = _Slot(path)
+        try:
+            data, snapshot = read_snapshot(path)
+        except SourceError as error:
+            slot.result = FileResult(display_path(path), error=error.message)
+            return slot
+        if b"\x00" in data:
+            slot.result = FileResult(display_path(path), error=BINARY_MESSAGE, error_line=data[: data.index(b"\x00")].count(b"\n") + 1)
+        elif not self.migrator.needs_work(data):
+            slot.result = FileResult(display_path(path))
+        else:
+            slot.data = data
+            slot.snapshot = snapshot
+        return slot
+
+    def results(self, paths: Iterable[Path], guard: _SignalGuard) -> Iterator[FileResult]:
+        slots: Deque[_Slot] = deque()
+        waiting: Deque[_Slot] = deque()
+        source = iter(paths)
+        exhausted = False
+        outstanding = 0
+        window = max(8, self.jobs * 4)
+        while True:
+            while not exhausted and outstanding < window:
+                try:
+                    path = next(source)
+                except StopIteration:
+                    exhausted = True
+                    break
+                slot = self._prepare(Path(path))
+                slots.append(slot)
+                if slot.result is None:
+                    waiting.append(slot)
+                    outstanding += 1
+            while waiting:
+                worker = self._idle_worker(len(waiting))
+                if worker is None:
+                    break
+                slot = waiting.popleft()
+                if not self._send(worker, slot):
+                    if slot.result is None:
+                        waiting.appendleft(slot)
+                    else:
+                        outstanding -= 1
+            while slots and slots[0].result is not None:
+                yield slots.popleft().result
+            if not slots:
+                if exhausted:
+                    return
+                continue
+            outstanding -= self._wait(guard)
+
+    def _send(self, worker: _Worker, slot: _Slot) -> bool:
+        slot.tries += 1
+        try:
+            worker.conn.send((str(slot.path), slot.data))
+        except (OSError, ValueError):  # the worker died while idle
+            self._retire(worker)
+            if slot.tries >= 3:
+                slot.result = FileResult(display_path(slot.path), error="could not hand this file to a worker process; left unchanged")
+                slot.data = None
+            return False
+        worker.slot = slot
+        worker.limit = _limit_for(len(slot.data), self.timeout)
+        worker.deadline = None if worker.limit is None else time.monotonic() + worker.limit
+        slot.data = None
+        return True
+
+    def _wait(self, guard: _SignalGuard) -> int:
+        """Wait for at least one busy worker to answer, die or run out of time; returns files settled."""
+        busy = [w for w in self.workers if w.slot is not None]
+        if not busy:  # pragma: no cover - the scheduler always keeps one busy here
+            return 0
+        deadlines = [w.deadline for w in busy if w.deadline is not None]
+        limit = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+        handles = [w.conn for w in busy] + [w.process.sentinel for w in busy]
+        ready = set(wait_for_any(handles, limit))
+        settled = 0
+        now = time.monotonic()
+        for worker in busy:
+            if worker.conn in ready or worker.process.sentinel in ready:
+                payload = None
+                try:
+                    if worker.conn.poll():
+                        payload = worker.conn.recv()
+                except (EOFError, OSError):
+                    payload = None
+                if payload is not None:
+                    self._finish(worker, payload, guard)
+                else:
+                    self._fail(worker, None)
+                settled += 1
+            elif worker.deadline is not None and now >= worker.deadline:
+                self._fail(worker, f"gave up after {worker.limit:.3g} s (too large or too deeply nested to analyse in time; {FILE_TIMEOUT_VARIABLE} sets the limit); left unchanged")
+                settled += 1
+        return settled
+
+    def _finish(self, worker: _Worker, payload, guard: _SignalGuard) -> None:
+        slot = worker.slot
+        worker.slot = None
+        result, new_data = payload
+        if new_data is not None:
+            with guard.critical():
+                _write(slot.path, new_data, slot.snapshot, result)
+                if result.written:
+                    self.written += 1
+        slot.result = result
+
+    def _fail(self, worker: _Worker, message: Optional[str]) -> None:
+        slot = worker.slot
+        worker.slot = None
+        if message is None:
+            try:
+                worker.process.join(1.0)
+            except (OSError, ValueError, AssertionError):  # pragma: no cover
+                pass
+            message = _death_message(worker.process.exitcode)
+        self._retire(worker)
+        slot.result = FileResult(display_path(slot.path), error=message)

@@ -6,6 +6,7 @@ exactly, so unchanged lines stay byte-identical.
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import stat
@@ -13,6 +14,7 @@ import tempfile
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional, Tuple
 
 
 class SourceError(Exception):
@@ -39,13 +41,18 @@ def decode(data: bytes) -> Decoded:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as error:
-        raise SourceError(f"bad encoding declaration: {error.msg if hasattr(error, 'msg') else error}", line=getattr(error, "lineno", 0) or 1)
+        message = error.msg if hasattr(error, "msg") else str(error)
+        if "invalid or missing encoding declaration" in message:
+            # No usable coding line and the first lines are not UTF-8.
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError as problem:
+                raise _undecodable(data, problem, "utf-8")
+        raise SourceError(f"bad encoding declaration: {message}", line=getattr(error, "lineno", 0) or 1)
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        hint = "" if encoding.startswith("utf-8") else f" (declared {encoding})"
-        raise SourceError(f"cannot decode byte 0x{data[error.start]:02x} as {encoding}{hint}; add a PEP 263 coding line", line=line)
+        raise _undecodable(data, error, encoding)
     except LookupError:
         raise SourceError(f"unknown encoding {encoding!r} in the coding line", line=1)
     if encoding == "utf-8-sig" and text.startswith("\ufeff"):
@@ -53,28 +60,69 @@ def decode(data: bytes) -> Decoded:
     return Decoded(text, encoding)
 
 
+def _undecodable(data: bytes, error: UnicodeDecodeError, encoding: str) -> SourceError:
+    line = data[: error.start].count(b"\n") + 1
+    hint = "; add a PEP 263 coding line" if encoding.startswith("utf-8") else f" (the coding line says {encoding})"
+    return SourceError(f"cannot decode byte 0x{data[error.start]:02x} as {encoding}{hint}", line=line)
+
+
 def read_bytes(path: Path) -> bytes:
+    return read_snapshot(path)[0]
+
+
+def read_snapshot(path: Path) -> Tuple[bytes, os.stat_result]:
+    """The file's bytes and its status when read, to tell later whether it changed."""
+    # O_NONBLOCK: a FIFO named like a source file must not hang the run.
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as error:
-        raise SourceError(f"cannot read: {error.strerror or error}")
+        raise SourceError(f"cannot read: {_reason(error)}")
+    with os.fdopen(descriptor, "rb") as handle:
+        try:
+            status = os.fstat(descriptor)
+            if stat.S_ISDIR(status.st_mode):
+                raise SourceError("is a directory")
+            if not stat.S_ISREG(status.st_mode):
+                raise SourceError("not a regular file (a device, pipe or socket); left alone")
+            return handle.read(), status
+        except OSError as error:
+            raise SourceError(f"cannot read: {_reason(error)}")
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def _reason(error: OSError) -> str:
+    if error.errno == errno.ELOOP:
+        return "symbolic link loop"
+    return (error.strerror or str(error)).lower()
+
+
+def _same_file_state(before: os.stat_result, now: os.stat_result) -> bool:
+    return (before.st_ino, before.st_dev, before.st_size, before.st_mtime_ns) == (now.st_ino, now.st_dev, now.st_size, now.st_mtime_ns)
+
+
+def atomic_write(path: Path, data: bytes, expected: Optional[os.stat_result] = None) -> None:
     """Replace ``path`` with ``data`` all at once: temp file beside it, fsync, rename.
 
-    The file's permission bits are kept. On any failure the temp file is
-    removed and the original is left as it was.
+    The file's permission bits are kept. A file without any write permission
+    bit is refused even where the operating system would allow the write (as
+    for root): someone marked it read-only. With ``expected`` (the status
+    from :func:`read_snapshot`), a file that changed since it was read is
+    left alone. On any failure the temp file is removed and the original is
+    left as it was.
     """
     target = Path(os.path.realpath(path))
     try:
-        mode = stat.S_IMODE(os.stat(target).st_mode)
+        status = os.stat(target)
     except OSError as error:
-        raise SourceError(f"cannot write: {error.strerror or error}")
-    if not os.access(target, os.W_OK):
-        raise SourceError("cannot write: permission denied")
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".migrate-tpu.tmp", dir=str(target.parent))
+        raise SourceError(f"cannot write: {_reason(error)}")
+    mode = stat.S_IMODE(status.st_mode)
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(target, os.W_OK):
+        raise SourceError("cannot write: the file is read-only (no write permission); left unchanged")
+    if expected is not None and not _same_file_state(expected, status):
+        raise SourceError("changed on disk while being migrated; left as it is now (run again)")
+    try:
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".migrate-tpu.tmp", dir=str(target.parent))
+    except OSError as error:
+        raise SourceError(f"cannot write a temporary file beside it: {_reason(error)}; left unchanged")
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
@@ -88,5 +136,5 @@ def atomic_write(path: Path, data: bytes) -> None:
         except OSError:
             pass
         if isinstance(error, OSError):
-            raise SourceError(f"cannot write: {error.strerror or error}")
+            raise SourceError(f"cannot write: {_reason(error)}; left unchanged")
         raise
