@@ -1,0 +1,193 @@
+"""Issue #6, part 2: interruptions and dying workers.
+
+Real signals are sent to a real ``migrate-tpu fix`` over a tree large enough
+to be stopped midway. Afterwards every file must be either byte-identical to
+its original or completely migrated, no temporary file may remain, and no
+worker process may outlive the run.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.reliability.conftest import GOOD, MIGRATED, assert_clean_run, migrate_tpu, temp_files, write
+
+FILES = 160
+FUNCTIONS = 40
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+
+
+def program(functions: int = FUNCTIONS) -> str:
+    body = "".join(
+        f"@tf.function\ndef step_{i}(x):\n    return x + {i}\n\n\ndef replica_{i}(x):\n    return strategy.experimental_run_v2(step_{i}, args=(x,))\n\n\n"
+        for i in range(functions)
+    )
+    return "import tensorflow as tf\n\nstrategy = tf.distribute.experimental.TPUStrategy(resolver)\n\n\n" + body
+
+
+@pytest.fixture(scope="module")
+def expected():
+    """The migrated form of :func:`program`, as ``fix -`` gives it."""
+    source = program().encode()
+    done = subprocess.run([sys.executable, "-m", "migrate_tpu", "fix", "-"], input=source, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout != source
+    return source, done.stdout
+
+
+def make_tree(root: Path, source: bytes) -> Path:
+    for i in range(FILES):
+        write(root / f"part{i // 40}" / f"module_{i:03d}.py", source)
+    return root
+
+
+def workers_of(marker: str) -> list:
+    """Live processes whose command line mentions ``marker`` (the tree's unique path)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().decode(errors="replace")
+            state = (entry / "stat").read_text().split(")")[-1].split()[0]
+        except OSError:
+            continue
+        if marker in command and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def interrupt_midway(root: Path, signum: int, command: str = "fix", after: int = 12):
+    """Start ``command`` over ``root``, send ``signum`` once ``after`` files are reported; latency in seconds."""
+    env = dict(os.environ)
+    env.pop("MIGRATE_TPU_TEST_CRASH", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "migrate_tpu", command, "--jobs", "2", str(root)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,  # like a terminal's process group, apart from pytest's
+    )
+    if command == "fix":
+        seen = []
+        deadline = time.monotonic() + 90
+        while len(seen) < after and time.monotonic() < deadline:
+            line = process.stderr.readline().decode(errors="replace")
+            if not line:
+                break
+            if line.startswith("Fixed "):
+                seen.append(line)
+        assert len(seen) >= after, "the run ended before it could be interrupted; make the tree larger"
+    else:  # check prints its report at the end: stop it a while after it started
+        time.sleep(after)
+        assert process.poll() is None, "the run ended before it could be interrupted; make the tree larger"
+    sent = time.monotonic()
+    os.killpg(process.pid, signum)  # the whole group, as Ctrl-C in a terminal does
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        pytest.fail("the run did not stop within 10 s of the signal")
+    latency = time.monotonic() - sent
+    rest = process.stderr.read().decode(errors="replace")
+    return process.returncode, latency, rest
+
+
+def assert_each_file_untouched_or_migrated(root: Path, source: bytes, migrated: bytes):
+    counts = {"untouched": 0, "migrated": 0}
+    for path in sorted(root.rglob("*.py")):
+        data = path.read_bytes()
+        if data == source:
+            counts["untouched"] += 1
+        elif data == migrated:
+            counts["migrated"] += 1
+        else:
+            pytest.fail(f"{path} is neither untouched nor completely migrated")
+    assert sum(counts.values()) == FILES
+    return counts
+
+
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
+def test_fix_stops_promptly_and_leaves_every_file_whole(tmp_path, expected, signum, status):
+    source, migrated = expected
+    root = make_tree(tmp_path / f"tree-{signum}", source)
+    returncode, latency, rest = interrupt_midway(root, signum)
+    assert returncode == status, rest
+    assert latency < 2.0, f"took {latency:.2f} s to stop"
+    assert "Traceback" not in rest, rest
+    stop_lines = [line for line in rest.splitlines() if "interrupted by" in line]
+    assert len(stop_lines) == 1 and signal.Signals(signum).name in stop_lines[0], rest
+    counts = assert_each_file_untouched_or_migrated(root, source, migrated)
+    assert counts["migrated"] >= 12 and counts["untouched"] > 0, counts
+    assert f"{counts['migrated']} files written" in stop_lines[0]
+    assert temp_files(root) == []
+    time.sleep(0.2)
+    if Path("/proc/self").exists():
+        assert workers_of(str(root)) == [], "worker processes outlived the run"
+
+
+def test_check_stops_promptly_too(tmp_path, expected):
+    source, _ = expected
+    root = make_tree(tmp_path / "tree", source)
+    returncode, latency, rest = interrupt_midway(root, signal.SIGINT, command="check", after=2)
+    assert returncode == 130
+    assert latency < 2.0
+    assert "Traceback" not in rest
+    assert "no file was changed" in rest
+    assert all(path.read_bytes() == source for path in root.rglob("*.py"))
+
+
+def test_a_dying_worker_takes_down_only_its_file(tmp_path):
+    root = tmp_path / "tree"
+    names = [f"m{i:02d}.py" for i in range(12)]
+    for name in names:
+        write(root / name, GOOD)
+    outcome = migrate_tpu("fix", "--jobs", "2", ".", cwd=root, env={"MIGRATE_TPU_TEST_CRASH": "m05.py"})
+    assert outcome.returncode == 2
+    lines = outcome.lines_naming("m05.py")
+    assert len(lines) == 1 and "worker process" in lines[0] and "SIGKILL" in lines[0], outcome.stderr
+    assert (root / "m05.py").read_text() == GOOD
+    for name in names:
+        if name != "m05.py":
+            assert (root / name).read_text() == MIGRATED, name
+    assert_clean_run(outcome, root)
+
+
+def test_a_dying_worker_with_a_single_job(tmp_path):
+    root = tmp_path / "tree"
+    for name in ("a.py", "b.py", "c.py"):
+        write(root / name, GOOD)
+    outcome = migrate_tpu("fix", "--jobs", "1", ".", cwd=root, env={"MIGRATE_TPU_TEST_CRASH": "a.py"})
+    assert outcome.returncode == 2
+    assert outcome.lines_naming("a.py") and "worker process" in outcome.lines_naming("a.py")[0]
+    assert (root / "a.py").read_text() == GOOD
+    assert (root / "b.py").read_text() == MIGRATED and (root / "c.py").read_text() == MIGRATED
+    assert_clean_run(outcome, root)
+
+
+def test_a_file_changed_during_the_run_is_not_overwritten(tmp_path):
+    from migrate_tpu.codemod.migrator import TPUMigrator
+    from migrate_tpu.engine.pipeline import run
+
+    root = tmp_path / "tree"
+    paths = [write(root / f"m{i}.py", GOOD) for i in range(3)]
+
+    class EditsTheFileFirst(TPUMigrator):
+        def migrate(self, text, path="<stdin>", line_offset=0):
+            if path.endswith("m1.py"):
+                Path(path).write_text(GOOD + "# edited by someone else\n")
+            return super().migrate(text, path, line_offset)
+
+    results = {Path(r.path).name: r for r in run(paths, EditsTheFileFirst(), "fix", jobs=1)}
+    assert "changed on disk" in (results["m1.py"].error or "")
+    assert paths[1].read_text() == GOOD + "# edited by someone else\n"
+    assert paths[0].read_text() == MIGRATED and paths[2].read_text() == MIGRATED
+    assert temp_files(root) == []
