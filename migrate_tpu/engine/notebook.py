@@ -47,6 +47,13 @@ _ASSIGN_MAGIC = re.compile(r"^[ \t]*[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*[ \t]*=[ \t]*[
 # `obj?`, `obj.attr??`, `?obj`, `%pinfo obj`.
 _HELP = re.compile(r"^[ \t]*(?:\?{1,2}[\w.*]+|[\w.*]+\?{1,2})[ \t]*$")
 _WHITESPACE = " \t\n\r"
+# `%time stmt` and `%timeit [-n N -r R -p P -q -o -c -t] stmt` run a Python
+# statement: it is migrated in place and the magic put back in front of it.
+_TIMED = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<magic>%(?:time|timeit)(?:[ \t]+-(?:[nrp][ \t]*\d+|[qoct]))*[ \t]+)(?P<code>[^\s-].*)$"
+)
+_INLINE = "  # migrate-tpu-inline"
+_INLINE_LINE = re.compile(r"^(?P<indent>[ \t]*)(?P<code>.*)" + re.escape(_INLINE) + r" (?P<index>\d+)$")
 
 
 class CellReport:
@@ -116,7 +123,7 @@ def _is_ipython_line(line: str) -> bool:
     return bool(_ASSIGN_MAGIC.match(line) or _HELP.match(line.rstrip("\r\n")))
 
 
-def mask_cell(source: str, stash: List[str]) -> Optional[str]:
+def mask_cell(source: str, stash: List[object]) -> Optional[str]:
     """``source`` with IPython lines replaced by placeholders (originals go to
     ``stash``); ``None`` when the cell is a cell magic that is not Python."""
     lines = source.splitlines(keepends=True)
@@ -130,13 +137,14 @@ def mask_cell(source: str, stash: List[str]) -> Optional[str]:
     state: Tuple[Optional[str], int] = (None, 0)
     continued = False
     in_magic = False
+    continuations = set()  # lines that continue a magic (`!pip install a \`)
     for number, line in enumerate(lines):
         if number in magic_lines:
             continue
         logical_start = state == (None, 0) and not continued
         if in_magic:
-            # A continuation line of a magic (`!pip install a \`).
             magic_lines.add(number)
+            continuations.add(number)
             in_magic = line.rstrip("\r\n").endswith("\\")
             continued = in_magic
             continue
@@ -155,25 +163,56 @@ def mask_cell(source: str, stash: List[str]) -> Optional[str]:
         if number not in magic_lines:
             out.append(line)
             continue
-        if number == 0 or number - 1 not in magic_lines:
-            indent = line[: len(line) - len(line.lstrip(" \t"))]
         ending = line[len(line.rstrip("\r\n")) :]
-        stash.append(line[: len(line) - len(ending)])
+        body = line[: len(line) - len(ending)]
+        alone = number not in continuations and not body.endswith("\\")
+        timed = _TIMED.match(body) if alone else None
+        if timed and _is_one_statement(timed.group("code")):
+            stash.append((timed.group("indent"), timed.group("magic")))
+            out.append(f"{timed.group('indent')}{timed.group('code')}{_INLINE} {len(stash) - 1}{ending}")
+            continue
+        if number not in continuations:
+            indent = line[: len(line) - len(line.lstrip(" \t"))]
+        stash.append(body)
         out.append(f"{indent}{_PLACEHOLDER} {len(stash) - 1}{ending}")
     return "".join(out)
 
 
-def unmask(text: str, stash: Sequence[str]) -> str:
-    if _MARK not in text:
+def _is_one_statement(code: str) -> bool:
+    import ast
+
+    if code.rstrip().endswith("\\"):
+        return False
+    try:
+        tree = compile(code, "<magic>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return len(tree.body) == 1
+
+
+def unmask(text: str, stash: Sequence[object], restored: Optional[List[int]] = None) -> str:
+    """``text`` with the placeholders of :func:`mask_cell` replaced by the
+    IPython lines they stand for; ``restored`` collects the stash indexes met."""
+    if _MARK not in text and _INLINE not in text:
         return text
     out = []
     for line in text.splitlines(keepends=True):
         ending = line[len(line.rstrip("\r\n")) :]
-        match = _MARK_LINE.match(line[: len(line) - len(ending)])
-        if match and int(match.group(1)) < len(stash):
+        body = line[: len(line) - len(ending)]
+        match = _MARK_LINE.match(body)
+        if match and int(match.group(1)) < len(stash) and isinstance(stash[int(match.group(1))], str):
             out.append(stash[int(match.group(1))] + ending)
-        else:
-            out.append(line)
+            if restored is not None:
+                restored.append(int(match.group(1)))
+            continue
+        inline = _INLINE_LINE.match(body)
+        if inline and int(inline.group("index")) < len(stash) and isinstance(stash[int(inline.group("index"))], tuple):
+            indent, magic = stash[int(inline.group("index"))]
+            out.append(indent + magic + inline.group("code") + ending)
+            if restored is not None:
+                restored.append(int(inline.group("index")))
+            continue
+        out.append(line)
     return "".join(out)
 
 
@@ -394,7 +433,7 @@ class _Program:
     lengths: Dict[int, int] = field(default_factory=dict)  # cell -> line count
     trailing_newline: Dict[int, bool] = field(default_factory=dict)
     masked: Dict[int, str] = field(default_factory=dict)
-    stash: List[str] = field(default_factory=list)
+    stash: List[object] = field(default_factory=list)
     # `%%writefile name.py` cells: (the lines up to the magic, the body, the file's name).
     files: Dict[int, Tuple[str, str, str]] = field(default_factory=dict)
 
@@ -475,13 +514,16 @@ def _split_program(code: str, program: _Program) -> Dict[int, str]:
         first = min(texts)
         texts[first] = preamble + texts[first]
     result = {}
+    restored: List[int] = []
     for number, lines in texts.items():
-        text = unmask("".join(lines), program.stash)
+        text = unmask("".join(lines), program.stash, restored)
         if not program.trailing_newline[number] and text.endswith("\n"):
             text = text[:-1]
             if text.endswith("\r"):
                 text = text[:-1]
         result[number] = text
+    if sorted(restored) != list(range(len(program.stash))):
+        raise FileError("internal error: an IPython line could not be put back after migrating; notebook left unchanged")
     return result
 
 

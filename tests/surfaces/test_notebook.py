@@ -235,9 +235,33 @@ def test_mask_cell(source, masked_lines):
     masked = mask_cell(source, stash)
     lines = masked.splitlines()
     assert len(lines) == len(source.splitlines())
-    assert [i for i, line in enumerate(lines) if "migrate-tpu-masked" in line] == masked_lines
+    assert [i for i, line in enumerate(lines) if "migrate-tpu-masked" in line or "migrate-tpu-inline" in line] == masked_lines
     compile(masked, "<cell>", "exec")
     assert unmask(masked, stash) == source
+
+
+def test_timed_statements_are_migrated_in_place(run_cli, tmp_path):
+    notebook = tmp_path / "timed.ipynb"
+    code = lambda source: {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
+    cells = [
+        code("import tensorflow as tf\nstrategy = tf.distribute.TPUStrategy()\nstep = tf.function(abs)"),
+        code("%time out = strategy.experimental_run_v2(step, args=(1,))\n"
+             "for x in range(2):\n"
+             "    %timeit -n 1 -r 1 strategy.experimental_run_v2(step, args=(x,))\n"
+             "%time strategy.experimental_run_v2(step)  # a comment stays\n"
+             "%time strategy.experimental_run_v2(step)  # migrate-tpu: ignore\n"
+             "%timeit -n1"),
+    ]
+    notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 4}, indent=1), "utf-8")
+    run_cli("fix", notebook.name)
+    assert _sources(notebook)[1] == (
+        "%time out = strategy.run(step, args=(1,))\n"
+        "for x in range(2):\n"
+        "    %timeit -n 1 -r 1 strategy.run(step, args=(x,))\n"
+        "%time strategy.run(step)  # a comment stays\n"
+        "%time strategy.experimental_run_v2(step)  # migrate-tpu: ignore\n"
+        "%timeit -n1"
+    )
 
 
 def test_cell_magics_that_are_not_python_are_left_out():

@@ -24,6 +24,7 @@ LINES = [
     "%matplotlib inline",
     "!pip install -q tensorflow==2.1.0",
     "files = !ls",
+    "%time out = strategy.experimental_run_v2(tf.function(abs), args=(1,))",
     "strategy?",
     "# a comment with ünïcode",
     "print('%d cores' % 8)",
@@ -75,7 +76,9 @@ def _source(cell):
 
 
 def _ipython_lines(text):
-    return [line for line in text.splitlines() if line.lstrip().startswith(("%", "!")) or line.rstrip().endswith("?")]
+    """IPython lines; of `%time stmt` only the magic (the statement is migrated)."""
+    lines = [line for line in text.splitlines() if line.lstrip().startswith(("%", "!")) or line.rstrip().endswith("?")]
+    return [line.split(" ", 1)[0] if line.lstrip().startswith("%time ") else line for line in lines]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
