@@ -742,9 +742,14 @@ def _tpu_names_of_logical_devices(original):
 def _patch(module, name, value, only_if_present=True):
     if module is None:
         return
-    current = getattr(module, name, _MISSING)
-    if current is _MISSING and only_if_present:
-        return
+    if isinstance(module, type):
+        current = module.__dict__.get(name, _MISSING)
+        if current is _MISSING and only_if_present and not hasattr(module, name):
+            return
+    else:
+        current = getattr(module, name, _MISSING)
+        if current is _MISSING and only_if_present:
+            return
     STATE.originals.append((module, name, current))
     setattr(module, name, value)
 

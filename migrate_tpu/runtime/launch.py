@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import migrate_tpu
+from migrate_tpu.runtime import envs
 
 
 def package_root():
@@ -41,16 +42,30 @@ def environment(base=None):
     return env
 
 
+def resolve_python(python):
+    """``python`` itself, or for an env name of ``scripts/tf-envs`` (``tf2.1``, ``tf2.4``,
+    ``tf2.21``) that env's interpreter; ``None`` when such a name has no env yet."""
+    if python and python in envs.ENVS and not os.path.exists(python):
+        return envs.interpreter(python)
+    return python
+
+
 def launch(script, args, replicas=None, tf_api=None, python=None, emulation=True):
     """Run ``script`` (a .py file or .ipynb notebook) with ``args`` under the runtime.
 
     stdin, stdout and stderr are inherited; returns the script's exit status.
-    ``python`` picks the interpreter (default: this one); ``tf_api`` is
+    ``python`` picks the interpreter (default: this one; ``tf2.1``, ``tf2.4`` and
+    ``tf2.21`` name the environments of ``scripts/tf-envs``); ``tf_api`` is
     ``'2.1'``, ``'2.4'`` or ``None`` (the interpreter's own TF); ``emulation``
     False runs on a real TPU.  Exit status 2 means the runtime refused the
     request (bad options, missing file); 127 that the interpreter was not found.
     """
-    argv = command(script, args, replicas, tf_api, python, emulation)
+    resolved = resolve_python(python)
+    if python and resolved is None:
+        sys.stderr.write("migrate-tpu run: no environment {!r} under {}; create it with "
+                         "scripts/tf-envs {}\n".format(python, envs.envs_dir(), python))
+        return 127
+    argv = command(script, args, replicas, tf_api, resolved, emulation)
     try:
         process = subprocess.Popen(argv, env=environment())
     except OSError as error:

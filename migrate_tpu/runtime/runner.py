@@ -166,8 +166,7 @@ def execute(path, args):
     main = types.ModuleType("__main__")
     main.__dict__.update({"__file__": display_path, "__builtins__": __builtins__,
                           "__package__": None, "__spec__": None, "__loader__": None})
-    saved_main = sys.modules.get("__main__")
-    sys.modules["__main__"] = main
+    sys.modules["__main__"] = main  # the script's module stays there for atexit handlers
     sys.argv[:] = [path] + list(args)
     folder = os.path.dirname(path)
     if sys.path and sys.path[0] in ("", os.getcwd()) and folder != sys.path[0]:
@@ -196,8 +195,6 @@ def execute(path, args):
         return 1
     finally:
         _flush()
-        if saved_main is not None and sys.modules.get("__main__") is main:
-            pass  # keep the script's module: atexit handlers may use it
     return 0
 
 
@@ -220,6 +217,12 @@ def prepare_environment(emulate):
 def setup(replicas=None, tf_api=None, emulation=True, quiet=False):
     """Import TensorFlow and switch on what was asked for.  Returns a description."""
     prepare_environment(emulation)
+    try:
+        import tensorflow  # noqa: F401
+    except ImportError as error:
+        raise ValueError("cannot import TensorFlow in {} ({}); install it (pip install "
+                         "'migrate-tpu[runtime]') or pick an interpreter that has it with --python"
+                         .format(sys.executable, error))
     from migrate_tpu.runtime import emulation as emu  # imports TensorFlow
     tf_api = tf_api or emu.default_tf_api()
     if tf_api == "2.4" and emu.tf_version() < (2, 2):

@@ -83,9 +83,9 @@ def migrate(source, unsafe_fixes=False):
 
 def _jobs():
     try:
-        return max(1, int(os.environ.get("MIGRATE_TPU_ROUNDTRIP_JOBS", "6")))
+        return max(1, int(os.environ.get("MIGRATE_TPU_ROUNDTRIP_JOBS", "4")))
     except ValueError:
-        return 6
+        return 4
 
 
 _POOL = []

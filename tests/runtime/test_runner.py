@@ -236,3 +236,37 @@ def test_usage_errors(tmp_path):
     assert wrong_api.returncode == 2 and "TensorFlow >= 2.4" in wrong_api.stderr, wrong_api.describe()
     assert "never" not in wrong_api.stdout
     assert missing.returncode == 2 and "no such file" in missing.stderr, missing.describe()
+
+
+def test_interpreter_without_tensorflow_is_a_usage_error(tmp_path):
+    script = _write(tmp_path, "ok.py", "print('never')\n")
+    env = launch.environment()
+    done = subprocess.run([sys.executable, "-m", "migrate_tpu.runtime", str(script)], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                          timeout=120)
+    try:
+        import tensorflow  # noqa: F401
+    except ImportError:
+        assert done.returncode == 2, done.stderr
+        assert "cannot import TensorFlow" in done.stderr and "--python" in done.stderr
+        assert "never" not in done.stdout
+    else:  # pragma: no cover - this interpreter has TensorFlow
+        assert done.returncode == 0
+
+
+def test_env_names_select_the_cached_interpreters(tmp_path, monkeypatch):
+    from migrate_tpu.runtime import envs
+
+    monkeypatch.setenv("MIGRATE_TPU_ENVS", str(tmp_path))
+    assert launch.resolve_python("tf2.4") is None
+    assert launch.resolve_python("/some/python") == "/some/python"
+    assert launch.resolve_python(None) is None
+    python = tmp_path / "tf2.4" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text("#!/bin/sh\n")
+    python.chmod(0o755)
+    assert launch.resolve_python("tf2.4") is None  # no stamp: not finished by scripts/tf-envs
+    (tmp_path / "tf2.4" / ".migrate-tpu-stamp").write_text("pins")
+    assert launch.resolve_python("tf2.4") == str(python)
+    assert envs.interpreter("tf2.4") == str(python)
+    assert launch.launch("x.py", [], python="tf2.21") == 127
