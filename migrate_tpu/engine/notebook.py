@@ -311,10 +311,6 @@ def _read_cells(text: str) -> List[Cell]:
     return cells
 
 
-def _error_position(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
-
-
 def _load(data: bytes) -> Tuple[str, dict, List[Cell]]:
     try:
         text = data.decode("utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8")
