@@ -7,7 +7,8 @@ runs as ``__main__`` with ``sys.argv = [SCRIPT, *ARGS]`` and its folder first on
 exception prints a traceback (from the script's frames down) and exits 1.
 
 A notebook's code cells run in order in one namespace.  IPython magics are
-skipped: ``%line`` and ``!shell`` lines become ``pass``; a cell starting with
+skipped: ``%line`` and ``!shell`` lines become ``pass`` (``%time``/``%timeit``/
+``%prun STATEMENT`` run the statement once); a cell starting with
 ``%%time``/``%%timeit``/``%%capture`` runs its body, any other ``%%`` cell is
 skipped.  As in a notebook, the value of a cell's last expression is printed
 unless the line ends with ``;``.
@@ -87,7 +88,7 @@ def _strip_magics(source):
             not stripped.startswith("#") and _is_shell_assignment(stripped))
         if continuation or is_magic:
             indent = line[:len(line) - len(stripped)]
-            out.append(indent + "pass" if (is_magic and not continuation) else "")
+            out.append(indent + _line_magic_replacement(stripped) if (is_magic and not continuation) else "")
             continuation = line.rstrip().endswith("\\")
             continue
         if stripped.endswith("?") and not stripped.startswith("#") and stripped[:-1].strip().isidentifier():
@@ -95,6 +96,31 @@ def _strip_magics(source):
             continue
         out.append(line)
     return "\n".join(out) + "\n"
+
+
+_STATEMENT_MAGICS = ("time", "timeit", "prun")
+
+
+def _line_magic_replacement(stripped):
+    """Python for one magic line: the statement of ``%time``/``%timeit``/``%prun`` (run
+    once), ``pass`` for anything else."""
+    target = ""
+    body = stripped
+    if not stripped.startswith(("%", "!")):
+        left, _, right = stripped.partition("=")
+        target, body = left.strip() + " = ", right.strip()
+    if body.startswith("%") and not body.startswith("%%"):
+        name, _, rest = body[1:].partition(" ")
+        if name in _STATEMENT_MAGICS:
+            rest = rest.strip()
+            while rest.startswith("-"):
+                option, _, rest = rest.partition(" ")
+                rest = rest.lstrip()
+                if option in ("-n", "-r", "-p", "-T", "-D", "-l", "-s") and rest:
+                    rest = rest.partition(" ")[2].lstrip()  # the option's value
+            if rest:
+                return target + rest
+    return "pass" if not target else target + "None"
 
 
 def _is_shell_assignment(stripped):

@@ -62,7 +62,7 @@ def test_magics_are_skipped():
         files = !ls
         import os
         if True:
-            %time x = 1
+            %matplotlib x
         os?
         y = 2  # 100%
         """)
@@ -71,6 +71,10 @@ def test_magics_are_skipped():
     assert "matplotlib" not in code and "pip" not in code and "!ls" not in code
     assert "y = 2  # 100%" in code and "import os" in code
     assert _strip_magics("%%bash\necho hi\n") is None
+    # %time / %timeit run their statement (once)
+    assert _strip_magics("%time a = f(1)\n").strip() == "a = f(1)"
+    assert _strip_magics("if x:\n    %timeit -n 3 -r 2 b = g()\n").splitlines()[1] == "    b = g()"
+    assert _strip_magics("c = %time h()\n").strip() == "c = h()"
     assert _strip_magics("%%time\nz = 3\n").strip() == "z = 3"
 
 
