@@ -62,7 +62,7 @@ def decode(data: bytes) -> Decoded:
 
 def _undecodable(data: bytes, error: UnicodeDecodeError, encoding: str) -> SourceError:
     line = data[: error.start].count(b"\n") + 1
-    hint = "; add a PEP 263 coding line" if encoding.startswith("utf-8") else f" (the coding line says {encoding})"
+    hint = "; add a PEP 263 coding line" if encoding.startswith("utf-8") else " (as the coding line declares)"
     return SourceError(f"cannot decode byte 0x{data[error.start]:02x} as {encoding}{hint}", line=line)
 
 
