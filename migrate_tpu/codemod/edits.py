@@ -144,10 +144,14 @@ def drop_unused_imports(module: cst.Module, code: str, names: Iterable[str]) -> 
                 body[index] = statement.with_changes(body=[new_small])
             else:
                 following = index + 1
-                if following < len(body) and any(line.comment is not None for line in statement.leading_lines):
-                    body[following] = body[following].with_changes(
-                        leading_lines=list(statement.leading_lines) + list(body[following].leading_lines)
-                    )
+                if any(line.comment is not None for line in statement.leading_lines):
+                    # The comments above the import stay where they were.
+                    if following < len(body):
+                        body[following] = body[following].with_changes(
+                            leading_lines=list(statement.leading_lines) + list(body[following].leading_lines)
+                        )
+                    else:
+                        module = module.with_changes(footer=list(statement.leading_lines) + list(module.footer))
                 del body[index]
             changed = True
             break
