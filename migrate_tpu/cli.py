@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import sys
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
@@ -34,6 +35,15 @@ def _split(values: Sequence[str]) -> Tuple[str, ...]:
     return tuple(items)
 
 
+def _parse_shard(context, parameter, value):
+    if value is None:
+        return None
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", value)
+    if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
+        raise click.BadParameter("expected K/N with 1 <= K <= N, e.g. 2/4")
+    return int(match.group(1)), int(match.group(2))
+
+
 def shared_options(function):
     options = [
         click.option("--select", multiple=True, metavar="IDS", help="Only these rules (ids or prefixes, comma-separated); replaces the config's list."),
@@ -47,6 +57,9 @@ def shared_options(function):
         click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None, help="Read settings from this pyproject.toml."),
         click.option("--isolated", is_flag=True, help="Ignore pyproject.toml settings."),
         click.option("--no-progress", is_flag=True, help="Never draw a progress bar."),
+        click.option("--no-cache", is_flag=True, help="Do not read or write the result cache."),
+        click.option("--cache-dir", type=click.Path(file_okay=False), default=None, help="Where the result cache lives (default .migrate-tpu-cache)."),
+        click.option("--shard", callback=_parse_shard, default=None, metavar="K/N", help="Process only shard K of N (split by path, stable across machines)."),
         click.option("--quiet", "-q", is_flag=True, help="Print only errors and the essential output."),
         click.option("--stdin-filename", default=None, help="Name to show for source read from stdin (a .ipynb name reads a notebook)."),
     ]
@@ -92,10 +105,16 @@ class Run:
         quiet=False,
         stdin_filename=None,
         want_edits=False,
+        no_cache=False,
+        cache_dir=None,
+        shard=None,
     ):
         from migrate_tpu.engine.config import ConfigError, Settings, find_config, load_config
 
         self.paths = paths
+        self.no_cache = no_cache
+        self.cache_dir = cache_dir
+        self.shard = shard
         self.quiet = quiet
         self.no_progress = no_progress
         self.stdin_filename = stdin_filename
@@ -201,7 +220,12 @@ class Run:
         base = Path(settings.base) if settings.base else None
         named = {os.path.normpath(p) for p in self.paths if p != "-" and Path(p).is_file()}
         files, errors, notes = [], [], []
+        from migrate_tpu.engine.discover import in_shard
+
+        shard_base = base or Path.cwd()
         for found in discover(self.paths, settings.exclude, settings.respect_gitignore, base=base):
+            if self.shard is not None and not in_shard(found.path, self.shard, shard_base):
+                continue
             if found.problem is None:
                 if (
                     settings.force_exclude
@@ -232,7 +256,13 @@ class Run:
                 for note in notes:
                     self.echo(note)
             yield from errors
-            for result in run(files, self.migrator(mode), mode, self.settings.jobs or None):
+            migrator = self.migrator(mode)
+            cache = None
+            if not self.no_cache and hasattr(migrator, "cache_salt"):
+                from migrate_tpu.engine.cache import default_cache
+
+                cache = default_cache(migrator.cache_salt(), self.cache_dir)
+            for result in run(files, migrator, mode, self.settings.jobs or None, cache=cache):
                 self.progress.advance(result.path)
                 yield result
         finally:

@@ -32,7 +32,7 @@ class ResultCache:
         self.hits = 0
         self.misses = 0
 
-    def _key(self, display: str, mode: str, data: bytes) -> str:
+    def key(self, display: str, mode: str, data: bytes) -> str:
         digest = hashlib.sha256(self._salt)
         digest.update(mode.encode())
         digest.update(b"\0")
@@ -44,9 +44,9 @@ class ResultCache:
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / key[2:]
 
-    def get(self, display: str, mode: str, data: bytes):
+    def load(self, key: str):
         try:
-            with open(self._path(self._key(display, mode, data)), "rb") as handle:
+            with open(self._path(key), "rb") as handle:
                 result = pickle.load(handle)
         except Exception:  # missing, damaged or from another version: a miss
             self.misses += 1
@@ -54,8 +54,8 @@ class ResultCache:
         self.hits += 1
         return result
 
-    def put(self, display: str, mode: str, data: bytes, result) -> None:
-        path = self._path(self._key(display, mode, data))
+    def store(self, key: str, result) -> None:
+        path = self._path(key)
         try:
             if not self._ready:
                 self.directory.mkdir(parents=True, exist_ok=True)

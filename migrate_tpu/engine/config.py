@@ -193,6 +193,10 @@ class PathMigrator:
         self.variants = list(variants)
         self.base = base
 
+    def cache_salt(self) -> str:
+        parts = [self.default.cache_salt()] + [f"{globs}:{variant.cache_salt()}" for globs, variant in self.variants]
+        return "|".join(parts)
+
     def needs_work(self, data: bytes) -> bool:
         return self.default.needs_work(data)
 

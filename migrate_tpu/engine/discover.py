@@ -297,3 +297,19 @@ def resolve_module(module: str, importing_file: str, roots: Tuple[str, ...] = ()
             if candidate is not None and candidate.is_file():
                 return str(candidate)
     return None
+
+
+def in_shard(path: Path, shard: Tuple[int, int], base: Path) -> bool:
+    """Whether ``path`` belongs to shard ``k`` of ``n`` (1-based): by a stable hash of its path.
+
+    The same tree split the same way gives the same shards on every machine,
+    so N CI jobs can each take one and merge their JSON reports.
+    """
+    import zlib
+
+    index, count = shard
+    try:
+        relative = Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(base))).as_posix()
+    except ValueError:
+        relative = Path(path).as_posix()
+    return zlib.crc32(relative.encode("utf-8", "surrogateescape")) % count == index - 1

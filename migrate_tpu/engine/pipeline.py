@@ -238,14 +238,16 @@ def _limit_for(size: int, flat: Optional[float]) -> Optional[float]:
     return flat if flat > 0 else None
 
 
-def run(paths: Sequence[Path], migrator, mode: str, jobs: Optional[int] = None, timeout: Optional[float] = None) -> Iterator[FileResult]:
+def run(
+    paths: Sequence[Path], migrator, mode: str, jobs: Optional[int] = None, timeout: Optional[float] = None, cache=None
+) -> Iterator[FileResult]:
     """Results in the order of ``paths``; files the prefilter rules out are never parsed.
 
     Files are read here; candidates are migrated in worker processes and
     written here. While this generator is open, SIGINT, SIGTERM and SIGHUP
     stop the run (see :class:`Interrupted`).
     """
-    pool = _Pool(migrator, mode, jobs or default_jobs(), file_timeout(timeout))
+    pool = _Pool(migrator, mode, jobs or default_jobs(), file_timeout(timeout), cache)
     with _SignalGuard(pool) as guard:
         try:
             yield from pool.results(paths, guard)
@@ -393,10 +395,11 @@ def _death_message(exitcode: Optional[int]) -> str:
 class _Slot:
     """One path of the run, in order: its bytes until sent, then its result."""
 
-    __slots__ = ("path", "data", "snapshot", "result", "tries")
+    __slots__ = ("path", "data", "snapshot", "result", "tries", "cache_key")
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.cache_key: Optional[str] = None
         self.data: Optional[bytes] = None
         self.snapshot = None
         self.result: Optional[FileResult] = None
@@ -415,7 +418,8 @@ class _Worker:
 
 
 class _Pool:
-    def __init__(self, migrator, mode: str, jobs: int, timeout: Optional[float]) -> None:
+    def __init__(self, migrator, mode: str, jobs: int, timeout: Optional[float], cache=None) -> None:
+        self.cache = cache
         self.migrator = migrator
         self.mode = mode
         self.jobs = max(1, jobs)
@@ -507,6 +511,13 @@ class _Pool:
         elif not self.migrator.needs_work(data):
             slot.result = FileResult(display_path(path))
         else:
+            if self.cache is not None:
+                slot.cache_key = self.cache.key(display_path(path), self.mode, data)
+                cached = self.cache.load(slot.cache_key)
+                # A cached change still has to be written by fix: only clean results are reused there.
+                if cached is not None and not (self.mode == "fix" and cached.changed):
+                    slot.result = cached
+                    return slot
             slot.data = data
             slot.snapshot = snapshot
         return slot
@@ -602,6 +613,8 @@ class _Pool:
                 _write(slot.path, new_data, slot.snapshot, result)
                 if result.written:
                     self.written += 1
+        elif self.cache is not None and slot.cache_key is not None and not result.failed:
+            self.cache.store(slot.cache_key, result)
         slot.result = result
 
     def _fail(self, worker: _Worker, message: Optional[str]) -> None:

@@ -1,0 +1,90 @@
+"""Warm re-runs through the result cache, and --shard K/N, through the real CLI."""
+
+import json
+import pickle
+from pathlib import Path
+
+OLD = b"""import tensorflow as tf
+
+strategy = tf.distribute.experimental.TPUStrategy(resolver)
+dataset = strategy.experimental_distribute_datasets_from_function(make_dataset)
+"""
+
+
+def tree(root: Path, count: int = 12) -> None:
+    for number in range(count):
+        folder = root / f"pkg{number % 3}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"mod{number}.py").write_bytes(OLD.replace(b"make_dataset", b"make_dataset_%d" % number))
+    (root / "plain.py").write_bytes(b"print('no TensorFlow here')\n")
+
+
+def entries(cache: Path):
+    return [p for p in cache.rglob("*") if p.is_file() and len(p.parent.name) == 2]
+
+
+def test_second_run_reads_the_cache(cli, tmp_path):
+    tree(tmp_path / "src")
+    first = cli("diff", "src")
+    assert first.returncode == 1
+    cache = tmp_path / ".migrate-tpu-cache"
+    stored = entries(cache)
+    assert len(stored) == 12  # one per file that needed parsing; plain.py never parsed
+    # Prove the second run takes results from the cache: doctor one entry.
+    victim = stored[0]
+    result = pickle.loads(victim.read_bytes())
+    result.diff = b"--- a/doctored\n+++ b/doctored\n"
+    victim.write_bytes(pickle.dumps(result))
+    second = cli("diff", "src")
+    assert b"--- a/doctored" in second.stdout
+    assert cli("diff", "src", "--no-cache").stdout == first.stdout
+
+
+def test_cache_follows_file_content_and_settings(cli, tmp_path):
+    tree(tmp_path / "src", count=2)
+    before = cli("diff", "src").stdout
+    target = tmp_path / "src" / "pkg0" / "mod0.py"
+    target.write_bytes(target.read_bytes().replace(b"experimental_distribute_datasets_from_function", b"distribute_datasets_from_function"))
+    after = cli("diff", "src").stdout
+    assert after != before and after.count(b"+++ b/") == 2
+    only_renames = cli("diff", "src", "--select", "TPU102").stdout
+    assert b"+strategy = tf.distribute.TPUStrategy" not in only_renames and b"+dataset = strategy.distribute_datasets" in only_renames
+
+
+def test_fix_still_writes_after_a_cached_diff(cli, tmp_path):
+    tree(tmp_path / "src", count=3)
+    assert cli("diff", "src").returncode == 1
+    fixed = cli("fix", "src")
+    assert fixed.returncode == 0, fixed.stderr
+    for path in (tmp_path / "src").rglob("mod*.py"):
+        assert b"tf.distribute.TPUStrategy(resolver)" in path.read_bytes()
+    assert cli("diff", "src").returncode == 0
+
+
+def test_no_cache_writes_nothing(cli, tmp_path):
+    tree(tmp_path / "src", count=2)
+    cli("check", "src", "--no-cache")
+    assert not (tmp_path / ".migrate-tpu-cache").exists()
+    cli("check", "src", "--cache-dir", "elsewhere")
+    assert entries(tmp_path / "elsewhere")
+
+
+def test_shards_partition_the_tree(cli, tmp_path):
+    tree(tmp_path / "src", count=30)
+    whole = json.loads(cli("check", "src", "--format", "json", "--no-cache").stdout)
+    seen = []
+    for index in (1, 2, 3):
+        part = json.loads(cli("check", "src", "--format", "json", "--shard", f"{index}/3", "--no-cache").stdout)
+        seen.append(sorted({f["path"] for f in part["findings"]}))
+        again = json.loads(cli("check", "src", "--format", "json", "--shard", f"{index}/3", "--no-cache").stdout)
+        assert sorted({f["path"] for f in again["findings"]}) == seen[-1]  # deterministic
+    merged = [path for part in seen for path in part]
+    assert sorted(merged) == sorted({f["path"] for f in whole["findings"]})
+    assert len(merged) == len(set(merged)) == 30
+    assert all(part for part in seen)
+
+
+def test_bad_shard_is_a_usage_error(cli, tmp_path):
+    tree(tmp_path / "src", count=1)
+    result = cli("check", "src", "--shard", "4/3")
+    assert result.returncode == 2 and b"K/N" in result.stderr
