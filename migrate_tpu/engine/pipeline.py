@@ -255,6 +255,36 @@ def run(
             pool.close()
 
 
+def migrate_isolated(data: bytes, path: Path, migrator, mode: str, timeout: Optional[float] = None) -> Tuple[FileResult, Optional[bytes]]:
+    """One file's bytes through a worker process, for source that is not on disk (stdin).
+
+    Like :func:`migrate_data`: nothing is written, and in ``fix`` mode the
+    new bytes come back. But a parser crash or a file over the time limit
+    becomes ``result.error`` instead of taking this process down, and stop
+    signals end the call as they end :func:`run`.
+    """
+    path = Path(path)
+    if b"\x00" in data:
+        return FileResult(display_path(path), error=BINARY_MESSAGE, error_line=data[: data.index(b"\x00")].count(b"\n") + 1), None
+    if not migrator.needs_work(data):
+        return FileResult(display_path(path)), None
+    pool = _Pool(migrator, mode, 1, file_timeout(timeout))
+    pool.keep_output = True
+    pool.outputs = {}
+    slot = _Slot(path)
+    slot.data = data
+    with _SignalGuard(pool) as guard:
+        try:
+            while slot.result is None:
+                if not any(worker.slot is slot for worker in pool.workers):
+                    if not pool._send(pool._idle_worker(0), slot):
+                        continue
+                pool._wait(guard)
+            return slot.result, pool.outputs.get(id(slot))
+        finally:
+            pool.close()
+
+
 # -- signals ----------------------------------------------------------------------
 
 _STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
@@ -350,6 +380,13 @@ def _worker_main(conn, migrator, mode: str) -> None:
     for name in ("SIGTERM", "SIGHUP"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_DFL)
+    # A crash is reported by the parent in one line; warnings about the
+    # analysed code (SyntaxWarning from compile) are not the user's output.
+    import faulthandler
+    import warnings
+
+    faulthandler.disable()
+    warnings.simplefilter("ignore")
     crash_on = os.environ.get(CRASH_HOOK_VARIABLE)
     while True:
         try:
@@ -418,6 +455,10 @@ class _Worker:
 
 
 class _Pool:
+    # migrate_isolated keeps new bytes here instead of writing them.
+    keep_output = False
+    outputs: Optional[dict] = None
+
     def __init__(self, migrator, mode: str, jobs: int, timeout: Optional[float], cache=None) -> None:
         self.cache = cache
         self.migrator = migrator
@@ -608,7 +649,9 @@ class _Pool:
         slot = worker.slot
         worker.slot = None
         result, new_data = payload
-        if new_data is not None:
+        if new_data is not None and self.keep_output:
+            self.outputs[id(slot)] = new_data
+        elif new_data is not None:
             with guard.critical():
                 _write(slot.path, new_data, slot.snapshot, result)
                 if result.written:
