@@ -20,7 +20,10 @@ Code written for TF 2.1 uses names that later releases renamed or removed.
   ``computation_stride`` on a real 4-D topology gets ``z = 1`` inserted
   (under emulation the topology itself is 3-D);
 * ``tf.keras.mixed_precision.experimental`` (``set_policy``,
-  ``global_policy``, ``Policy``) where the release dropped it (TF >= 2.9).
+  ``global_policy``, ``Policy``) where the release dropped it (TF >= 2.9);
+* ``tf.keras.optimizers.SGD``/``Adam``/... are TF 2.1's optimizers
+  (``optimizers.legacy``) where Keras >= 2.11 replaced them: the new ones
+  silently ignore ``lr=`` and refuse ``decay=``.
 
 The experimental ``TPUStrategy`` constructor and its ``device_assignment``
 keyword exist in every release and need nothing.  On TF 2.0/2.1 itself this
@@ -105,6 +108,9 @@ def _build_with_rank3_shapes(real_build):
     return staticmethod(build)
 
 
+_OPTIMIZERS = ("Adadelta", "Adagrad", "Adam", "Adamax", "Ftrl", "Nadam", "Optimizer", "RMSprop", "SGD")
+
+
 def _mixed_precision_experimental(mp):
     ns = types.ModuleType("tf.keras.mixed_precision.experimental")
     ns.set_policy = mp.set_global_policy
@@ -140,8 +146,17 @@ def install(emulated=True):
     keras = getattr(tf, "keras", None)
     try:
         mp = getattr(keras, "mixed_precision", None) if keras is not None else None
+        optimizers = getattr(keras, "optimizers", None) if keras is not None else None
     except Exception:  # lazily loaded Keras that fails to import
-        mp = None
+        mp = optimizers = None
+    # Keras >= 2.11 optimizers ignore TF 2.1's `lr=` (with a log line) and refuse
+    # `decay=`; TF 2.1's optimizers live on as optimizers.legacy.
+    old_kind = getattr(optimizers, "legacy", None) if optimizers is not None else None
+    if old_kind is not None:
+        for name in _OPTIMIZERS:
+            new_cls, old_cls = getattr(optimizers, name, None), getattr(old_kind, name, None)
+            if new_cls is not None and old_cls is not None and new_cls is not old_cls:
+                _set(optimizers, name, old_cls)
     if mp is not None and not hasattr(mp, "experimental") and hasattr(mp, "set_global_policy"):
         try:
             _set(mp, "experimental", _mixed_precision_experimental(mp))

@@ -193,6 +193,7 @@ if stable_cls is not None:
                 tf.data.Dataset.from_tensor_slices(np.ones([8, 4], np.float32)).batch(8))))), stable))
     probe("stable_eager_plain", lambda: values(stable.run(plain), stable))
 
+probe("sgd_lr", lambda: round(float(tf.keras.optimizers.SGD(lr=0.25).get_config()["learning_rate"]), 6))
 probe("shutdown", lambda: tf.tpu.experimental.shutdown_tpu_system(resolver))
 print("RESULT " + json.dumps(obs, sort_keys=True))
 sys.stdout.flush()
