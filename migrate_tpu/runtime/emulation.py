@@ -100,6 +100,7 @@ class _State(object):
         self.topology = None       # set by initialize_tpu_system
         self.connected = None      # resolver given to experimental_connect_to_cluster
         self.originals = []        # (module, name, value or _MISSING) for uninstall
+        self.shared_gpu = False    # logical GPUs split from one physical GPU
 
 
 _MISSING = object()
@@ -153,6 +154,7 @@ def configure_devices(replicas):
             for gpu in gpus:
                 _split_device(gpu, replicas // len(gpus), memory_limit=limit)
             kind = "GPU"
+            STATE.shared_gpu = True  # NCCL cannot all-reduce between logical GPUs of one GPU
         else:
             cpus = _list_physical("CPU")
             _split_device(cpus[0], replicas)
@@ -619,7 +621,8 @@ class _EmulatedTPUStrategyBase(tf.distribute.MirroredStrategy):
                              "got {}".format(type(device_assignment)))
         devices = [STATE.devices[device_assignment.tpu_ordinal(r, 0)]
                    for r in range(device_assignment.num_replicas)]
-        tf.distribute.MirroredStrategy.__init__(self, devices=devices)
+        cross_device_ops = tf.distribute.ReductionToOneDevice() if STATE.shared_gpu else None
+        tf.distribute.MirroredStrategy.__init__(self, devices=devices, cross_device_ops=cross_device_ops)
         self._emulated_resolver = tpu_cluster_resolver
         self._emulated_device_assignment = device_assignment
         self._emulated_api = STATE.tf_api

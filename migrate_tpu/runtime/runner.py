@@ -235,8 +235,16 @@ def _flush():
 def prepare_environment(emulate):
     """Environment variables that must be set before TensorFlow is imported."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    # TF >= 2.16 makes tf.keras Keras 3; 2.x-era code is Keras 2 code.
-    os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+    # TF >= 2.16 makes tf.keras Keras 3; 2.x-era code is Keras 2 code, which the
+    # tf-keras package provides.  (Older TF ignores the variable.)
+    if "TF_USE_LEGACY_KERAS" not in os.environ:
+        try:
+            import importlib.util
+            has_tf_keras = importlib.util.find_spec("tf_keras") is not None
+        except (ImportError, ValueError):
+            has_tf_keras = False
+        if has_tf_keras:
+            os.environ["TF_USE_LEGACY_KERAS"] = "1"
     del emulate
 
 
