@@ -61,9 +61,13 @@ def write(path: Path, data) -> Path:
 
 
 def snapshot(root: Path) -> Dict[str, bytes]:
-    """Every regular file under ``root`` (links not followed) and its bytes."""
+    """Every regular file under ``root`` (links not followed) and its bytes.
+
+    The result cache (``.migrate-tpu-cache``) is the tool's own folder, not the user's code.
+    """
     files = {}
     for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".migrate-tpu-cache"]
         for name in names:
             path = Path(folder, name)
             if not path.is_symlink() and path.is_file():
