@@ -657,7 +657,8 @@ class _Pool:
                 if result.written:
                     self.written += 1
         elif self.cache is not None and slot.cache_key is not None and not result.failed:
-            self.cache.store(slot.cache_key, result)
+            with guard.critical():  # a stop signal must not strand the entry's temp file
+                self.cache.store(slot.cache_key, result)
         slot.result = result
 
     def _fail(self, worker: _Worker, message: Optional[str]) -> None:

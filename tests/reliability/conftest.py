@@ -26,6 +26,8 @@ MIGRATED = (
 )
 GOOD_NAMES = ("good_a.py", "pkg/good_b.py", "pkg/deep/good_c.py")
 TEMP_SUFFIX = ".migrate-tpu.tmp"
+# The result cache that runs keep in the current folder; not part of the tree's files.
+CACHE_FOLDER = ".migrate-tpu-cache"
 
 
 @dataclass
@@ -67,6 +69,7 @@ def snapshot(root: Path) -> Dict[str, bytes]:
     """
     files = {}
     for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d != CACHE_FOLDER]
         dirs[:] = [d for d in dirs if d != ".migrate-tpu-cache"]
         for name in names:
             path = Path(folder, name)

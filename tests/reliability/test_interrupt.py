@@ -74,6 +74,7 @@ def interrupt_midway(root: Path, signum: int, command: str = "fix", after: int =
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env=env,
+        cwd=root.parent,
         start_new_session=True,  # like a terminal's process group, apart from pytest's
     )
     if command == "fix":
