@@ -287,13 +287,25 @@ def migrate_isolated(data: bytes, path: Path, migrator, mode: str, timeout: Opti
 
 # -- signals ----------------------------------------------------------------------
 
+
+def stop_signals():
+    """A context in which SIGINT, SIGTERM and SIGHUP end the process the way :func:`run` does.
+
+    For the command line to wrap a whole command (discovery included): a
+    signal prints one line and exits with 128 + its number instead of a
+    traceback. :func:`run` installs its own guard inside, which also stops
+    its workers and waits for a write in progress.
+    """
+    return _SignalGuard(None)
+
+
 _STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
 
 class _SignalGuard:
     """Turns stop signals into :class:`Interrupted`, never in the middle of a write."""
 
-    def __init__(self, pool: "_Pool") -> None:
+    def __init__(self, pool: Optional["_Pool"]) -> None:
         self.pool = pool
         self.owner = os.getpid()
         self.saved = {}
@@ -339,9 +351,10 @@ class _SignalGuard:
 
     def stop(self, signum: int) -> None:
         self.stopping = True
-        self.pool.kill_all()
+        if self.pool is not None:
+            self.pool.kill_all()
         name = signal.Signals(signum).name
-        if self.pool.mode == "fix":
+        if self.pool is not None and self.pool.mode == "fix":
             written = self.pool.written
             done = f"{written} {'file' if written == 1 else 'files'} written in full, every other file untouched"
         else:

@@ -192,3 +192,21 @@ def test_a_file_changed_during_the_run_is_not_overwritten(tmp_path):
     assert paths[1].read_text() == GOOD + "# edited by someone else\n"
     assert paths[0].read_text() == MIGRATED and paths[2].read_text() == MIGRATED
     assert temp_files(root) == []
+
+
+def test_stop_signals_turns_a_signal_into_a_clean_exit(tmp_path):
+    script = tmp_path / "waits.py"
+    script.write_text(
+        "import os, signal, sys, time\n"
+        "from migrate_tpu.engine.pipeline import stop_signals\n"
+        "with stop_signals():\n"
+        "    print('ready', flush=True)\n"
+        "    time.sleep(30)\n"
+    )
+    process = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout.readline().strip() == b"ready"
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=10) == 143
+    stderr = process.stderr.read().decode()
+    assert "Traceback" not in stderr
+    assert "interrupted by SIGTERM; stopped (no file was changed)" in stderr
