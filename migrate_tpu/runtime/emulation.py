@@ -605,8 +605,6 @@ def _mirrored_run(strategy, fn, args, kwargs, options):
 class _EmulatedTPUStrategyBase(tf.distribute.MirroredStrategy):
     """A MirroredStrategy with one replica per emulated TPU core of the device assignment."""
 
-    _emulated_api = "2.4"
-
     def _emulated_init(self, tpu_cluster_resolver, device_assignment):
         if not STATE.installed:
             raise RuntimeError("migrate_tpu.runtime.emulation.install() has not run")
@@ -625,7 +623,6 @@ class _EmulatedTPUStrategyBase(tf.distribute.MirroredStrategy):
         tf.distribute.MirroredStrategy.__init__(self, devices=devices, cross_device_ops=cross_device_ops)
         self._emulated_resolver = tpu_cluster_resolver
         self._emulated_device_assignment = device_assignment
-        self._emulated_api = STATE.tf_api
         ext = self.extended
         ext.num_hosts = 1
         ext.num_replicas_per_host = device_assignment.num_replicas
@@ -642,7 +639,6 @@ class _EmulatedTPUStrategyBase(tf.distribute.MirroredStrategy):
     @property
     def emulated_device_assignment(self):
         return self._emulated_device_assignment
-
 
 
 def _strategy_run(self, fn, args=(), kwargs=None, options=None):

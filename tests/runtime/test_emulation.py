@@ -13,6 +13,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "roundtrip"))
 from roundtrip_helpers import TF21, TF24, TF221, require_python, start  # noqa: E402
 
+pytestmark = pytest.mark.roundtrip  # runs real TensorFlow interpreters
+
 OBSERVE = Path(__file__).resolve().parent / "programs" / "observe.py"
 
 # name -> (env, --tf-api)

@@ -17,6 +17,7 @@ from migrate_tpu.runtime import launch, real_tpu_reachable  # noqa: E402
 from migrate_tpu.runtime.runner import _strip_magics, notebook_cells  # noqa: E402
 
 RUNTIME = REPO / "migrate_tpu" / "runtime"
+TF = pytest.mark.roundtrip  # runs real TensorFlow interpreters
 
 
 # --------------------------------------------------------------------------
@@ -161,6 +162,7 @@ def script_runs(tmp_path_factory):
     return folder, cases
 
 
+@TF
 def test_script_argv_path_and_exit_status(script_runs):
     folder, cases = script_runs
     run = cases["argv"]
@@ -174,6 +176,7 @@ def test_script_argv_path_and_exit_status(script_runs):
     assert info["helper"] == 42
 
 
+@TF
 def test_script_arguments_pass_through_launch(tmp_path):
     """launch() from an interpreter without TensorFlow, into a TF env without migrate-tpu installed."""
     py24 = require_python(TF24)
@@ -196,6 +199,7 @@ def test_script_arguments_pass_through_launch(tmp_path):
     assert "TPU emulation: 2 replicas" in done.stderr
 
 
+@TF
 def test_uncaught_exception_prints_the_scripts_traceback(script_runs):
     run = script_runs[1]["raise"]
     assert run.returncode == 1
@@ -205,6 +209,7 @@ def test_uncaught_exception_prints_the_scripts_traceback(script_runs):
     assert "runner.py" not in run.stderr, run.stderr
 
 
+@TF
 def test_sys_exit_with_a_message(script_runs):
     run = script_runs[1]["exit_message"]
     assert run.returncode == 1
@@ -212,12 +217,14 @@ def test_sys_exit_with_a_message(script_runs):
     assert "fatal: bye" in run.stderr
 
 
+@TF
 def test_replicas_option(script_runs):
     run = script_runs[1]["replicas4"]
     info = json.loads(run.stdout.strip().splitlines()[-1])
     assert info == {"replicas": 4, "mesh": [1, 2, 1, 2]}, run.describe()
 
 
+@TF
 def test_nothing_is_emulated_when_a_real_tpu_is_announced(script_runs):
     run = script_runs[1]["tpu_name"]
     assert run.returncode == 0, run.describe()
@@ -226,12 +233,14 @@ def test_nothing_is_emulated_when_a_real_tpu_is_announced(script_runs):
     assert lines[1].endswith("TPUStrategyV2"), run.describe()
 
 
+@TF
 def test_notebook_cells_run_in_order_with_magics_skipped(script_runs):
     run = script_runs[1]["notebook"]
     assert run.returncode == 0, run.describe()
     assert run.stdout.strip().splitlines()[-2:] == ["98", "printed 49"], run.describe()
 
 
+@TF
 def test_usage_errors(tmp_path):
     py21 = require_python(TF21)
     script = _write(tmp_path, "ok.py", "print('never')\n")
