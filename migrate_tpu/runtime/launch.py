@@ -7,8 +7,10 @@ virtualenv) need not have migrate-tpu installed: the folder that contains the
 """
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import migrate_tpu
 from migrate_tpu.runtime import envs
@@ -33,10 +35,29 @@ def command(script, args=(), replicas=None, tf_api=None, python=None, emulation=
     return argv
 
 
-def environment(base=None):
-    """``base`` (default ``os.environ``) with the package root first on ``PYTHONPATH``."""
+def _is_shared(root):
+    """Whether ``root`` holds other packages too (an installed site-packages): putting it
+    on another interpreter's path would shadow that interpreter's own packages."""
+    return os.path.basename(os.path.normpath(root)) in ("site-packages", "dist-packages")
+
+
+def isolated_root():
+    """A new temporary folder holding only ``migrate_tpu`` (a link, or a copy)."""
+    folder = tempfile.mkdtemp(prefix="migrate-tpu-runtime-")
+    package = os.path.dirname(os.path.abspath(migrate_tpu.__file__))
+    target = os.path.join(folder, "migrate_tpu")
+    try:
+        os.symlink(package, target, target_is_directory=True)
+    except (OSError, NotImplementedError, AttributeError):
+        shutil.copytree(package, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return folder
+
+
+def environment(base=None, root=None):
+    """``base`` (default ``os.environ``) with ``root`` (default: the folder that
+    contains the ``migrate_tpu`` package) first on ``PYTHONPATH``."""
     env = dict(os.environ if base is None else base)
-    root = package_root()
+    root = root or package_root()
     parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]
     env["PYTHONPATH"] = os.pathsep.join([root] + parts)
     return env
@@ -66,13 +87,19 @@ def launch(script, args, replicas=None, tf_api=None, python=None, emulation=True
                          "scripts/tf-envs {}\n".format(python, envs.envs_dir(), python))
         return 127
     argv = command(script, args, replicas, tf_api, resolved, emulation)
+    root = package_root()
+    temporary = isolated_root() if _is_shared(root) else None
     try:
-        process = subprocess.Popen(argv, env=environment())
-    except OSError as error:
-        sys.stderr.write("migrate-tpu run: cannot start {}: {}\n".format(argv[0], error))
-        return 127
-    try:
-        return process.wait()
-    except KeyboardInterrupt:
-        process.wait()
-        return 130
+        try:
+            process = subprocess.Popen(argv, env=environment(root=temporary or root))
+        except OSError as error:
+            sys.stderr.write("migrate-tpu run: cannot start {}: {}\n".format(argv[0], error))
+            return 127
+        try:
+            return process.wait()
+        except KeyboardInterrupt:
+            process.wait()
+            return 130
+    finally:
+        if temporary is not None:
+            shutil.rmtree(temporary, ignore_errors=True)

@@ -283,3 +283,16 @@ def test_env_names_select_the_cached_interpreters(tmp_path, monkeypatch):
     assert launch.resolve_python("tf2.4") == str(python)
     assert envs.interpreter("tf2.4") == str(python)
     assert launch.launch("x.py", [], python="tf2.21") == 127
+
+
+def test_installed_package_is_isolated_from_site_packages(tmp_path):
+    folder = launch.isolated_root()
+    try:
+        assert sorted(os.listdir(folder)) == ["migrate_tpu"]
+        assert (Path(folder) / "migrate_tpu" / "runtime" / "runner.py").is_file()
+        assert launch.environment({}, root=folder)["PYTHONPATH"] == folder
+    finally:
+        import shutil
+        shutil.rmtree(folder)
+    assert launch._is_shared("/venv/lib/python3.11/site-packages")
+    assert not launch._is_shared(str(REPO))
