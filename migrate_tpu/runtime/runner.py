@@ -186,14 +186,15 @@ def _exit_status(code):
 
 def execute(path, args):
     """Run ``path`` (script or notebook) as ``__main__``; return its exit status."""
-    path = os.path.abspath(path) if not os.path.isabs(path) else path
+    given = path
+    path = os.path.abspath(path)
     display_path = path
     is_notebook = path.endswith(".ipynb")
     main = types.ModuleType("__main__")
     main.__dict__.update({"__file__": display_path, "__builtins__": __builtins__,
                           "__package__": None, "__spec__": None, "__loader__": None})
     sys.modules["__main__"] = main  # the script's module stays there for atexit handlers
-    sys.argv[:] = [path] + list(args)
+    sys.argv[:] = [given] + list(args)  # as `python SCRIPT` does
     folder = os.path.dirname(path)
     if sys.path and sys.path[0] in ("", os.getcwd()) and folder != sys.path[0]:
         sys.path[0] = folder
