@@ -264,6 +264,8 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False):
         raise ValueError("--tf-api 2.4 needs TensorFlow >= 2.4; this interpreter has TensorFlow {}"
                          .format(emu.tf.__version__))
     if emulation:
+        # Colab-era notebooks build the TPU address from this variable.
+        os.environ.setdefault("COLAB_TPU_ADDR", "localhost:8470")
         emu.configure_devices(replicas or DEFAULT_REPLICAS)
         emu.install(tf_api=tf_api)
         text = emu.describe()
