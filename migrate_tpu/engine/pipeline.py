@@ -56,6 +56,10 @@ FILE_TIMEOUT_VARIABLE = "MIGRATE_TPU_FILE_TIMEOUT"
 # worker takes down only its own file.
 CRASH_HOOK_VARIABLE = "MIGRATE_TPU_TEST_CRASH"
 
+# A new worker's first file also pays for loading LibCST and the rules: its
+# time limit starts this much later.
+STARTUP_ALLOWANCE = 15.0
+
 # Extra workers start only when this many files are waiting for one, so that
 # a handful of files (a pre-commit batch) is served by a single worker.
 SPAWN_BACKLOG = 2
@@ -457,7 +461,7 @@ class _Slot:
 
 
 class _Worker:
-    __slots__ = ("process", "conn", "slot", "deadline", "limit")
+    __slots__ = ("process", "conn", "slot", "deadline", "limit", "started", "fresh")
 
     def __init__(self, process, conn) -> None:
         self.process = process
@@ -465,6 +469,8 @@ class _Worker:
         self.slot: Optional[_Slot] = None
         self.deadline: Optional[float] = None
         self.limit: Optional[float] = None
+        self.started = 0.0
+        self.fresh = True  # its first file also pays for loading the migrator
 
 
 class _Pool:
@@ -624,8 +630,11 @@ class _Pool:
                 slot.data = None
             return False
         worker.slot = slot
+        worker.started = time.monotonic()
         worker.limit = _limit_for(len(slot.data), self.timeout)
-        worker.deadline = None if worker.limit is None else time.monotonic() + worker.limit
+        allowance = STARTUP_ALLOWANCE if worker.fresh else 0.0
+        worker.fresh = False
+        worker.deadline = None if worker.limit is None else worker.started + worker.limit + allowance
         slot.data = None
         return True
 
@@ -654,7 +663,8 @@ class _Pool:
                     self._fail(worker, None)
                 settled += 1
             elif worker.deadline is not None and now >= worker.deadline:
-                self._fail(worker, f"gave up after {worker.limit:.3g} s (too large or too deeply nested to analyse in time; {FILE_TIMEOUT_VARIABLE} sets the limit); left unchanged")
+                elapsed = now - worker.started
+                self._fail(worker, f"gave up after {elapsed:.0f} s (too large or too deeply nested to analyse in time; {FILE_TIMEOUT_VARIABLE} sets the limit); left unchanged")
                 settled += 1
         return settled
 
