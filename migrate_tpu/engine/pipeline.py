@@ -601,16 +601,8 @@ class _Pool:
                 if slot.result is None:
                     waiting.append(slot)
                     outstanding += 1
-            while waiting:
-                worker = self._idle_worker(len(waiting))
-                if worker is None:
-                    break
-                slot = waiting.popleft()
-                if not self._send(worker, slot):
-                    if slot.result is None:
-                        waiting.appendleft(slot)
-                    else:
-                        outstanding -= 1
+                    outstanding -= self._dispatch(waiting)  # start work while reading on
+            outstanding -= self._dispatch(waiting)
             while slots and slots[0].result is not None:
                 yield slots.popleft().result
             if not slots:
@@ -618,6 +610,21 @@ class _Pool:
                     return
                 continue
             outstanding -= self._wait(guard)
+
+    def _dispatch(self, waiting: Deque[_Slot]) -> int:
+        """Hand waiting files to idle (or new) workers; returns files settled without one."""
+        settled = 0
+        while waiting:
+            worker = self._idle_worker(len(waiting))
+            if worker is None:
+                break
+            slot = waiting.popleft()
+            if not self._send(worker, slot):
+                if slot.result is None:
+                    waiting.appendleft(slot)
+                else:
+                    settled += 1
+        return settled
 
     def _send(self, worker: _Worker, slot: _Slot) -> bool:
         slot.tries += 1
