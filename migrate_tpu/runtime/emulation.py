@@ -768,6 +768,39 @@ def _modules(path, v1=True):
     return found
 
 
+def _keras_metrics_written_on_update():
+    """TF 2.1: give Keras metrics TPU's ON_WRITE variables under the emulated strategy.
+
+    On a TPU, Keras (2.1 and 2.4 alike) creates metric variables ON_WRITE, so
+    every replica's update is summed into every copy.  Under MirroredStrategy
+    they are ON_READ, and TF 2.1 (unlike 2.4) reads an ON_READ variable outside
+    the strategy's scope from one replica only: ``metric.result()`` in eager
+    code would count one replica's examples.  Keras decides by the strategy's
+    class name; only ``Metric.add_weight`` is told, so no other Keras path
+    turns TPU-specific.
+    """
+    try:
+        from tensorflow.python.keras.metrics import Metric
+    except ImportError:
+        return
+    original = Metric.__dict__.get("add_weight")
+    if original is None:
+        return
+
+    def add_weight(self, *args, **kwargs):
+        if tf.distribute.has_strategy() and isinstance(tf.distribute.get_strategy(),
+                                                       _EmulatedTPUStrategyBase):
+            on_write = tf.VariableSynchronization.ON_WRITE
+            if len(args) > 3:
+                args = args[:3] + (on_write,) + args[4:]
+            else:
+                kwargs["synchronization"] = on_write
+        return original(self, *args, **kwargs)
+
+    add_weight.__doc__ = original.__doc__
+    _patch(Metric, "add_weight", add_weight)
+
+
 def install(replicas=None, tf_api=None):
     """Switch the emulation on.  Idempotent; ``configure_devices`` runs if it has not."""
     if STATE.installed:
@@ -818,6 +851,8 @@ def install(replicas=None, tf_api=None):
     for mod in _modules("distribute", v1=False):
         if getattr(mod, "TPUStrategy", None) is not None:
             _patch(mod, "TPUStrategy", EmulatedTPUStrategyV2)
+    if tf_version() < (2, 2):
+        _keras_metrics_written_on_update()
     STATE.installed = True
     return STATE
 

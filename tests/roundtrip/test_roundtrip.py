@@ -24,7 +24,7 @@ from roundtrip_helpers import (PROGRAMS, TF21, TF24, TF221, assert_same, migrate
 pytestmark = pytest.mark.roundtrip
 
 ROUND_TRIP = ["custom_loop", "dataset_fn", "device_assignment", "keras_fit", "keras_optimizer_lr",
-              "numpy_dataset", "reduce_axis"]
+              "numpy_dataset", "reduce_axis", "tpu_guide_metrics"]
 
 _cache = {}
 
