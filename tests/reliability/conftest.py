@@ -70,7 +70,6 @@ def snapshot(root: Path) -> Dict[str, bytes]:
     files = {}
     for folder, dirs, names in os.walk(root):
         dirs[:] = [d for d in dirs if d != CACHE_FOLDER]
-        dirs[:] = [d for d in dirs if d != ".migrate-tpu-cache"]
         for name in names:
             path = Path(folder, name)
             if not path.is_symlink() and path.is_file():
