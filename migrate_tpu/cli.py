@@ -496,7 +496,7 @@ def explain(rule_id: str) -> None:
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--replicas", type=click.IntRange(min=1), default=None, help="Emulated TPU replicas (default 8).")
 @click.option("--tf-api", type=click.Choice(["2.1", "2.4"]), default=None, help="API surface to provide (2.1: before migration).")
-@click.option("--python", "python", type=click.Path(exists=True, dir_okay=False), default=None, help="Interpreter to run in (e.g. a TF 2.1 venv).")
+@click.option("--python", "python", default=None, metavar="PATH|ENV", help="Interpreter to run in: a path, or an env made by scripts/tf-envs (tf2.1, tf2.4, tf2.21).")
 @click.option("--no-emulation", is_flag=True, help="Use the real TPU; emulate nothing.")
 @click.argument("script", type=click.Path(exists=True, dir_okay=False))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)

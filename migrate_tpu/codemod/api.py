@@ -94,6 +94,7 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
     module = cst.parse_module(source)
     rules = [rule_class() for rule_class in select_rules(options.select, options.ignore, options.target)]
     analysis = Analysis(module, rules, lookup=lookup, path=path)
+    analysis.target = options.target
     findings = analysis.run()
     if not findings:
         return Outcome(source, [])

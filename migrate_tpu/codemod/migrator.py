@@ -19,7 +19,7 @@ _STRONG = (
     rb"|TPUStrategy|MultiWorkerMirroredStrategy|ParameterServerStrategy|DeviceAssignment|TPUClusterResolver"
     rb"|experimental_enable_dynamic_batch_size|mixed_precision|LossScaleOptimizer|auto_shard\b"
     rb"|input_lib|cross_device_utils|enable_mixed_precision_graph_rewrite"
-    rb"|experimental_steps_per_execution|experimental_run_tf_function"
+    rb"|experimental_steps_per_execution|experimental_run_tf_function|\blr\s*="
 )
 # Common words that matter only beside TensorFlow: ``.compile(`` (Keras),
 # ``.devices`` (replica contexts) and ``.run(`` (strategies).
