@@ -51,6 +51,8 @@ class Scope:
     # Function scopes: parameter names in order, and returned expressions.
     params: List[str] = field(default_factory=list)
     returns: List[cst.BaseExpression] = field(default_factory=list)
+    # Answers about this scope's names, kept once the walk is over (see names.py).
+    memo: Dict[object, object] = field(default_factory=dict)
 
     def bind(self, name: str, binding: Binding) -> None:
         self.bindings.setdefault(name, []).append(binding)

@@ -72,7 +72,18 @@ def qualified_name(expr: cst.CSTNode, scope: Scope, _depth: int = 0) -> Optional
     found = lookup(scope, expr.value)
     if found is None:
         return None
-    _, bindings = found
+    owner, bindings = found
+    # What a name stands for depends only on the scope that binds it: answer once.
+    key = ("qualified", expr.value)
+    if key in owner.memo:
+        return owner.memo[key]
+    owner.memo[key] = None  # guards cycles such as ``a = b; b = a``
+    result = _bindings_name(bindings, _depth)
+    owner.memo[key] = result
+    return result
+
+
+def _bindings_name(bindings: List[Binding], _depth: int) -> Optional[str]:
     results = set()
     for binding in bindings:
         if binding.kind == "import":
@@ -97,21 +108,33 @@ def tensorflow_name(expr: cst.CSTNode, scope: Scope) -> Optional[str]:
     return name if is_tensorflow(name) else None
 
 
-def module_aliases(scope: Scope) -> List[Tuple[str, str]]:
-    """Names visible from ``scope`` that stand for an imported module or symbol."""
-    seen = {}
-    current: Optional[Scope] = scope
-    while current is not None:
-        for name, bindings in current.bindings.items():
-            if name in seen or not bindings:
-                continue
-            seen[name] = None
-            if all(b.kind == "import" or (b.kind == "assign" and _is_none(b.value)) for b in bindings):
+def _own_aliases(scope: Scope) -> List[Tuple[str, str]]:
+    """Names this scope itself binds to an imported module or symbol (and nothing else)."""
+    cached = scope.memo.get("own aliases")
+    if cached is None:
+        cached = []
+        for name, bindings in scope.bindings.items():
+            if bindings and all(b.kind == "import" or (b.kind == "assign" and _is_none(b.value)) for b in bindings):
                 targets = {canonical(b.target) for b in bindings if b.kind == "import"}
                 if len(targets) == 1:
-                    seen[name] = targets.pop()
+                    cached.append((name, targets.pop()))
+        scope.memo["own aliases"] = cached
+    return cached
+
+
+def module_aliases(scope: Scope) -> List[Tuple[str, str]]:
+    """Names visible from ``scope`` that stand for an imported module or symbol."""
+    aliases: List[Tuple[str, str]] = []
+    hidden: set = set()
+    current: Optional[Scope] = scope
+    while current is not None:
+        for name, target in _own_aliases(current):
+            if name not in hidden:
+                aliases.append((name, target))
+        if current.parent is not None:  # the outermost scope hides nothing further out
+            hidden.update(current.bindings)
         current = current.parent
-    return [(name, target) for name, target in seen.items() if target]
+    return aliases
 
 
 def expression_for(qualified: str, scope: Scope) -> Tuple[str, Optional[Tuple[str, Optional[str]]]]:

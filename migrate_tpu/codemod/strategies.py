@@ -128,6 +128,18 @@ class StrategyFacts:
         named_like = ANY if STRATEGY_LIKE.match(name) else None
         if found is None:
             return named_like
+        # The answer depends only on the scope that binds the name: compute it once.
+        key = ("strategy", name)
+        memo = found[0].memo
+        if key in memo:
+            return memo[key]
+        memo[key] = named_like  # guards cycles
+        result = self._bindings_kinds(found[1], named_like, depth)
+        memo[key] = result
+        return result
+
+    def _bindings_kinds(self, bindings, named_like: Kinds, depth: int) -> Kinds:
+        found = (None, bindings)
         results = []
         for binding in found[1]:
             if binding.kind == "assign" and binding.value is not None:
