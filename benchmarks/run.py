@@ -126,6 +126,20 @@ def main() -> int:
     record("all-TF tree: files shown changed", changed, "files")
     record("peak RSS of any process", rss, "MB", "< 300 MB", rss < 300)
 
+    # Scaling within one file: 4x the code should take about 4x the time.
+    unit = (
+        "import tensorflow as tf\nstrategy = tf.distribute.experimental.TPUStrategy(resolver)\n"
+        "step = tf.function(lambda v: v * 2)\nout = strategy.experimental_run_v2(step, args=(x,))\n"
+    )
+    code = (
+        "import sys, time\nfrom migrate_tpu.codemod.api import migrate\n"
+        "source = sys.stdin.read()\nstart = time.perf_counter(); migrate(source); print(time.perf_counter() - start)\n"
+    )
+    small = float(subprocess.run([sys.executable, "-c", code], input=(unit * 250).encode(), capture_output=True, check=True).stdout)
+    large = float(subprocess.run([sys.executable, "-c", code], input=(unit * 1000).encode(), capture_output=True, check=True).stdout)
+    growth = large / small
+    record("one file: 4x the code (1,000 vs 250 blocks), time ratio", growth, "x", "<= 6 (linear: 4)", growth <= 6.0)
+
     # Warm re-run through the cache, when the tool has one.
     if no_cache:
         tool(["diff", "tf21"], work)

@@ -58,6 +58,8 @@ def shared_options(function):
         click.option("--isolated", is_flag=True, help="Ignore pyproject.toml settings."),
         click.option("--no-progress", is_flag=True, help="Never draw a progress bar."),
         click.option("--no-cache", is_flag=True, help="Do not read or write the result cache."),
+        click.option("--follow-symlinks", is_flag=True, help="Follow symbolic links while walking folders (cycles are detected)."),
+        click.option("--timeout", type=click.FloatRange(min=0), default=None, metavar="SECONDS", help="Give up on a file after this long (0: no limit; default grows with file size)."),
         click.option("--cache-dir", type=click.Path(file_okay=False), default=None, help="Where the result cache lives (default .migrate-tpu-cache)."),
         click.option("--shard", callback=_parse_shard, default=None, metavar="K/N", help="Process only shard K of N (split by path, stable across machines)."),
         click.option("--quiet", "-q", is_flag=True, help="Print only errors and the essential output."),
@@ -108,11 +110,15 @@ class Run:
         no_cache=False,
         cache_dir=None,
         shard=None,
+        follow_symlinks=False,
+        timeout=None,
     ):
         from migrate_tpu.engine.config import ConfigError, Settings, find_config, load_config
 
         self.paths = paths
         self.no_cache = no_cache
+        self.follow_symlinks = follow_symlinks
+        self.timeout = timeout
         self.cache_dir = cache_dir
         self.shard = shard
         self.quiet = quiet
@@ -223,7 +229,7 @@ class Run:
         from migrate_tpu.engine.discover import in_shard
 
         shard_base = base or Path.cwd()
-        for found in discover(self.paths, settings.exclude, settings.respect_gitignore, base=base):
+        for found in discover(self.paths, settings.exclude, settings.respect_gitignore, base=base, follow_symlinks=self.follow_symlinks):
             if self.shard is not None and not in_shard(found.path, self.shard, shard_base):
                 continue
             if found.problem is None:
@@ -262,7 +268,7 @@ class Run:
                 from migrate_tpu.engine.cache import default_cache
 
                 cache = default_cache(migrator.cache_salt(), self.cache_dir)
-            for result in run(files, migrator, mode, self.settings.jobs or None, cache=cache):
+            for result in run(files, migrator, mode, self.settings.jobs or None, timeout=self.timeout, cache=cache):
                 self.progress.advance(result.path)
                 yield result
         finally:
@@ -278,44 +284,35 @@ class Run:
 
 
 def _stdin(run: Run, mode: str) -> int:
-    """``-`` as the only path: source from stdin, result to stdout."""
-    from migrate_tpu.engine.pipeline import FileError, unified_diff
+    """``-`` as the only path: source from stdin, result to stdout.
+
+    The source goes through a worker process like any file, so that a parser
+    crash or a time-out is reported instead of taking the command down.
+    """
+    from migrate_tpu.engine.pipeline import migrate_isolated
     from migrate_tpu.engine.report import finding_line
-    from migrate_tpu.engine.source import SourceError, decode
 
     name = run.stdin_filename or "<stdin>"
     data = sys.stdin.buffer.read()
     migrator = run.migrator(mode)
-    notebook = name.endswith(".ipynb")
-    try:
-        if notebook:
-            from migrate_tpu.engine.notebook import migrate_notebook
-
-            new_data, reports, diff_text = migrate_notebook(data, migrator, name, name, want_diff=mode == "diff") if migrator.needs_work(data) else (data, [], "")
-        else:
-            decoded = decode(data)
-            outcome = migrator.migrate(decoded.text, "<stdin>") if migrator.needs_work(data) else None
-            code = outcome.code if outcome else decoded.text
-            reports = outcome.reports if outcome else []
-            new_data = decoded.encode(code)
-            diff_text = unified_diff(decoded.text, code, name if name != "<stdin>" else "stdin")
-    except (SourceError, FileError) as error:
-        cell = getattr(error, "cell", None)
-        where = name + (f":cell {cell}" if cell else "") + (f":{error.line}" if error.line else "")
-        click.echo(f"{where}: error: {error.message}", err=True)
+    result, new_data = migrate_isolated(data, Path(name if run.stdin_filename else "stdin"), migrator, mode, timeout=run.timeout)
+    if result.failed:
+        where = name + (f":{result.error_line}" if result.error_line else "")
+        click.echo(f"{where}: error: {result.error}", err=True)
         if mode == "fix":
             sys.stdout.buffer.write(data)
         return 2
+    reports = result.reports
     if mode == "fix":
-        sys.stdout.buffer.write(new_data)
+        sys.stdout.buffer.write(new_data if new_data is not None else data)
         sys.stdout.buffer.flush()
         for report in reports:
             if not report.applied and not run.quiet:
                 click.echo(finding_line(name, report), err=True)
         return 1 if any(not r.applied for r in reports) else 0
     if mode == "diff":
-        sys.stdout.buffer.write(diff_text.encode("utf-8"))
-        return 1 if new_data != data else 0
+        sys.stdout.buffer.write(result.diff)
+        return 1 if result.changed else 0
     for report in reports:
         click.echo(finding_line(name, report))
     return 1 if reports else 0
@@ -325,8 +322,11 @@ class _Group(click.Group):
     """Exit status 2, not Python's 1 (which means "findings"), when something breaks."""
 
     def invoke(self, ctx):
+        from migrate_tpu.engine.pipeline import stop_signals
+
         try:
-            return super().invoke(ctx)
+            with stop_signals():
+                return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
             raise
         except Exception:  # pragma: no cover - a bug; the traceback is for the report

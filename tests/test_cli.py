@@ -170,3 +170,12 @@ def test_examples_fix_is_idempotent_and_diff_matches(cli, tmp_path):
     second = cli("fix", "examples")
     assert {p: p.read_bytes() for p in sorted(tree.rglob("*.py"))} == fixed
     assert b"0 changed" in second.stderr
+
+
+def test_stdin_survives_a_parser_crash(cli):
+    """Source so deeply nested that the parser itself crashes costs that input only."""
+    source = b"import tensorflow as tf\nstrategy.experimental_run_v2(f)\ny = " + b"[" * 5000 + b"1" + b"]" * 5000 + b"\n"
+    result = cli("fix", "-", input=source)
+    assert result.returncode == 2
+    assert result.stdout == source  # the input comes back unchanged
+    assert b"<stdin>: error:" in result.stderr and b"Traceback" not in result.stderr

@@ -68,11 +68,17 @@ class ResultCache:
                 self._ready = True
             path.parent.mkdir(exist_ok=True)
             descriptor, temporary = tempfile.mkstemp(dir=str(path.parent), prefix=".tmp-")
+        except OSError:
+            return  # a cache that cannot be written only costs speed
+        try:
             with os.fdopen(descriptor, "wb") as handle:
                 pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(temporary, path)
-        except OSError:
-            pass  # a cache that cannot be written only costs speed
+        except Exception:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
 
 
 def default_cache(salt: str, directory: Optional[str] = None) -> ResultCache:

@@ -118,7 +118,8 @@ def summary_text(summary: RunSummary, mode: str) -> str:
     """The closing summary: files scanned and changed, findings by rule, errors."""
     lines = []
     total = sum(summary.by_rule.values())
-    scanned = count(summary.files, "file") + " scanned"
+    # Files without any TensorFlow name are never parsed: say how many were.
+    scanned = count(summary.files, "file") + f" scanned ({summary.parsed} parsed)"
     errors = count(summary.errors, "error")
     if mode == "fix":
         lines.append(f"{scanned}, {summary.changed} changed, {count(summary.applied, 'fix', 'fixes')} applied, {count(summary.remaining, 'finding')} remaining, {errors}.")
