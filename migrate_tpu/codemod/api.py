@@ -16,30 +16,11 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis
+from migrate_tpu.codemod.findings import Report
 from migrate_tpu.codemod.options import Options
 from migrate_tpu.codemod.edits import add_imports, apply_changes, drop_unused_imports
 from migrate_tpu.codemod.positions import spans
 from migrate_tpu.codemod.rule import Finding, Safety, select_rules
-
-
-@dataclass
-class Report:
-    """A finding as plain data."""
-
-    rule: str
-    message: str
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    safety: str
-    applied: bool
-    fix_title: Optional[str] = None
-    suggestion: Optional[str] = None
-    edits: List[Dict[str, object]] = field(default_factory=list)
-
-    def to_dict(self) -> Dict[str, object]:
-        return asdict(self)
 
 
 @dataclass

@@ -102,11 +102,21 @@ class FileResult:
 
 
 def display_path(path: Path) -> str:
-    """The path as users see it: relative to the current folder when inside it."""
-    try:
-        return Path(os.path.abspath(path)).relative_to(Path.cwd()).as_posix()
-    except ValueError:
-        return path.as_posix()
+    """The path as users see it: relative to the current folder when inside it.
+
+    Called for every file of a tree, so it works on strings, not Path objects.
+    """
+    text = os.fspath(path)
+    absolute = os.path.abspath(text)
+    here = os.getcwd()
+    prefix = here if here.endswith(os.sep) else here + os.sep
+    if absolute.startswith(prefix):
+        relative = absolute[len(prefix) :]
+    elif absolute == here:
+        relative = "."
+    else:
+        relative = text
+    return relative.replace(os.sep, "/") if os.sep != "/" else relative
 
 
 def unified_diff(old: str, new: str, name: str) -> str:

@@ -1,0 +1,29 @@
+"""A finding as plain data: what crosses process boundaries, caches and reports.
+
+Kept free of LibCST so that reading cached results does not load the parser.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Dict, List, Optional
+
+
+@dataclass
+class Report:
+    """A finding as plain data."""
+
+    rule: str
+    message: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    safety: str
+    applied: bool
+    fix_title: Optional[str] = None
+    suggestion: Optional[str] = None
+    edits: List[Dict[str, object]] = field(default_factory=list)
+
+    def to_dict(self) -> Dict[str, object]:
+        return asdict(self)
