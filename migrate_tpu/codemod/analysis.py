@@ -148,6 +148,7 @@ class Analysis(cst.CSTVisitor):
                 if node_class is not None:
                     self._dispatch.setdefault(node_class, []).append(getattr(rule, method))
         self._pops: Dict[int, int] = {}
+        self._plans: Dict[type, tuple] = {}
         self.scopes_by_node[id(module)] = self.module_scope
 
     # -- the walk ---------------------------------------------------------------
@@ -164,10 +165,28 @@ class Analysis(cst.CSTVisitor):
 
         LibCST's own ``visit`` rebuilds every node it passes through, even for
         a read-only visitor; reading the dataclass fields, and skipping
-        whitespace, commas and parentheses, is several times cheaper.
+        whitespace, commas and parentheses, is several times cheaper. This is
+        the hot loop of the whole tool: one table lookup per node gives what to
+        do with it (see :meth:`_plan`).
         """
-        self.on_visit(node)
-        for name in _child_fields(type(node)):
+        node_type = type(node)
+        plan = self._plans.get(node_type)
+        if plan is None:
+            plan = self._plan(node_type)
+        fields, is_statement, opens_scope, binder, hooks, owns_scope = plan
+        self._stack.append(node)
+        if opens_scope and self._body_scopes:
+            entry = self._body_scopes.pop(id(node), None)
+            if entry is not None:
+                self._push(*entry)
+        if is_statement:
+            self._statements.append(node)
+        if binder is not None:
+            binder(self, node)
+        if hooks:
+            for hook in hooks:
+                hook(node, self)
+        for name in fields:
             value = getattr(node, name)
             kind = type(value)
             if kind is list or kind is tuple:
@@ -176,9 +195,29 @@ class Analysis(cst.CSTVisitor):
                         self._walk(item)
             elif _is_node(kind):
                 self._walk(value)
-        self.on_leave(node)
+        if owns_scope:
+            for _ in range(self._pops.pop(id(node), 0)):
+                self.scope = self.scope.parent
+        if is_statement:
+            self._statements.pop()
+        if node_type is cst.ExceptHandler:
+            self._except_depth -= 1
+        self._stack.pop()
+
+    def _plan(self, node_type: type):
+        plan = (
+            _child_fields(node_type),
+            node_type in _STATEMENTS,
+            node_type in _BODY_TYPES,
+            _BINDERS.get(node_type),
+            tuple(self._dispatch.get(node_type, ())),
+            node_type in _SCOPE_OWNERS,
+        )
+        self._plans[node_type] = plan
+        return plan
 
     def on_visit(self, node: cst.CSTNode) -> bool:
+        """Kept for LibCST-style driving (``module.visit(analysis)``); the walk inlines it."""
         self._stack.append(node)
         entry = self._body_scopes.pop(id(node), None)
         if entry is not None:
@@ -189,15 +228,12 @@ class Analysis(cst.CSTVisitor):
         handler = _BINDERS.get(node_type)
         if handler is not None:
             handler(self, node)
-        hooks = self._dispatch.get(node_type)
-        if hooks:
-            for hook in hooks:
-                hook(node, self)
+        for hook in self._dispatch.get(node_type, ()):
+            hook(node, self)
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        pops = self._pops.pop(id(original_node), 0)
-        for _ in range(pops):
+        for _ in range(self._pops.pop(id(original_node), 0)):
             self.scope = self.scope.parent
         node_type = type(original_node)
         if node_type in _STATEMENTS:
@@ -438,6 +474,12 @@ def _child_fields(node_type: type) -> Tuple[str, ...]:
             )
         _FIELDS_CACHE[node_type] = fields
     return fields
+
+
+# Nodes whose arrival may open a scope recorded by their owner (a function's
+# parameters, a class's body), and the owners that close scopes on leaving.
+_BODY_TYPES = frozenset({cst.Parameters, cst.IndentedBlock, cst.SimpleStatementSuite})
+_SCOPE_OWNERS = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})
 
 
 def iter_tree(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
