@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Optional, Tuple
+from typing import Tuple
 
 from migrate_tpu.engine.pipeline import FileError
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, ClassVar, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, ClassVar, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -185,6 +185,36 @@ class Rule:
     def summary(cls) -> str:
         """First paragraph of the docs, for ``rules`` and SARIF short text."""
         return cls.title
+
+
+class CallRule(Rule):
+    """A rule about calls of some TensorFlow callables, however they are imported.
+
+    Subclasses set ``callees`` (canonical dotted names); calls whose callee's
+    last name matches are kept during the walk, and :meth:`calls` yields those
+    that really resolve to one of the ``callees`` once the file is analysed.
+    """
+
+    callees: ClassVar[FrozenSet[str]] = frozenset()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._candidates: List[Tuple[cst.Call, object]] = []
+        self._last_names = {name.rsplit(".", 1)[-1] for name in self.callees}
+
+    def visit_Call(self, node: cst.Call, analysis: "Analysis") -> None:
+        func = node.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if last in self._last_names:
+            analysis.remember(node)
+            self._candidates.append((node, analysis.scope))
+
+    def calls(self) -> Iterable[Tuple[cst.Call, object]]:
+        from migrate_tpu.codemod.names import qualified_name
+
+        for call, scope in self._candidates:
+            if qualified_name(call.func, scope) in self.callees:
+                yield call, scope
 
 
 def _default_fix_safety(safety: Safety) -> str:

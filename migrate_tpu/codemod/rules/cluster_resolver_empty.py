@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from typing import List, Tuple
 
-import libcst as cst
-
-from migrate_tpu.codemod.analysis import Analysis, Scope
+from migrate_tpu.codemod.analysis import Analysis
 from migrate_tpu.codemod.helpers import argument, is_literal
-from migrate_tpu.codemod.names import qualified_name
-from migrate_tpu.codemod.rule import Example, Rule, Safety, register
+from migrate_tpu.codemod.rule import CallRule, Example, Safety, register
 
 RESOLVERS = (
     "tensorflow.distribute.cluster_resolver.TPUClusterResolver",
@@ -21,11 +17,12 @@ RESOLVERS = (
 
 
 @register
-class EmptyTPUName(Rule):
+class EmptyTPUName(CallRule):
     id = "TPU202"
     name = "tpu-cluster-resolver-empty-name"
     title = "`TPUClusterResolver(tpu='')` no longer means the local TPU"
     safety = Safety.MANUAL
+    callees = frozenset(RESOLVERS)
     since = "2.4"
     source = "v2.1.0 vs v2.4.1 tpu_cluster_resolver.py; TF 2.2.0 release notes (Cloud TPU client)"
     triggers = ("TPUClusterResolver",)
@@ -49,21 +46,8 @@ resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu='')
         ),
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._calls: List[Tuple[cst.Call, Scope]] = []
-
-    def visit_Call(self, node: cst.Call, analysis: Analysis) -> None:
-        func = node.func
-        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-        if last == "TPUClusterResolver":
-            analysis.remember(node)
-            self._calls.append((node, analysis.scope))
-
     def finish(self, analysis: Analysis):
-        for call, scope in self._calls:
-            if qualified_name(call.func, scope) not in RESOLVERS:
-                continue
+        for call, _scope in self.calls():
             arg = argument(call, 0, "tpu")
             if arg is not None and is_literal(arg.value, ("",)):
                 self.report(

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set, Tuple
+from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis, Scope
-from migrate_tpu.codemod.helpers import TF_FUNCTION, add_decorator, argument, decorated_with_tf_function, is_tf_function
-from migrate_tpu.codemod.names import expression_for, lookup, qualified_name
+from migrate_tpu.codemod.helpers import add_decorator, argument, decorated_with_tf_function, is_tf_function
+from migrate_tpu.codemod.names import expression_for, lookup
 from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register
 from migrate_tpu.codemod.side_effects import side_effects
 from migrate_tpu.codemod.strategies import StrategyFacts

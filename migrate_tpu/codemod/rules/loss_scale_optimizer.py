@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
-from typing import List, Tuple
-
 import libcst as cst
 
-from migrate_tpu.codemod.analysis import Analysis, Scope
+from migrate_tpu.codemod.analysis import Analysis
 from migrate_tpu.codemod.helpers import argument, has_star_arguments, is_literal
-from migrate_tpu.codemod.names import expression_for, qualified_name
-from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register
+from migrate_tpu.codemod.names import expression_for
+from migrate_tpu.codemod.rule import CallRule, Change, Example, Safety, register
 
 OLD = "tensorflow.keras.mixed_precision.experimental.LossScaleOptimizer"
 NEW = "tensorflow.keras.mixed_precision.LossScaleOptimizer"
 
 
 @register
-class ExperimentalLossScaleOptimizer(Rule):
+class ExperimentalLossScaleOptimizer(CallRule):
     id = "TPU403"
     name = "experimental-loss-scale-optimizer"
     title = "`mixed_precision.experimental.LossScaleOptimizer(opt, loss_scale)` became `mixed_precision.LossScaleOptimizer`"
     safety = Safety.SAFE
+    callees = frozenset({OLD})
     since = "2.4"
     source = "v2.1.0 experimental/loss_scale_optimizer.py; v2.4.1 loss_scale_optimizer.py; TF 2.4.0 and 2.9.0 release notes"
     triggers = ("LossScaleOptimizer",)
@@ -62,21 +61,8 @@ optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer, dynamic=False
         ),
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._calls: List[Tuple[cst.Call, Scope]] = []
-
-    def visit_Call(self, node: cst.Call, analysis: Analysis) -> None:
-        func = node.func
-        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-        if last == "LossScaleOptimizer":
-            analysis.remember(node)
-            self._calls.append((node, analysis.scope))
-
     def finish(self, analysis: Analysis):
-        for call, scope in self._calls:
-            if qualified_name(call.func, scope) != OLD:
-                continue
+        for call, scope in self.calls():
             optimizer = argument(call, 0, "optimizer")
             scale = argument(call, 1, "loss_scale")
             if optimizer is None or has_star_arguments(call) or len(call.args) > 2:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import List, Tuple
-
 import libcst as cst
 
-from migrate_tpu.codemod.analysis import Analysis, Scope
+from migrate_tpu.codemod.analysis import Analysis
 from migrate_tpu.codemod.helpers import fix_commas, has_star_arguments
-from migrate_tpu.codemod.names import expression_for, qualified_name
-from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register
+from migrate_tpu.codemod.names import expression_for
+from migrate_tpu.codemod.rule import CallRule, Change, Example, Safety, register
 
 OLD = "tensorflow.distribute.experimental.MultiWorkerMirroredStrategy"
 NEW = "tensorflow.distribute.MultiWorkerMirroredStrategy"
@@ -18,11 +16,12 @@ OLD_PARAMETERS = ("communication", "cluster_resolver")
 
 
 @register
-class MultiWorkerMirrored(Rule):
+class MultiWorkerMirrored(CallRule):
     id = "TPU106"
     name = "experimental-multi-worker-mirrored"
     title = "`tf.distribute.experimental.MultiWorkerMirroredStrategy` became `tf.distribute.MultiWorkerMirroredStrategy`"
     safety = Safety.SAFE
+    callees = frozenset({OLD})
     since = "2.4"
     source = "TF 2.4.0 release notes; v2.4.1 collective_all_reduce_strategy.py; tensorflow/tensorflow#46367"
     triggers = ("MultiWorkerMirroredStrategy",)
@@ -56,21 +55,8 @@ strategy = tf.distribute.MultiWorkerMirroredStrategy(
         ),
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._calls: List[Tuple[cst.Call, Scope]] = []
-
-    def visit_Call(self, node: cst.Call, analysis: Analysis) -> None:
-        func = node.func
-        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-        if last == "MultiWorkerMirroredStrategy":
-            analysis.remember(node)
-            self._calls.append((node, analysis.scope))
-
     def finish(self, analysis: Analysis):
-        for call, scope in self._calls:
-            if qualified_name(call.func, scope) != OLD:
-                continue
+        for call, scope in self.calls():
             if has_star_arguments(call) or len(call.args) > 2:
                 self.report(call, "the stable `MultiWorkerMirroredStrategy` takes `(cluster_resolver, communication_options)`; map these arguments by hand", analysis=analysis)
                 continue
