@@ -46,6 +46,15 @@ class Example:
     target: str = "2.4"
 
 
+# Most examples start from the same import; it is written once here.
+TF_IMPORT = "import tensorflow as tf\n\n"
+
+
+def tf_example(before: str, after: Optional[str] = None, **options) -> Example:
+    """An :class:`Example` whose code follows ``import tensorflow as tf``."""
+    return Example(TF_IMPORT + before, None if after is None else TF_IMPORT + after, **options)
+
+
 # A change rewrites one node of the original tree: it receives the node as it is
 # after the changes below it were applied, and returns its replacement.
 NodeRewrite = Callable[[cst.CSTNode], cst.CSTNode]

@@ -8,7 +8,7 @@ import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis, Scope
 from migrate_tpu.codemod.names import expression_for
-from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register
+from migrate_tpu.codemod.rule import Change, Rule, Safety, register, tf_example
 
 POLICY = "tensorflow.data.experimental.AutoShardPolicy"
 
@@ -33,16 +33,12 @@ The boolean was TF 2.0's spelling; from 2.1 on, setting it raises
 """
     fix_safety = "Safe for the literals True and False."
     examples = (
-        Example(
+        tf_example(
             before="""\
-import tensorflow as tf
-
 options = tf.data.Options()
 options.experimental_distribute.auto_shard = False
 """,
             after="""\
-import tensorflow as tf
-
 options = tf.data.Options()
 options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
 """,

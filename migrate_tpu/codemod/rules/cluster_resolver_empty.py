@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from migrate_tpu.codemod.analysis import Analysis
 from migrate_tpu.codemod.helpers import argument, is_literal
-from migrate_tpu.codemod.rule import CallRule, Example, Safety, register
+from migrate_tpu.codemod.rule import CallRule, Safety, register, tf_example
 
 RESOLVERS = (
     "tensorflow.distribute.cluster_resolver.TPUClusterResolver",
@@ -37,10 +37,8 @@ attached TPU is now spelled `tpu='local'` (TF 2.4).
     use_instead = "`TPUClusterResolver(tpu='local')` for an attached TPU (TPU VM); leave it as is where `TPU_NAME` is set."
     fix_safety = "No fix: which meaning is right depends on where the code runs."
     examples = (
-        Example(
+        tf_example(
             before="""\
-import tensorflow as tf
-
 resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu='')
 """,
         ),

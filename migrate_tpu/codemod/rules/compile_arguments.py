@@ -9,7 +9,7 @@ import libcst as cst
 from migrate_tpu.codemod.analysis import Analysis, Scope
 from migrate_tpu.codemod.helpers import fix_commas, is_literal
 from migrate_tpu.codemod.names import is_tensorflow, module_aliases, qualified_name
-from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register
+from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register, tf_example
 
 # TF 2.1's compile(optimizer, loss, metrics, loss_weights, sample_weight_mode,
 # weighted_metrics, target_tensors, distribute, **kwargs).
@@ -48,15 +48,11 @@ session arguments (`feed_dict`, `fetches`, ...) raise `TypeError`.
     use_instead = "A non-None `distribute=` moves to building the model under `strategy.scope()`; `target_tensors` has no replacement."
     fix_safety = "Safe: keywords bind the same values the TF 2.1 positions did."
     examples = (
-        Example(
+        tf_example(
             before="""\
-import tensorflow as tf
-
 model.compile("sgd", "mse", ["accuracy"], None, None, None, None, None, experimental_run_tf_function=False)
 """,
             after="""\
-import tensorflow as tf
-
 model.compile("sgd", "mse", metrics=["accuracy"], loss_weights=None, sample_weight_mode=None, weighted_metrics=None)
 """,
         ),

@@ -9,7 +9,7 @@ import libcst as cst
 from migrate_tpu.codemod.analysis import Analysis, Scope
 from migrate_tpu.codemod.helpers import argument
 from migrate_tpu.codemod.names import qualified_name
-from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register
+from migrate_tpu.codemod.rule import Change, Rule, Safety, register, tf_example
 
 BUILD = (
     "tensorflow.tpu.experimental.DeviceAssignment.build",
@@ -44,22 +44,16 @@ z = 1, so inserting 1 keeps the same assignment.
     use_instead = "Newer TPU generations with z > 1 need the real z extent: check the result on your topology."
     fix_safety = "Safe for literal shapes on v2/v3 slices (z = 1); computed shapes need manual work."
     examples = (
-        Example(
+        tf_example(
             before="""\
-import tensorflow as tf
-
 assignment = tf.tpu.experimental.DeviceAssignment.build(topology, computation_shape=[1, 1, 2], num_replicas=4)
 """,
             after="""\
-import tensorflow as tf
-
 assignment = tf.tpu.experimental.DeviceAssignment.build(topology, computation_shape=[1, 1, 1, 2], num_replicas=4)
 """,
         ),
-        Example(
+        tf_example(
             before="""\
-import tensorflow as tf
-
 assignment = tf.tpu.experimental.DeviceAssignment.build(topology, computation_shape=[1, 1, 1, 2])
 """,
         ),

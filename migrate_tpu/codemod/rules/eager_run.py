@@ -9,7 +9,7 @@ import libcst as cst
 from migrate_tpu.codemod.analysis import Analysis, Scope
 from migrate_tpu.codemod.helpers import add_decorator, argument, decorated_with_tf_function, is_tf_function
 from migrate_tpu.codemod.names import expression_for, lookup
-from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register
+from migrate_tpu.codemod.rule import Change, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.side_effects import side_effects
 from migrate_tpu.codemod.strategies import StrategyFacts
 
@@ -55,10 +55,8 @@ only at trace time; unsafe otherwise, and unsafe when the callable's body cannot
 be seen (an imported function, a parameter).
 """
     examples = (
-        Example(
+        tf_example(
             before="""\
-import tensorflow as tf
-
 strategy = tf.distribute.TPUStrategy(resolver)
 
 
@@ -69,8 +67,6 @@ def step_fn(x):
 result = strategy.run(step_fn, args=(1.0,))
 """,
             after="""\
-import tensorflow as tf
-
 strategy = tf.distribute.TPUStrategy(resolver)
 
 
@@ -82,10 +78,8 @@ def step_fn(x):
 result = strategy.run(step_fn, args=(1.0,))
 """,
         ),
-        Example(
+        tf_example(
             before="""\
-import tensorflow as tf
-
 strategy = tf.distribute.MirroredStrategy()
 
 

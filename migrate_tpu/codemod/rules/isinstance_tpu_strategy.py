@@ -8,7 +8,7 @@ import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis, Scope
 from migrate_tpu.codemod.names import expression_for, qualified_name
-from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register
+from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register, tf_example
 
 EXPERIMENTAL = "tensorflow.distribute.experimental.TPUStrategy"
 STABLE = "tensorflow.distribute.TPUStrategy"
@@ -39,16 +39,12 @@ the experimental class silently turns false. The stable class's
     use_instead = "Keras itself tests `type(s).__name__.startswith('TPUStrategy')`."
     fix_safety = "Safe: the check accepts exactly what it accepted before, plus the stable class."
     examples = (
-        Example(
+        tf_example(
             before="""\
-import tensorflow as tf
-
 if isinstance(strategy, tf.distribute.experimental.TPUStrategy):
     batch_size *= 8
 """,
             after="""\
-import tensorflow as tf
-
 if isinstance(strategy, (tf.distribute.TPUStrategy, tf.distribute.experimental.TPUStrategy)):
     batch_size *= 8
 """,

@@ -7,7 +7,7 @@ import libcst as cst
 from migrate_tpu.codemod.analysis import Analysis
 from migrate_tpu.codemod.helpers import argument, has_star_arguments, is_literal
 from migrate_tpu.codemod.names import expression_for
-from migrate_tpu.codemod.rule import CallRule, Change, Example, Safety, register
+from migrate_tpu.codemod.rule import CallRule, Change, Safety, register, tf_example
 
 OLD = "tensorflow.keras.mixed_precision.experimental.LossScaleOptimizer"
 NEW = "tensorflow.keras.mixed_precision.LossScaleOptimizer"
@@ -35,27 +35,19 @@ takes `dynamic`/`initial_scale` instead of a `loss_scale` argument.
     use_instead = "A `LossScale` object has no direct equivalent: it is reported for manual work. bfloat16 training on TPU needs no loss scaling at all."
     fix_safety = "Safe for `'dynamic'` and numeric literals."
     examples = (
-        Example(
+        tf_example(
             before="""\
-import tensorflow as tf
-
 optimizer = tf.keras.mixed_precision.experimental.LossScaleOptimizer(optimizer, "dynamic")
 """,
             after="""\
-import tensorflow as tf
-
 optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
 """,
         ),
-        Example(
+        tf_example(
             before="""\
-import tensorflow as tf
-
 optimizer = tf.keras.mixed_precision.experimental.LossScaleOptimizer(optimizer, 128)
 """,
             after="""\
-import tensorflow as tf
-
 optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer, dynamic=False, initial_scale=128)
 """,
         ),

@@ -7,7 +7,7 @@ import libcst as cst
 from migrate_tpu.codemod.analysis import Analysis
 from migrate_tpu.codemod.helpers import fix_commas, has_star_arguments
 from migrate_tpu.codemod.names import expression_for
-from migrate_tpu.codemod.rule import CallRule, Change, Example, Safety, register
+from migrate_tpu.codemod.rule import CallRule, Change, Safety, register, tf_example
 
 OLD = "tensorflow.distribute.experimental.MultiWorkerMirroredStrategy"
 NEW = "tensorflow.distribute.MultiWorkerMirroredStrategy"
@@ -39,16 +39,12 @@ positional arguments to it would bind them to the wrong parameters.
 """
     fix_safety = "Safe when every argument can be mapped by name; calls with `*args`/`**kwargs` are reported."
     examples = (
-        Example(
+        tf_example(
             before="""\
-import tensorflow as tf
-
 strategy = tf.distribute.experimental.MultiWorkerMirroredStrategy(
     tf.distribute.experimental.CollectiveCommunication.RING, resolver)
 """,
             after="""\
-import tensorflow as tf
-
 strategy = tf.distribute.MultiWorkerMirroredStrategy(
     cluster_resolver=resolver, communication_options=tf.distribute.experimental.CommunicationOptions(implementation=tf.distribute.experimental.CollectiveCommunication.RING))
 """,

@@ -9,7 +9,7 @@ import libcst as cst
 from migrate_tpu.codemod.analysis import Analysis, Scope
 from migrate_tpu.codemod.helpers import argument
 from migrate_tpu.codemod.names import expression_for, qualified_name
-from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register
+from migrate_tpu.codemod.rule import Change, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.strategies import StrategyFacts
 
 
@@ -43,24 +43,18 @@ Safe in eager code: the dataset yields the same elements. Unsafe inside a
 `tf.function`, where the array would become a graph constant.
 """
     examples = (
-        Example(
+        tf_example(
             before="""\
-import tensorflow as tf
-
 strategy = tf.distribute.TPUStrategy(resolver)
 dataset = strategy.experimental_make_numpy_dataset((features, labels))
 """,
             after="""\
-import tensorflow as tf
-
 strategy = tf.distribute.TPUStrategy(resolver)
 dataset = tf.data.Dataset.from_tensor_slices((features, labels))
 """,
         ),
-        Example(
+        tf_example(
             before="""\
-import tensorflow as tf
-
 strategy = tf.compat.v1.distribute.experimental.TPUStrategy(resolver)
 dataset = strategy.experimental_make_numpy_dataset(features)
 dataset = strategy.extended.experimental_make_numpy_dataset(features)

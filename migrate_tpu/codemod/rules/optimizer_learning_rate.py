@@ -8,7 +8,7 @@ import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis, Scope
 from migrate_tpu.codemod.names import qualified_name
-from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register
+from migrate_tpu.codemod.rule import Change, Rule, Safety, register, tf_example
 
 _OPTIMIZERS = ("SGD", "Adam", "Adamax", "Adagrad", "Adadelta", "Nadam", "RMSprop", "Ftrl", "Optimizer")
 OPTIMIZER_CLASSES = frozenset(
@@ -42,22 +42,16 @@ a `tf.keras.optimizers.schedules` learning-rate schedule replaces it.
     use_instead = "`tf.keras.optimizers.SGD(learning_rate=0.1)`; for `decay=`, `learning_rate=tf.keras.optimizers.schedules.InverseTimeDecay(...)`."
     fix_safety = "Safe: both spellings set the same rate wherever `lr` is still honoured."
     examples = (
-        Example(
+        tf_example(
             before="""\
-import tensorflow as tf
-
 optimizer = tf.keras.optimizers.SGD(lr=0.1, momentum=0.9)
 """,
             after="""\
-import tensorflow as tf
-
 optimizer = tf.keras.optimizers.SGD(learning_rate=0.1, momentum=0.9)
 """,
         ),
-        Example(
+        tf_example(
             before="""\
-import tensorflow as tf
-
 optimizer = tf.keras.optimizers.Adam(learning_rate=1e-3)
 scheduler = make_scheduler(lr=0.1)
 """,

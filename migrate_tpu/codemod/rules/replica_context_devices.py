@@ -8,7 +8,7 @@ import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis, Scope
 from migrate_tpu.codemod.names import lookup, qualified_name
-from migrate_tpu.codemod.rule import Example, Rule, Safety, register
+from migrate_tpu.codemod.rule import Rule, Safety, register, tf_example
 
 CONTEXTS = ("tensorflow.distribute.get_replica_context", "tensorflow.compat.v1.distribute.get_replica_context")
 
@@ -26,10 +26,8 @@ class ReplicaContextDevices(Rule):
     why = "TF 2.4 deprecated the property; code that places ops by hand per replica breaks on TPU, where placement belongs to the strategy."
     use_instead = "Let the strategy place ops; use `replica_id_in_sync_group` to tell replicas apart."
     examples = (
-        Example(
+        tf_example(
             before="""\
-import tensorflow as tf
-
 context = tf.distribute.get_replica_context()
 device = context.devices[0]
 """,
