@@ -483,6 +483,22 @@ class _Worker:
         self.fresh = True  # its first file also pays for loading the migrator
 
 
+def _reap(worker: _Worker, grace: float) -> None:
+    """Let a worker end within ``grace`` seconds, kill it past that, and close its pipe."""
+    try:
+        if grace:
+            worker.process.join(grace)
+        if worker.process.is_alive():
+            worker.process.kill()
+        worker.process.join(1.0)
+    except (OSError, ValueError, AssertionError):  # pragma: no cover
+        pass
+    try:
+        worker.conn.close()
+    except OSError:  # pragma: no cover
+        pass
+
+
 class _Pool:
     # migrate_isolated keeps new bytes here instead of writing them.
     keep_output = False
@@ -514,16 +530,7 @@ class _Pool:
     def _retire(self, worker: _Worker) -> None:
         if worker in self.workers:
             self.workers.remove(worker)
-        try:
-            if worker.process.is_alive():
-                worker.process.kill()
-            worker.process.join(1.0)
-        except (OSError, ValueError, AssertionError):  # pragma: no cover
-            pass
-        try:
-            worker.conn.close()
-        except OSError:  # pragma: no cover
-            pass
+        _reap(worker, grace=0.0)
 
     def _idle_worker(self, backlog: int) -> Optional[_Worker]:
         for worker in self.workers:
@@ -554,17 +561,7 @@ class _Pool:
                 except (OSError, ValueError):  # pragma: no cover
                     pass
         for worker in list(self.workers):
-            try:
-                worker.process.join(2.0)
-                if worker.process.is_alive():  # pragma: no cover - a wedged worker
-                    worker.process.kill()
-                    worker.process.join(1.0)
-            except (OSError, ValueError, AssertionError):  # pragma: no cover
-                pass
-            try:
-                worker.conn.close()
-            except OSError:  # pragma: no cover
-                pass
+            _reap(worker, grace=2.0)
         self.workers = []
 
     # the run ------------------------------------------------------------------
