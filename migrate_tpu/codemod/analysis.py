@@ -15,11 +15,14 @@ into findings in ``finish``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
 from migrate_tpu.codemod.rule import Finding, Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from migrate_tpu.codemod.version_guards import Guard
 
 
 @dataclass
@@ -33,7 +36,6 @@ class Binding:
     # import keeps its dots (".utils.make_strategy").
     target: Optional[str] = None
     value: Optional[cst.BaseExpression] = None  # "assign"
-    in_except: bool = False
 
 
 @dataclass
@@ -45,7 +47,6 @@ class Scope:
     bindings: Dict[str, List[Binding]] = field(default_factory=dict)
     globals: set = field(default_factory=set)
     nonlocals: set = field(default_factory=set)
-    star_imports: List[str] = field(default_factory=list)
     # Class scopes: values assigned to ``self.<attr>`` in the class's methods.
     attributes: Dict[str, List[Tuple[cst.BaseExpression, "Scope"]]] = field(default_factory=dict)
     # Function scopes: parameter names in order, and returned expressions.
@@ -124,12 +125,13 @@ def dotted_name(node: cst.CSTNode) -> Optional[str]:
 class Analysis(cst.CSTVisitor):
     """Walks a module once; holds its scopes and the sites rules asked about."""
 
-    def __init__(self, module: cst.Module, rules: Sequence[Rule], lookup=None, path: str = "") -> None:
+    def __init__(self, module: cst.Module, rules: Sequence[Rule], lookup=None, path: str = "", target: str = "2.4") -> None:
         super().__init__()
         self.module = module
         self.rules = list(rules)
         self.lookup = lookup  # cross-module facts (see strategies.ModuleLookup)
         self.path = path
+        self.target = target  # the TensorFlow the code migrates to ("2.4", "latest")
         self.module_scope = Scope("module", module, None)
         self.scope = self.module_scope
         self.scopes_by_node: Dict[int, Scope] = {}
@@ -137,10 +139,13 @@ class Analysis(cst.CSTVisitor):
         self._stack: List[cst.CSTNode] = []
         self._statements: List[cst.CSTNode] = []
         self._body_scopes: Dict[int, Tuple[Scope, cst.CSTNode]] = {}
-        self._except_depth = 0
         self.functions: List[Tuple[cst.FunctionDef, Scope]] = []  # (def, its own scope)
         self.calls_by_name: Dict[str, List[Tuple[cst.Call, Scope]]] = {}
         self.defined_names: set = set()  # every def/class name in the file
+        # ``if``/``try`` statements and conditional expressions, and the guards
+        # on the TensorFlow version found among them once the walk is over.
+        self.branch_points: List[Tuple[cst.CSTNode, Scope]] = []
+        self.guards: List["Guard"] = []
         self._dispatch: Dict[type, List] = {}
         for rule in self.rules:
             for node_type, method in type(rule).hooks().items():
@@ -154,11 +159,17 @@ class Analysis(cst.CSTVisitor):
     # -- the walk ---------------------------------------------------------------
 
     def run(self) -> List[Finding]:
+        # version_guards reads scopes through names.py, which imports this module.
+        from migrate_tpu.codemod.version_guards import confine, find_guards
+
         self._walk(self.module)
+        if self.branch_points:
+            self.guards = find_guards(self)
         findings: List[Finding] = []
         for rule in self.rules:
             findings.extend(rule.finish(self))
-        return findings
+        # One place keeps every rule out of the legacy branches of version guards.
+        return confine(findings, self.guards) if self.guards else findings
 
     def _walk(self, node: cst.CSTNode) -> None:
         """Visit ``node`` and its semantic children, reading fields directly.
@@ -200,8 +211,6 @@ class Analysis(cst.CSTVisitor):
                 self.scope = self.scope.parent
         if is_statement:
             self._statements.pop()
-        if node_type is cst.ExceptHandler:
-            self._except_depth -= 1
         self._stack.pop()
 
     def _plan(self, node_type: type):
@@ -215,32 +224,6 @@ class Analysis(cst.CSTVisitor):
         )
         self._plans[node_type] = plan
         return plan
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        """Kept for LibCST-style driving (``module.visit(analysis)``); the walk inlines it."""
-        self._stack.append(node)
-        entry = self._body_scopes.pop(id(node), None)
-        if entry is not None:
-            self._push(*entry)
-        node_type = type(node)
-        if node_type in _STATEMENTS:
-            self._statements.append(node)
-        handler = _BINDERS.get(node_type)
-        if handler is not None:
-            handler(self, node)
-        for hook in self._dispatch.get(node_type, ()):
-            hook(node, self)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        for _ in range(self._pops.pop(id(original_node), 0)):
-            self.scope = self.scope.parent
-        node_type = type(original_node)
-        if node_type in _STATEMENTS:
-            self._statements.pop()
-        if node_type is cst.ExceptHandler:
-            self._except_depth -= 1
-        self._stack.pop()
 
     def _push(self, scope: Scope, owner: cst.CSTNode) -> None:
         self.scope = scope
@@ -274,10 +257,6 @@ class Analysis(cst.CSTVisitor):
         site = self.sites.get(id(node))
         return site.statement if site else None
 
-    def scope_of(self, node: cst.CSTNode) -> Scope:
-        site = self.sites.get(id(node))
-        return site.scope if site else self.module_scope
-
     # -- binders ----------------------------------------------------------------
 
     def _bind_import(self, node: cst.Import) -> None:
@@ -290,13 +269,12 @@ class Analysis(cst.CSTVisitor):
             else:
                 name = full.split(".")[0]
                 target = name
-            self.scope.bind(name, Binding("import", self.scope, node, target=target, in_except=self._except_depth > 0))
+            self.scope.bind(name, Binding("import", self.scope, node, target=target))
 
     def _bind_import_from(self, node: cst.ImportFrom) -> None:
         module = dotted_name(node.module) if node.module is not None else ""
         prefix = "." * len(node.relative) + (module or "")
         if isinstance(node.names, cst.ImportStar):
-            self.scope.star_imports.append(prefix)
             return
         for alias in node.names:
             imported = dotted_name(alias.name) or ""
@@ -305,7 +283,7 @@ class Analysis(cst.CSTVisitor):
                 name = alias.asname.name.value
             joiner = "" if prefix.endswith(".") else "."
             target = f"{prefix}{joiner}{imported}" if prefix else imported
-            self.scope.bind(name, Binding("import", self.scope, node, target=target, in_except=self._except_depth > 0))
+            self.scope.bind(name, Binding("import", self.scope, node, target=target))
 
     def _bind_assign(self, node: cst.Assign) -> None:
         for assign_target in node.targets:
@@ -317,7 +295,7 @@ class Analysis(cst.CSTVisitor):
     def _bind_target(self, target: cst.BaseExpression, value, node) -> None:
         if isinstance(target, cst.Name):
             kind = "assign" if value is not None else "other"
-            self.scope.bind(target.value, Binding(kind, self.scope, node, value=value, in_except=self._except_depth > 0))
+            self.scope.bind(target.value, Binding(kind, self.scope, node, value=value))
         elif isinstance(target, cst.Attribute):
             self._bind_self_attribute(target, value)
         else:
@@ -348,7 +326,6 @@ class Analysis(cst.CSTVisitor):
                 self.scope.bind(name.value, Binding("other", self.scope, node))
 
     def _bind_except(self, node: cst.ExceptHandler) -> None:
-        self._except_depth += 1
         if node.name is not None and isinstance(node.name.name, cst.Name):
             self.scope.bind(node.name.name.value, Binding("other", self.scope, node))
 
@@ -424,6 +401,10 @@ class Analysis(cst.CSTVisitor):
             scope = scope.parent
         if node.value is not None:
             scope.returns.append(node.value)
+
+    def _note_branch_point(self, node: cst.CSTNode) -> None:
+        self.remember(node)
+        self.branch_points.append((node, self.scope))
 
     def _note_call(self, node: cst.Call) -> None:
         func = node.func
@@ -523,4 +504,7 @@ _BINDERS = {
     cst.GeneratorExp: Analysis._enter_comprehension,
     cst.Call: Analysis._note_call,
     cst.Return: Analysis._note_return,
+    cst.If: Analysis._note_branch_point,
+    cst.IfExp: Analysis._note_branch_point,
+    cst.Try: Analysis._note_branch_point,
 }

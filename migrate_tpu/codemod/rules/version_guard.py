@@ -1,0 +1,105 @@
+"""TPU601: a branch on the TensorFlow version that the target decides."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from migrate_tpu.codemod.analysis import Analysis
+from migrate_tpu.codemod.rule import Change, Rule, Safety, register, tf_example
+from migrate_tpu.codemod.version_guards import collapse
+
+_TARGET_NAMES = {"2.4": "TensorFlow 2.4", "latest": "TensorFlow 2.5 and later"}
+
+
+@register
+class VersionGuard(Rule):
+    id = "TPU601"
+    name = "version-guard"
+    title = "A branch on the TensorFlow version that the target decides"
+    safety = Safety.SAFE
+    since = "2.1"
+    source = "pyupgrade's `sys.version_info` collapse, applied to `tf.__version__`"
+    triggers = ("__version__", "VERSION")
+    what = """
+Finds `if` statements and conditional expressions whose test reads only the
+TensorFlow version (`tf.__version__`, `tf.version.VERSION`, through
+`LooseVersion`, `StrictVersion`, `packaging.version`, `split`, `int`, slices,
+and names bound once to such values) and that TF 2.1 and every release of the
+target answer differently. It keeps the branch the target takes and removes
+the other.
+"""
+    why = """
+The branch for the older TensorFlow is dead code once the project needs the
+target, and it holds the old API on purpose: no other rule rewrites it (its
+findings become notes naming the guard). Removing it finishes the migration.
+Guards the target does not decide (its releases disagree), feature tests such
+as `hasattr(strategy, "run")` and `try: ... except AttributeError:` fallbacks are
+never collapsed: their legacy branch is left alone, and any old API in it is
+reported with a note.
+"""
+    fix_safety = """
+Safe: the test reads nothing but the version, so on the target it always takes
+the branch that is kept.
+"""
+    examples = (
+        tf_example(
+            before="""\
+from distutils.version import LooseVersion
+
+strategy = tf.distribute.TPUStrategy(resolver)
+if LooseVersion(tf.__version__) < LooseVersion("2.2"):
+    result = strategy.experimental_run_v2(step_fn, args=(x,))
+else:
+    result = strategy.run(step_fn, args=(x,))
+""",
+            after="""\
+strategy = tf.distribute.TPUStrategy(resolver)
+result = strategy.run(step_fn, args=(x,))
+""",
+        ),
+        tf_example(
+            before="""\
+run = strategy.experimental_run_v2 if tf.__version__.startswith("2.1") else strategy.run
+""",
+            after="""\
+run = strategy.run
+""",
+        ),
+        tf_example(
+            before="""\
+if hasattr(strategy, "run"):
+    result = strategy.run(step_fn)
+else:
+    result = strategy.experimental_run_v2(step_fn)
+""",
+        ),
+        tf_example(
+            before="""\
+if tf.__version__ >= "2.5":
+    policy = tf.keras.mixed_precision.Policy("mixed_bfloat16")
+""",
+        ),
+    )
+
+    def finish(self, analysis: Analysis):
+        target = _TARGET_NAMES.get(analysis.target, f"TensorFlow {analysis.target}")
+        for guard in analysis.guards:
+            if not guard.decided or not isinstance(guard.node, (cst.If, cst.IfExp)):
+                continue
+            site = analysis.site(guard.node)
+            if site is None:
+                continue
+            parent = site.path[-2] if len(site.path) > 1 else None
+            if isinstance(parent, cst.If) and parent.orelse is guard.node:
+                continue  # an ``elif``: its ``if`` decides how the chain reads
+            alone = isinstance(parent, cst.IndentedBlock) and len(parent.body) == 1
+            finding = self.report(
+                guard.node,
+                f"`{guard.text}` is {guard.value} on {target}: only that branch can run",
+                analysis=analysis,
+                changes=[Change(guard.node, collapse(guard, alone))],
+                fix_title="Keep only the branch the target takes",
+            )
+            finding.releases.extend(guard.test_names)
+            guard.collapsed = True
+        return self.findings

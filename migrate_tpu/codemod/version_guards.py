@@ -1,0 +1,514 @@
+"""Version guards: code that branches on the TensorFlow version or on a feature.
+
+Code written to run on several TensorFlow releases keeps the old API on purpose
+in one branch::
+
+    if LooseVersion(tf.__version__) < LooseVersion("2.2"):
+        out = strategy.experimental_run_v2(step, args=(x,))   # legacy branch
+    else:
+        out = strategy.run(step, args=(x,))
+
+Rewriting the legacy branch would turn it into a copy of the other one. So the
+analysis finds the guards once, and every rule's findings pass through
+:func:`confine`: a finding inside a legacy branch loses its fix and becomes a
+note that names the guard. Rules need not know about guards at all.
+
+Three kinds of guard, like pyupgrade's ``sys.version_info`` handling:
+
+* a pure version comparison (``tf.__version__``, ``tf.version.VERSION``, through
+  ``LooseVersion``/``StrictVersion``/``packaging.version``, ``split``, ``int``,
+  slices, ...; literals and names bound once to such values only). It is
+  evaluated for TF 2.1 (the code's origin) and for the target's releases. When
+  every release of the target takes one branch and TF 2.1 the other, the guard
+  is *decided*: the version-guard rule collapses it to the target's branch
+  (safe: the test reads nothing but the version). When the target's releases
+  disagree, the branch TF 2.1 takes is the legacy one and is left alone.
+* a feature test, ``hasattr(x, "run")`` (or ``getattr(x, "run", None) is not
+  None``): the branch that needs the old name is the legacy one. It is never
+  collapsed: whether ``x`` has the attribute depends on what ``x`` is, which
+  the analysis cannot prove (a user's object may be passed where a strategy is
+  expected), so collapsing could change behaviour.
+* ``try: ... except AttributeError`` (or ``ImportError``): either side may be
+  the fallback, so both the ``try`` body and those handlers are left alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from migrate_tpu.codemod.names import canonical, lookup, qualified_name
+
+# The release the migrated code comes from, and the releases each target stands for.
+SOURCE_VERSION = "2.1.0"
+TARGET_VERSIONS: Dict[str, Tuple[str, ...]] = {
+    "2.4": ("2.4.0", "2.4.1", "2.4.4"),
+    "latest": ("2.5.0", "2.6.0", "2.9.0", "2.10.0", "2.11.0", "2.15.0", "2.16.1", "2.21.0"),
+}
+
+_VERSION_NAMES = frozenset(
+    {
+        "tensorflow.__version__",
+        "tensorflow.version.VERSION",
+        "tensorflow.VERSION",
+        "tensorflow.compat.v1.__version__",
+        "tensorflow.compat.v1.VERSION",
+        "tensorflow.compat.v1.version.VERSION",
+    }
+)
+_PARSERS = {
+    "distutils.version.LooseVersion": "loose",
+    "looseversion.LooseVersion": "loose",
+    "distutils.version.StrictVersion": "strict",
+    "packaging.version.parse": "packaging",
+    "packaging.version.Version": "packaging",
+    "pkg_resources.parse_version": "packaging",
+}
+_STRING_METHODS = frozenset({"startswith", "endswith", "split", "rsplit", "strip", "lstrip", "rstrip", "lower"})
+_COMPARISONS: Dict[type, Callable[[object, object], object]] = {
+    cst.LessThan: operator.lt,
+    cst.LessThanEqual: operator.le,
+    cst.GreaterThan: operator.gt,
+    cst.GreaterThanEqual: operator.ge,
+    cst.Equal: operator.eq,
+    cst.NotEqual: operator.ne,
+    cst.In: lambda a, b: a in b,
+    cst.NotIn: lambda a, b: a not in b,
+}
+_FALLBACK_ERRORS = frozenset({"AttributeError", "ImportError", "ModuleNotFoundError"})
+
+
+@dataclass
+class Guard:
+    """One branch point on the TensorFlow version or on a feature."""
+
+    node: cst.CSTNode  # If, IfExp or Try
+    text: str  # how the note names it: "if hasattr(strategy, 'run')"
+    kind: str  # "version", "feature" or "fallback"
+    # Subtrees that serve an older TensorFlow (or may): no rule rewrites them.
+    legacy: List[cst.CSTNode] = field(default_factory=list)
+    # A decided version guard: the value its test has on every release of the target.
+    value: Optional[bool] = None
+    # Names only the test used (``LooseVersion``): their import may go with it.
+    test_names: List[str] = field(default_factory=list)
+    # Set by the version-guard rule when it reports the collapse.
+    collapsed: bool = False
+
+    @property
+    def decided(self) -> bool:
+        return self.value is not None
+
+
+class _Undecided(Exception):
+    """The expression is not a pure function of the TensorFlow version."""
+
+
+class _Version:
+    """A parsed version that compares like the library it stands for (release strings only)."""
+
+    def __init__(self, kind: str, text: object) -> None:
+        if not isinstance(text, str):
+            raise _Undecided
+        self.kind = kind
+        if kind == "loose":
+            self.key = [int(p) if p.isdigit() else p for p in re.split(r"(\d+|[a-z]+|\.)", text) if p and p != "."]
+            self.parts = tuple(self.key)
+        elif kind == "strict":
+            match = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+            if match is None:
+                raise _Undecided
+            self.parts = tuple(int(p or 0) for p in match.groups())
+            self.key = self.parts
+        else:  # packaging: a plain release; pre-releases and local parts are not modelled
+            match = re.fullmatch(r"v?(\d+(?:\.\d+)*)", text.strip())
+            if match is None:
+                raise _Undecided
+            self.parts = tuple(int(p) for p in match.group(1).split("."))
+            key = list(self.parts)
+            while len(key) > 1 and key[-1] == 0:
+                key.pop()
+            self.key = tuple(key)
+
+    def _other(self, other: object):
+        if isinstance(other, _Version) and other.kind == self.kind:
+            return other.key
+        if isinstance(other, str) and self.kind in ("loose", "strict"):
+            return _Version(self.kind, other).key
+        raise _Undecided
+
+    def __lt__(self, other):
+        return self.key < self._other(other)
+
+    def __le__(self, other):
+        return self.key <= self._other(other)
+
+    def __gt__(self, other):
+        return self.key > self._other(other)
+
+    def __ge__(self, other):
+        return self.key >= self._other(other)
+
+    def __eq__(self, other):
+        return self.key == self._other(other)
+
+    def __ne__(self, other):
+        return self.key != self._other(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def attribute(self, name: str) -> object:
+        if self.kind == "loose" and name == "version":
+            return list(self.key)
+        if self.kind == "packaging" and name in ("release", "major", "minor", "micro"):
+            parts = self.parts + (0, 0)
+            return {"release": self.parts, "major": parts[0], "minor": parts[1], "micro": parts[2]}[name]
+        raise _Undecided
+
+
+class _Evaluator:
+    """Evaluates an expression for one TensorFlow version, or raises :class:`_Undecided`."""
+
+    def __init__(self, version: str) -> None:
+        self.version = version
+        self.saw_version = False
+        self.names: List[str] = []
+
+    def value(self, expr: cst.CSTNode, scope, depth: int = 0) -> object:
+        if depth > 20:
+            raise _Undecided
+        try:
+            return self._value(expr, scope, depth + 1)
+        except (TypeError, ValueError, IndexError, AttributeError, KeyError):
+            raise _Undecided
+
+    def _value(self, expr, scope, depth):
+        if isinstance(expr, cst.SimpleString):
+            return expr.evaluated_value
+        if isinstance(expr, (cst.Integer, cst.Float)):
+            return expr.evaluated_value
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            items = [self.value(e.value, scope, depth) for e in expr.elements if not isinstance(e, cst.StarredElement)]
+            if len(items) != len(expr.elements):
+                raise _Undecided
+            return tuple(items) if isinstance(expr, cst.Tuple) else items
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            name = qualified_name(expr, scope)
+            if name is not None and canonical(name) in _VERSION_NAMES:
+                self.saw_version = True
+                return self.version
+            if isinstance(expr, cst.Name):
+                if expr.value in ("True", "False", "None"):
+                    return {"True": True, "False": False, "None": None}[expr.value]
+                return self._bound(expr, scope, depth)
+            base = self.value(expr.value, scope, depth)
+            if isinstance(base, _Version):
+                return base.attribute(expr.attr.value)
+            raise _Undecided
+        if isinstance(expr, cst.Comparison):
+            left = self.value(expr.left, scope, depth)
+            result = True
+            for target in expr.comparisons:
+                right = self.value(target.comparator, scope, depth)
+                compare = _COMPARISONS.get(type(target.operator))
+                if compare is None:
+                    raise _Undecided
+                result = result and bool(compare(left, right))
+                left = right
+            return result
+        if isinstance(expr, cst.BooleanOperation):
+            left = self.value(expr.left, scope, depth)
+            right = self.value(expr.right, scope, depth)
+            return (left and right) if isinstance(expr.operator, cst.And) else (left or right)
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+            return not self.value(expr.expression, scope, depth)
+        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+            base = self.value(expr.value, scope, depth)
+            index = expr.slice[0].slice
+            if isinstance(index, cst.Index):
+                return base[self.value(index.value, scope, depth)]
+            if isinstance(index, cst.Slice):
+                bounds = [None if part is None else self.value(part, scope, depth) for part in (index.lower, index.upper, index.step)]
+                return base[slice(*bounds)]
+            raise _Undecided
+        if isinstance(expr, cst.Call):
+            return self._call(expr, scope, depth)
+        raise _Undecided
+
+    def _bound(self, name: cst.Name, scope, depth):
+        """A name bound once, to a pure expression (``TF_VERSION = LooseVersion(tf.__version__)``)."""
+        found = lookup(scope, name.value)
+        if found is None:
+            raise _Undecided
+        bindings = found[1]
+        if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+            raise _Undecided
+        return self.value(bindings[0].value, bindings[0].scope, depth)
+
+    def _call(self, call: cst.Call, scope, depth):
+        if any(arg.star or arg.keyword is not None for arg in call.args):
+            raise _Undecided
+        func = call.func
+        name = qualified_name(func, scope)
+        if name in _PARSERS and len(call.args) == 1:
+            head = func
+            while isinstance(head, cst.Attribute):
+                head = head.value
+            if isinstance(head, cst.Name):
+                self.names.append(head.value)
+            return _Version(_PARSERS[name], self.value(call.args[0].value, scope, depth))
+        args = [self.value(arg.value, scope, depth) for arg in call.args]
+        if isinstance(func, cst.Name) and lookup(scope, func.value) is None:
+            builtin = func.value
+            if builtin in ("int", "float", "str", "tuple", "list", "len") and len(args) == 1:
+                return {"int": int, "float": float, "str": str, "tuple": tuple, "list": list, "len": len}[builtin](args[0])
+            if builtin == "map" and len(call.args) == 2 and isinstance(call.args[0].value, cst.Name):
+                convert = call.args[0].value.value
+                if convert in ("int", "str") and lookup(scope, convert) is None:
+                    return [int(item) if convert == "int" else str(item) for item in self.value(call.args[1].value, scope, depth)]
+            raise _Undecided
+        if isinstance(func, cst.Attribute) and func.attr.value in _STRING_METHODS:
+            receiver = self.value(func.value, scope, depth)
+            if isinstance(receiver, str) and all(isinstance(a, (str, int)) for a in args):
+                return getattr(receiver, func.attr.value)(*args)
+        raise _Undecided
+
+
+def evaluate(test: cst.BaseExpression, scope, version: str) -> Tuple[bool, List[str]]:
+    """The truth of ``test`` on TensorFlow ``version`` and the parser names it used.
+
+    Raises ``ValueError`` when ``test`` is not a pure function of the version.
+    """
+    evaluator = _Evaluator(version)
+    try:
+        result = evaluator.value(test, scope)
+    except _Undecided:
+        raise ValueError("not a version test") from None
+    if not evaluator.saw_version:
+        raise ValueError("the test does not read the TensorFlow version")
+    return bool(result), evaluator.names
+
+
+# -- feature tests ---------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def _moved_names() -> Tuple[Dict[str, str], Dict[str, str]]:
+    """(full names, method names) -> "old"/"new", from the catalogue's rename tables."""
+    from migrate_tpu.codemod.rule import all_rules
+
+    full: Dict[str, str] = {}
+    methods: Dict[str, str] = {}
+    for rule_class in all_rules():
+        kind = getattr(rule_class, "kind", None)
+        for entry in getattr(rule_class, "entries", ()):
+            old, new = getattr(entry, "old", None), getattr(entry, "new", None)
+            if kind == "method" and old and new:
+                methods.setdefault(old, "old")
+                methods.setdefault(new, "new")
+            elif kind == "symbol" and old and new:
+                full.setdefault(old, "old")
+                full.setdefault(new, "new")
+    return full, methods
+
+
+def _feature_role(receiver: cst.BaseExpression, attribute: str, scope) -> Optional[str]:
+    full, methods = _moved_names()
+    owner = qualified_name(receiver, scope)
+    if owner is not None:
+        role = full.get(canonical(f"{owner}.{attribute}"))
+        if role is not None:
+            return role
+    return methods.get(attribute)
+
+
+def _feature_test(test: cst.BaseExpression, scope, depth: int = 0) -> Optional[bool]:
+    """For ``hasattr(x, NAME)``-like tests: whether the True branch needs the old API.
+
+    None when the test is not a feature test of a moved name.
+    """
+    if depth > 4:
+        return None
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _feature_test(test.expression, scope, depth + 1)
+        return None if inner is None else not inner
+    if isinstance(test, cst.Name):
+        found = lookup(scope, test.value)
+        if found is not None and len(found[1]) == 1 and found[1][0].kind == "assign" and found[1][0].value is not None:
+            return _feature_test(found[1][0].value, found[1][0].scope, depth + 1)
+        return None
+    negate = False
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        comparison = test.comparisons[0]
+        right = comparison.comparator
+        if not (isinstance(right, cst.Name) and right.value == "None"):
+            return None
+        if isinstance(comparison.operator, cst.Is):
+            negate = True
+        elif not isinstance(comparison.operator, cst.IsNot):
+            return None
+        test = test.left
+    if not isinstance(test, cst.Call) or not isinstance(test.func, cst.Name):
+        return None
+    builtin = test.func.value
+    if lookup(scope, builtin) is not None or len(test.args) < 2 or any(a.keyword or a.star for a in test.args):
+        return None
+    if builtin == "hasattr" and len(test.args) == 2 and not negate:
+        pass
+    elif builtin == "getattr" and len(test.args) == 3 and isinstance(test.args[2].value, cst.Name) and test.args[2].value.value == "None":
+        pass
+    else:
+        return None
+    name = test.args[1].value
+    if not isinstance(name, cst.SimpleString):
+        return None
+    role = _feature_role(test.args[0].value, name.evaluated_value, scope)
+    if role is None:
+        return None
+    true_is_old = role == "old"
+    return not true_is_old if negate else true_is_old
+
+
+# -- finding the guards ----------------------------------------------------------------------
+
+
+def _branches(node) -> Tuple[cst.CSTNode, Optional[cst.CSTNode]]:
+    """(taken when true, taken when false) of an If or IfExp."""
+    if isinstance(node, cst.IfExp):
+        return node.body, node.orelse
+    return node.body, node.orelse
+
+
+def _header(module: cst.Module, node) -> str:
+    if isinstance(node, cst.If):
+        return "if " + module.code_for_node(node.test).strip()
+    if isinstance(node, cst.IfExp):
+        return "... if " + module.code_for_node(node.test).strip() + " else ..."
+    return "try/except " + "/".join(_caught(node))
+
+
+def _caught(node: cst.Try) -> List[str]:
+    names: List[str] = []
+    for handler in node.handlers:
+        kinds = handler.type
+        elements = kinds.elements if isinstance(kinds, cst.Tuple) else [kinds] if kinds is not None else []
+        for element in elements:
+            value = element.value if isinstance(element, cst.Element) else element
+            if isinstance(value, cst.Name) and value.value in _FALLBACK_ERRORS:
+                names.append(value.value)
+    return names
+
+
+def find_guards(analysis) -> List["Guard"]:
+    """The guards among the branch points the walk noted, outer ones first."""
+    guards: List[Guard] = []
+    target_versions = TARGET_VERSIONS.get(getattr(analysis, "target", "2.4"), TARGET_VERSIONS["2.4"])
+    module = analysis.module
+    for node, scope in analysis.branch_points:
+        if isinstance(node, cst.Try):
+            if _caught(node):
+                fallbacks = [h.body for h in node.handlers if _caught(cst.Try(body=node.body, handlers=[h]))]
+                guards.append(Guard(node, _header(module, node), "fallback", legacy=[node.body, *fallbacks]))
+            continue
+        when_true, when_false = _branches(node)
+        try:
+            values = {version: evaluate(node.test, scope, version) for version in (SOURCE_VERSION, *target_versions)}
+        except ValueError:
+            true_is_old = _feature_test(node.test, scope)
+            if true_is_old is not None:
+                legacy = when_true if true_is_old else when_false
+                guards.append(Guard(node, _header(module, node), "feature", legacy=[legacy] if legacy is not None else []))
+            continue
+        source, names = values.pop(SOURCE_VERSION)
+        on_target = {value for value, _ in values.values()}
+        if on_target == {source}:
+            continue  # TF 2.1 and the target agree: not a migration guard
+        legacy = when_true if source else when_false
+        guard = Guard(node, _header(module, node), "version", legacy=[legacy] if legacy is not None else [], test_names=names)
+        if len(on_target) == 1:
+            guard.value = on_target.pop()
+        guards.append(guard)
+    return guards
+
+
+# -- what guards do to findings ---------------------------------------------------------------
+
+
+def confine(findings: Sequence, guards: Sequence[Guard]) -> List:
+    """Findings with none rewriting a legacy branch: such a fix becomes a note naming the guard.
+
+    Findings inside a branch that a collapse removes are dropped with it.
+    """
+    if not guards:
+        return list(findings)
+    from migrate_tpu.codemod.analysis import iter_tree
+    from migrate_tpu.codemod.rule import Safety
+
+    inside: Dict[int, Guard] = {}
+    for guard in guards:  # outer first, so the innermost guard names a node
+        for root in guard.legacy:
+            for node in iter_tree(root):
+                inside[id(node)] = guard
+    kept = []
+    for finding in findings:
+        nodes = [finding.node, *(change.node for change in finding.changes)]
+        guard = next((inside[id(n)] for n in nodes if id(n) in inside), None)
+        if guard is None:
+            kept.append(finding)
+            continue
+        if guard.collapsed and id(finding.node) in inside and inside[id(finding.node)] is guard:
+            continue  # the branch goes with the collapse
+        finding.changes = []
+        finding.imports = []
+        finding.releases = []
+        finding.fix_title = None
+        finding.safety = Safety.MANUAL
+        finding.message += f"; left as is: this code serves older TensorFlow under the guard `{guard.text}`"
+        kept.append(finding)
+    return kept
+
+
+# -- collapsing a decided guard ---------------------------------------------------------------
+
+
+def collapse(guard: Guard, alone: bool) -> Callable[[cst.CSTNode], object]:
+    """The rewrite that keeps only the branch ``guard.value`` takes.
+
+    ``alone``: the statement is the only one of its block (removing it leaves ``pass``).
+    """
+    keep_true = bool(guard.value)
+
+    def rewrite(updated):
+        if isinstance(updated, cst.IfExp):
+            kept = updated.body if keep_true else updated.orelse
+            return kept if kept.lpar else kept.with_changes(lpar=updated.lpar, rpar=updated.rpar)
+        if keep_true:
+            block = updated.body
+        else:
+            orelse = updated.orelse
+            if orelse is None:
+                if alone:
+                    return cst.SimpleStatementLine([cst.Pass()], leading_lines=updated.leading_lines)
+                return cst.RemovalSentinel.REMOVE
+            if isinstance(orelse, cst.If):  # the ``elif`` becomes the ``if``
+                return orelse.with_changes(leading_lines=updated.leading_lines)
+            block = orelse.body
+        statements = _statements(block)
+        first = statements[0]
+        statements[0] = first.with_changes(leading_lines=[*updated.leading_lines, *first.leading_lines])
+        return cst.FlattenSentinel(statements) if len(statements) > 1 else statements[0]
+
+    return rewrite
+
+
+def _statements(block) -> List[cst.BaseStatement]:
+    if isinstance(block, cst.IndentedBlock):
+        return list(block.body)
+    # ``if test: a; b`` keeps its small statements on one line.
+    smalls = list(block.body)
+    smalls[-1] = smalls[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+    return [cst.SimpleStatementLine(smalls, trailing_whitespace=block.trailing_whitespace)]
