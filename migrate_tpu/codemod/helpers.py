@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Optional
 
 import libcst as cst
-
-from migrate_tpu.codemod.analysis import Analysis, Scope
-from migrate_tpu.codemod.names import qualified_name
-
-TF_FUNCTION = frozenset({"tensorflow.function", "tensorflow.compat.v1.function"})
-
 
 def argument(call: cst.Call, position: Optional[int], keyword: Optional[str]) -> Optional[cst.Arg]:
     """The argument bound to a parameter, given as positional index and/or name."""
@@ -29,17 +23,6 @@ def argument(call: cst.Call, position: Optional[int], keyword: Optional[str]) ->
 
 def has_star_arguments(call: cst.Call) -> bool:
     return any(arg.star for arg in call.args)
-
-
-def is_tf_function(expr: cst.BaseExpression, scope: Scope) -> bool:
-    """``tf.function`` or ``tf.function(...)`` (a decorator with options)."""
-    if isinstance(expr, cst.Call):
-        expr = expr.func
-    return qualified_name(expr, scope) in TF_FUNCTION
-
-
-def decorated_with_tf_function(function: cst.FunctionDef, scope: Scope) -> bool:
-    return any(is_tf_function(d.decorator, scope) for d in function.decorators)
 
 
 def add_decorator(function: cst.FunctionDef, expression: str) -> cst.FunctionDef:
@@ -64,12 +47,6 @@ def _plain_name(expr: cst.BaseExpression) -> Optional[str]:
     return expr.value if isinstance(expr, cst.Name) else None
 
 
-def literal_sequence(expr: cst.BaseExpression) -> Optional[Sequence[cst.BaseElement]]:
-    if isinstance(expr, (cst.List, cst.Tuple)):
-        return expr.elements
-    return None
-
-
 def is_literal(expr: cst.BaseExpression, values: Iterable[object]) -> bool:
     """Whether ``expr`` is one of the given Python literals (True, False, None, ints, strings)."""
     for value in values:
@@ -83,10 +60,6 @@ def is_literal(expr: cst.BaseExpression, values: Iterable[object]) -> bool:
             if isinstance(expr, cst.Integer) and expr.evaluated_value == value:
                 return True
     return False
-
-
-def code(analysis: Analysis, node: cst.CSTNode) -> str:
-    return analysis.module.code_for_node(node)
 
 
 def fix_commas(new_args: list, original_args) -> list:

@@ -1,9 +1,14 @@
-"""Python side effects in a function body that ``tf.function`` would run only while tracing.
+"""What in a function body would behave differently, or fail, inside ``tf.function``.
 
 Inside a ``tf.function`` the Python code of the body runs once per trace, not
 once per call: ``print``, ``.numpy()``, Python random numbers, I/O and changes
-to outer Python objects then behave differently. A fix that wraps such a body
-is unsafe; this module names what it found, so the user knows why.
+to outer Python objects then behave differently. And a ``tf.function`` may
+create variables only on its first trace: a body that builds ``tf.Variable``s
+or Keras layers, models, optimizers or metrics on every call fails once wrapped
+(checked on TF 2.4.1, plain and under ``MirroredStrategy.run``: ``ValueError:
+tf.function-decorated function tried to create variables on non-first call``).
+A fix that wraps such a body is unsafe; this module names what it found, so the
+user knows why.
 """
 
 from __future__ import annotations
@@ -41,6 +46,47 @@ _MUTATORS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "update", "add", "discard", "setdefault", "popitem", "write", "writelines", "sort", "reverse"}
 )
 _MAX_DEPTH = 3
+# Constructors that create variables when called.
+_VARIABLE_MAKERS = frozenset(
+    {
+        "tensorflow.Variable",
+        "tensorflow.compat.v1.Variable",
+        "tensorflow.compat.v1.get_variable",
+        "tensorflow.keras.Sequential",
+        "tensorflow.keras.Model",
+        "tensorflow.keras.models.Sequential",
+        "tensorflow.keras.models.Model",
+        "tensorflow.keras.models.clone_model",
+        "tensorflow.keras.models.load_model",
+        "tensorflow.keras.mixed_precision.LossScaleOptimizer",
+        "tensorflow.keras.mixed_precision.experimental.LossScaleOptimizer",
+    }
+)
+# Modules whose classes (capitalised names) hold variables once built.
+_VARIABLE_MODULES = (
+    "tensorflow.keras.layers.",
+    "tensorflow.keras.optimizers.",
+    "tensorflow.keras.metrics.",
+    "tensorflow.keras.applications.",
+    "tensorflow.keras.experimental.",
+    "keras.layers.",
+    "keras.optimizers.",
+    "keras.metrics.",
+    "keras.applications.",
+)
+_NO_VARIABLES = ("tensorflow.keras.optimizers.schedules.", "keras.optimizers.schedules.")
+# Base classes whose subclasses hold variables.
+_VARIABLE_BASES = ("tensorflow.Module", "tensorflow.keras.", "keras.")
+
+
+def creates_variables(name: str) -> bool:
+    """Whether calling the TensorFlow callable ``name`` creates variables."""
+    if name in _VARIABLE_MAKERS or name.startswith("keras.") and name[len("keras."):] in ("Sequential", "Model"):
+        return True
+    if name.startswith(_NO_VARIABLES):
+        return False
+    last = name.rsplit(".", 1)[-1]
+    return name.startswith(_VARIABLE_MODULES) and last[:1].isupper()
 
 
 class _Finder:
@@ -93,12 +139,31 @@ class _Finder:
             self._add(f"`{func.value}()` of a value that is a tensor while tracing")
             return
         name = qualified_name(func, self.scope)
+        if name is not None and creates_variables(name) or name is None and self._builds_module(func):
+            label = self.analysis.module.code_for_node(func).strip()
+            self._add(f"`{label}(...)` (creates variables)")
+            return
         if name is not None:
             for module in _IMPURE_MODULES:
                 if name == module or name.startswith(module + "."):
                     self._add(f"`{name}()`")
                     return
         self._follow(func)
+
+    def _builds_module(self, func: cst.BaseExpression) -> bool:
+        """A class of this file that subclasses a Keras layer/model or ``tf.Module``."""
+        if not isinstance(func, cst.Name):
+            return False
+        found = lookup(self.scope, func.value)
+        if found is None:
+            return False
+        classes = [b for b in found[1] if b.kind == "class"]
+        for binding in classes:
+            for base in binding.node.bases:
+                base_name = qualified_name(base.value, binding.scope) or ""
+                if base_name == "tensorflow.Module" or base_name.startswith(_VARIABLE_BASES[1:]):
+                    return True
+        return False
 
     def _follow(self, func: cst.BaseExpression) -> None:
         """Look into functions of the same file that the body calls."""

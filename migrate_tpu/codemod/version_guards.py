@@ -406,7 +406,7 @@ def _caught(node: cst.Try) -> List[str]:
 def find_guards(analysis) -> List["Guard"]:
     """The guards among the branch points the walk noted, outer ones first."""
     guards: List[Guard] = []
-    target_versions = TARGET_VERSIONS.get(getattr(analysis, "target", "2.4"), TARGET_VERSIONS["2.4"])
+    target_versions = TARGET_VERSIONS.get(analysis.target, TARGET_VERSIONS["2.4"])
     module = analysis.module
     for node, scope in analysis.branch_points:
         if isinstance(node, cst.Try):

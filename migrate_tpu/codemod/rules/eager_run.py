@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from typing import List, Optional, Set, Tuple
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from migrate_tpu.codemod.analysis import Analysis, Scope
-from migrate_tpu.codemod.helpers import add_decorator, argument, decorated_with_tf_function, is_tf_function
+from migrate_tpu.codemod.analysis import Analysis, Binding, Scope, iter_tree
+from migrate_tpu.codemod.helpers import add_decorator, argument
 from migrate_tpu.codemod.names import expression_for, lookup
 from migrate_tpu.codemod.rule import Change, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.side_effects import side_effects
 from migrate_tpu.codemod.strategies import StrategyFacts
+from migrate_tpu.codemod.tracing import TRACED, UNKNOWN, Decorators, is_tracing
 
 _RUN_METHODS = ("run", "experimental_run_v2")
+_VARIABLES = "creates variables"
+_FIRST_TRACE = "; a `tf.function` may create variables only on its first trace, so such a body fails once wrapped"
 
 
 @register
@@ -36,9 +40,11 @@ Python function. It decorates the function's `def` with the file's
 TPUStrategy refuses a plain function in eager mode, in TF 2.1 and 2.4 alike:
 `NotImplementedError: TPUStrategy.run(fn, ...) does not support pure eager
 execution`. TF 2.0 wrapped it silently, so code written then fails now.
-Nothing is done where `run` is already inside a `tf.function` (decorated, or
-passed to `tf.function(...)`, or only called from one), where `fn` is already a
-`tf.function`, or where the strategy is provably not a TPU one
+Nothing is done where `run` is already inside a `tf.function` (decorated, also
+through a library's wrapper such as TF-Agents' `common.function` or a decorator
+of the same file that returns `tf.function(...)`; passed to `tf.function(...)`;
+or only called from one), where `fn` is already a `tf.function`, or where the
+strategy is provably not a TPU one
 (`MirroredStrategy`, `OneDeviceStrategy`, ... in view): eager `run` is legal
 there, and wrapping a function that calls `.numpy()` would break working code.
 """
@@ -48,11 +54,18 @@ with Python side effects (`.numpy()`, `print`, mutation of outer Python state,
 I/O, Python random numbers) would behave differently, so such fixes are unsafe:
 they are reported with the suggested change and applied only with
 `--unsafe-fixes`. Consider `tf.print` and TensorFlow state instead.
+A body that creates variables (`tf.Variable`, Keras layers, models, optimizers,
+metrics) fails once wrapped, because a `tf.function` may create variables only
+on its first trace: build them once, outside the step. Under a decorator whose
+meaning is unknown the call may already be traced: it gets a note, no fix. A
+callable made on every iteration of a loop is not wrapped there (that would
+trace a new `tf.function` on every call): the finding suggests building it once
+before the loop.
 """
     fix_safety = """
 Safe when the function body is free of Python side effects that would then run
-only at trace time; unsafe otherwise, and unsafe when the callable's body cannot
-be seen (an imported function, a parameter).
+only at trace time and creates no variables; unsafe otherwise, and unsafe when
+the callable's body cannot be seen (an imported function, a parameter).
 """
     examples = (
         tf_example(
@@ -91,11 +104,50 @@ def step_fn(x):
 strategy.run(step_fn, args=(tf.constant(1.0),))
 """,
         ),
+        # TF-Agents' wrapper of tf.function: the call is traced, nothing to report.
+        tf_example(
+            before="""\
+from tf_agents.utils import common
+
+strategy = tf.distribute.TPUStrategy(resolver)
+
+
+def step_fn(x):
+    return x * 2
+
+
+@common.function(autograph=True)
+def train(x):
+    return strategy.run(step_fn, args=(x,))
+""",
+        ),
+        # A body that creates variables fails once wrapped: reported as unsafe, not fixed.
+        tf_example(
+            before="""\
+strategy = tf.distribute.TPUStrategy(resolver)
+
+
+def step_fn(x):
+    return tf.keras.layers.Dense(4)(x)
+
+
+strategy.run(step_fn, args=(x,))
+""",
+        ),
+        # A callable made on every iteration: the suggestion builds the tf.function once, before the loop.
+        tf_example(
+            before="""\
+strategy = tf.distribute.TPUStrategy(resolver)
+for batch in dataset:
+    strategy.run(lambda x: x * 2, args=(batch,))
+""",
+        ),
     )
 
     def __init__(self) -> None:
         super().__init__()
-        self._runs: List[Tuple[cst.Call, Scope]] = []
+        # (run call, its scope, the loop whose body holds it in the same function)
+        self._runs: List[Tuple[cst.Call, Scope, Optional[cst.CSTNode]]] = []
         self._wrappers: List[Tuple[cst.Call, Scope]] = []
 
     def visit_Call(self, node: cst.Call, analysis: Analysis) -> None:
@@ -103,7 +155,7 @@ strategy.run(step_fn, args=(tf.constant(1.0),))
         if isinstance(func, cst.Attribute):
             if func.attr.value in _RUN_METHODS and node.args:
                 analysis.remember(node)
-                self._runs.append((node, analysis.scope))
+                self._runs.append((node, analysis.scope, _loop_of(analysis.ancestors())))
             elif func.attr.value == "function":
                 self._wrappers.append((node, analysis.scope))
         elif isinstance(func, cst.Name) and func.value == "function":
@@ -112,10 +164,10 @@ strategy.run(step_fn, args=(tf.constant(1.0),))
     # -- which code runs inside a tf.function -----------------------------------------
 
     def _wrapped_names(self) -> Tuple[Set[str], Set[str]]:
-        """Names and ``self.`` methods passed to ``tf.function(...)`` anywhere in the file."""
+        """Names and ``self.`` methods passed to ``tf.function(...)`` (or a wrapper) anywhere in the file."""
         names, methods = set(), set()
         for call, scope in self._wrappers:
-            if not is_tf_function(call.func, scope) or not call.args:
+            if not is_tracing(call.func, scope) or not call.args:
                 continue
             value = call.args[0].value
             if isinstance(value, cst.Name):
@@ -124,38 +176,40 @@ strategy.run(step_fn, args=(tf.constant(1.0),))
                 methods.add(value.attr.value)
         return names, methods
 
-    def _graph_functions(self, analysis: Analysis) -> Set[int]:
+    def _traced_functions(self, analysis: Analysis, decorators: Decorators) -> Tuple[Set[int], Dict[int, str]]:
+        """Functions that run traced, and those that may (with the reason, for the note)."""
         names, methods = self._wrapped_names()
         graph: Set[int] = set()
+        maybe: Dict[int, str] = {}
         for function, own_scope in analysis.functions:
             outer = own_scope.parent
             in_class = outer is not None and outer.kind == "class"
-            if decorated_with_tf_function(function, outer):
+            kind = decorators.function_kind(function, outer)
+            if kind == TRACED or function.name.value in (methods if in_class else names):
                 graph.add(id(function))
-            elif function.name.value in (methods if in_class else names):
-                graph.add(id(function))
-        # A helper called only from traced code is traced too.
+            elif kind == UNKNOWN:
+                unknown = next(d for d in function.decorators if decorators.kind(d.decorator, outer) == UNKNOWN)
+                code = analysis.module.code_for_node(unknown.decorator).strip()
+                maybe[id(function)] = f"`{function.name.value}` is decorated with `@{_label(code)}`, which may wrap it in `tf.function`"
+        # A helper called only from traced code is traced too (only possibly, if a caller only may be).
         changed = True
         while changed:
             changed = False
             for function, own_scope in analysis.functions:
-                if id(function) in graph:
+                if id(function) in graph or id(function) in maybe:
                     continue
                 outer = own_scope.parent
                 key = ("." if outer is not None and outer.kind == "class" else "") + function.name.value
                 callers = analysis.calls_by_name.get(key, [])
-                if callers and all(self._in_graph(scope, graph) for _, scope in callers):
+                if not callers:
+                    continue
+                if all(_enclosing(scope, graph) is not None for _, scope in callers):
                     graph.add(id(function))
                     changed = True
-        return graph
-
-    @staticmethod
-    def _in_graph(scope: Optional[Scope], graph: Set[int]) -> bool:
-        while scope is not None:
-            if scope.kind == "function" and id(scope.node) in graph:
-                return True
-            scope = scope.parent
-        return False
+                elif all(_enclosing(scope, graph) is not None or _enclosing(scope, maybe) is not None for _, scope in callers):
+                    maybe[id(function)] = f"`{function.name.value}` is called only from code that may be traced"
+                    changed = True
+        return graph, maybe
 
     # -- decisions ----------------------------------------------------------------
 
@@ -163,31 +217,52 @@ strategy.run(step_fn, args=(tf.constant(1.0),))
         if not self._runs:
             return self.findings
         facts = StrategyFacts(analysis)
-        graph = self._graph_functions(analysis)
-        for call, scope in self._runs:
+        decorators = Decorators(analysis)
+        graph, maybe = self._traced_functions(analysis, decorators)
+        for call, scope, loop in self._runs:
             if not facts.may_be_tpu(call.func.value, scope):
                 continue
-            if self._in_graph(scope, graph):
+            if _enclosing(scope, graph) is not None:
                 continue
             fn = argument(call, 0, "fn")
             if fn is None:
                 continue
-            self._handle(call, fn, scope, graph, analysis)
+            possibly = _enclosing(scope, maybe)
+            if possibly is not None:
+                label = _label(analysis.module.code_for_node(fn.value))
+                self.report(
+                    fn.value,
+                    f"`run` may be traced here: {maybe[possibly]}; if it does not, `{label}` must be a "
+                    "`tf.function` (TPUStrategy rejects a plain function in eager `run`)",
+                    analysis=analysis,
+                )
+                continue
+            self._handle(call, fn, scope, loop, graph, decorators, analysis)
         return self.findings
 
-    def _resolve_def(self, value: cst.BaseExpression, scope: Scope, analysis: Analysis):
-        """The ``def`` (and the scope it is defined in) that ``value`` names, if visible."""
+    def _resolve(self, value: cst.BaseExpression, scope: Scope, decorators: Decorators) -> "_Callable":
+        """What the callable passed to ``run`` is, as far as this file tells."""
         if isinstance(value, cst.Name):
             found = lookup(scope, value.value)
             if found is None:
-                return None, "unknown"
+                return _Callable(why=f"`{value.value}` is not defined in this file, so its body is not in view")
             bindings = found[1]
-            if any(b.kind == "assign" and isinstance(b.value, cst.Call) and is_tf_function(b.value.func, b.scope) for b in bindings):
-                return None, "compiled"
-            defs = [b.node for b in bindings if b.kind == "def"]
-            if len(defs) == 1 and len(bindings) == 1:
-                return defs[0], "def"
-            return None, "unknown"
+            if any(b.kind == "assign" and isinstance(b.value, cst.Call) and is_tracing(b.value.func, b.scope) for b in bindings):
+                return _Callable(kind="compiled")
+            if len(bindings) > 1:
+                return _Callable(why=f"`{value.value}` is bound in several places", bindings=bindings)
+            binding = bindings[0]
+            if binding.kind == "def":
+                return _Callable(binding.node, "def", bindings=bindings)
+            if binding.kind == "import":
+                return _Callable(why=f"`{value.value}` comes from `{binding.target}`, so its body is not in view", bindings=bindings)
+            if binding.kind == "param":
+                return _Callable(why=f"`{value.value}` is a parameter, so what it calls depends on the caller", bindings=bindings)
+            if binding.kind == "assign" and isinstance(binding.value, cst.Call):
+                built = self._built_by(binding.value, binding.scope, decorators)
+                built.bindings = bindings
+                return built
+            return _Callable(why=f"`{value.value}` is not a function defined here", bindings=bindings)
         if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name):
             method = scope
             while method.kind in ("lambda", "comprehension") and method.parent is not None:
@@ -197,28 +272,89 @@ strategy.run(step_fn, args=(tf.constant(1.0),))
                 bindings = owner.bindings.get(value.attr.value, [])
                 defs = [b.node for b in bindings if b.kind == "def"]
                 if len(defs) == 1 and len(bindings) == 1:
-                    return defs[0], "method"
-            return None, "unknown"
-        if isinstance(value, cst.Call) and is_tf_function(value.func, scope):
-            return None, "compiled"
+                    return _Callable(defs[0], "method")
+            return _Callable(why=f"what `{_label(self._code(value))}` holds is not known here")
+        if isinstance(value, cst.Call):
+            if is_tracing(value.func, scope):
+                return _Callable(kind="compiled")
+            return self._built_by(value, scope, decorators)
         if isinstance(value, cst.Lambda):
-            return value, "lambda"
-        return None, "unknown"
+            return _Callable(value, "lambda")
+        return _Callable(why="the callable is computed here, and what it calls is not followed")
 
-    def _handle(self, call: cst.Call, fn: cst.Arg, scope: Scope, graph: Set[int], analysis: Analysis) -> None:
-        target, kind = self._resolve_def(fn.value, scope, analysis)
-        if kind == "compiled":
+    def _built_by(self, call: cst.Call, scope: Scope, decorators: Decorators) -> "_Callable":
+        """A callable returned by ``make_step(...)``: the nested def or lambda it returns, if this file has it."""
+        factory = self._code(call.func)
+        if isinstance(call.func, cst.Name):
+            found = lookup(scope, call.func.value)
+            defs = [b.node for b in found[1] if b.kind == "def"] if found else []
+            if found is not None and found[1][0].kind == "import":
+                return _Callable(why=f"it is built by `{factory}(...)` from `{found[1][0].target}`, so its body is not in view")
+            if len(defs) == 1:
+                own = self._analysis.scopes_by_node.get(id(defs[0]))
+                returned = [self._resolve(v, own, decorators) for v in own.returns] if own is not None else []
+                if returned and all(r.kind == "compiled" for r in returned):
+                    return _Callable(kind="compiled")
+                if len(returned) == 1 and returned[0].kind in ("def", "lambda"):
+                    return _Callable(returned[0].node, "built", why=f"`{factory}(...)`")
+        return _Callable(why=f"it is built by `{factory}(...)`, whose result is not followed here")
+
+    def _code(self, node: cst.CSTNode) -> str:
+        return self._analysis.module.code_for_node(node).strip()
+
+    def _handle(self, call, fn: cst.Arg, scope: Scope, loop, graph: Set[int], decorators: Decorators, analysis: Analysis) -> None:
+        self._analysis = analysis
+        resolved = self._resolve(fn.value, scope, decorators)
+        if resolved.kind == "compiled":
             return
         label = _label(analysis.module.code_for_node(fn.value))
-        base = f"`{label}` is a plain Python function passed to an eager `{call.func.attr.value}`; TPUStrategy rejects it outside `tf.function`"
-        if kind in ("def", "method"):
-            if id(target) in graph:
+        base = f"`{label}` is a plain Python function passed to an eager `run`; TPUStrategy rejects it outside `tf.function`"
+        if resolved.kind in ("def", "method"):
+            function = resolved.node
+            if id(function) in graph:
                 return
-            self._decorate(call, fn, target, base, analysis)
+            where = analysis.site(function)
+            def_scope = where.scope if where is not None else analysis.module_scope
+            if decorators.function_kind(function, def_scope) == UNKNOWN:
+                unknown = next(d for d in function.decorators if decorators.kind(d.decorator, def_scope) == UNKNOWN)
+                code = _label(self._code(unknown.decorator))
+                self.report(
+                    fn.value,
+                    f"`{label}` is decorated with `@{code}`, which may make it a `tf.function`; if it does not, "
+                    "TPUStrategy rejects it in eager `run`",
+                    analysis=analysis,
+                )
+                return
+        if loop is not None and _built_in_loop(fn.value, resolved, loop):
+            self._hoist(fn, label, scope, resolved, base, analysis)
+            return
+        if resolved.kind in ("def", "method"):
+            self._decorate(fn, resolved.node, base, analysis)
         else:
-            self._wrap(call, fn, scope, target, base, analysis)
+            self._wrap(call, fn, scope, resolved, base, analysis)
 
-    def _decorate(self, call, fn, function: cst.FunctionDef, base: str, analysis: Analysis) -> None:
+    def _hoist(self, fn: cst.Arg, label: str, scope: Scope, resolved: "_Callable", base: str, analysis: Analysis) -> None:
+        """A callable built on every iteration: a tf.function made there would be traced on every call."""
+        try:
+            text, _ = expression_for("tensorflow.function", scope)
+        except LookupError:
+            text = "tf.function"
+        if resolved.kind == "def":
+            suggestion = f"@{text}\ndef {resolved.node.name.value}(...):  # defined once, before the loop"
+        else:
+            assigned = [b.value for b in resolved.bindings if b.kind == "assign" and b.value is not None]
+            name = fn.value.value if isinstance(fn.value, cst.Name) else "step_fn"
+            made = self._code(assigned[0]) if len(assigned) == 1 else self._code(fn.value)
+            suggestion = f"{name} = {text}({made})  # once, before the loop\nfor ...:\n    strategy.run({name}, args=...)"
+        self.report(
+            fn.value,
+            base + f"; `{label}` is made anew on every iteration of the loop, so a `tf.function` made there would "
+            "be traced again on every call: build it once, before the loop",
+            analysis=analysis,
+            suggestion=suggestion,
+        )
+
+    def _decorate(self, fn, function: cst.FunctionDef, base: str, analysis: Analysis) -> None:
         where = analysis.site(function)
         def_scope = where.scope if where is not None else analysis.module_scope
         try:
@@ -236,6 +372,7 @@ strategy.run(step_fn, args=(tf.constant(1.0),))
         if reasons:
             safety = Safety.UNSAFE
             message += f"; in a `tf.function` its Python code runs only while tracing, and the body has {', '.join(reasons)}"
+            message += _FIRST_TRACE if any(_VARIABLES in r for r in reasons) else ""
 
         def decorate(updated, text=text):
             return add_decorator(updated, text)
@@ -251,21 +388,24 @@ strategy.run(step_fn, args=(tf.constant(1.0),))
             fix_title=f"Decorate `{name}` with `@{text}`",
         )
 
-    def _wrap(self, call, fn, scope: Scope, target, base: str, analysis: Analysis) -> None:
+    def _wrap(self, call, fn, scope: Scope, resolved: "_Callable", base: str, analysis: Analysis) -> None:
         try:
             text, needed = expression_for("tensorflow.function", scope)
         except LookupError:
             self.report(fn.value, base, analysis=analysis)
             return
-        if target is not None:  # a lambda: its body is in view
-            reasons = side_effects(target, analysis)
+        if resolved.node is not None:  # a lambda, or the def a factory returns: its body is in view
+            reasons = side_effects(resolved.node, analysis)
+            if resolved.kind == "built":
+                reasons = [f"{reason} (in what {resolved.why} returns)" for reason in reasons]
         else:
-            reasons = ["its body is not in view"]
+            reasons = [resolved.why]
         message = base
         safety = Safety.SAFE
         if reasons:
             safety = Safety.UNSAFE
             message += f"; wrapping it may change behaviour ({', '.join(reasons)})"
+            message += _FIRST_TRACE if any(_VARIABLES in r for r in reasons) else ""
         index = next(i for i, arg in enumerate(call.args) if arg is fn)
 
         def wrap(updated, index=index, text=text):
@@ -286,6 +426,52 @@ strategy.run(step_fn, args=(tf.constant(1.0),))
             suggestion=f"{text}({label})",
             fix_title=f"Wrap in `{text}(...)`",
         )
+
+
+@dataclass
+class _Callable:
+    """What the first argument of ``run`` turned out to be.
+
+    ``kind``: "def"/"method" (a def of this file), "lambda", "built" (the def or
+    lambda a factory of this file returns), "compiled" (already a tf.function),
+    or "unknown" with ``why`` saying what could not be seen.
+    """
+
+    node: Optional[cst.CSTNode] = None
+    kind: str = "unknown"
+    why: str = ""
+    bindings: Sequence[Binding] = ()
+
+
+def _enclosing(scope: Optional[Scope], functions) -> Optional[int]:
+    """The id of the innermost function around ``scope`` that is in ``functions``."""
+    while scope is not None:
+        if scope.kind == "function" and id(scope.node) in functions:
+            return id(scope.node)
+        scope = scope.parent
+    return None
+
+
+def _loop_of(ancestors: Sequence[cst.CSTNode]) -> Optional[cst.CSTNode]:
+    """The innermost ``for``/``while`` whose body holds the current node, within its function."""
+    for index in range(len(ancestors) - 2, -1, -1):
+        node = ancestors[index]
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return None
+        if isinstance(node, (cst.For, cst.While)) and ancestors[index + 1] is node.body:
+            return node
+    return None
+
+
+def _built_in_loop(value: cst.BaseExpression, resolved: _Callable, loop: cst.CSTNode) -> bool:
+    """Whether the callable is made anew on each iteration of ``loop`` (a lambda, a call, a def or assignment there)."""
+    if isinstance(value, (cst.Lambda, cst.Call)):
+        return True
+    bound_here = [b.node for b in resolved.bindings if b.kind in ("def", "assign") and b.node is not None]
+    if not bound_here:
+        return False
+    inside = {id(node) for node in iter_tree(loop.body)}
+    return any(id(node) in inside for node in bound_here)
 
 
 def _label(code: str) -> str:

@@ -134,10 +134,10 @@ dataset = strategy.extended.experimental_make_numpy_dataset(features)
 
     @staticmethod
     def _in_tf_function(scope: Scope, analysis: Analysis) -> bool:
-        from migrate_tpu.codemod.helpers import decorated_with_tf_function
+        from migrate_tpu.codemod.tracing import is_tracing
 
         while scope is not None:
-            if scope.kind == "function" and scope.parent is not None and decorated_with_tf_function(scope.node, scope.parent):
+            if scope.kind == "function" and scope.parent is not None and any(is_tracing(d.decorator, scope.parent) for d in scope.node.decorators):
                 return True
             scope = scope.parent
         return False

@@ -68,7 +68,7 @@ scheduler = make_scheduler(lr=0.1)
             self._calls.append((node, analysis.scope))
 
     def finish(self, analysis: Analysis):
-        latest = getattr(analysis, "target", "2.4") == "latest"
+        latest = analysis.target == "latest"
         for call, scope in self._calls:
             if qualified_name(call.func, scope) not in OPTIMIZER_CLASSES:
                 continue
