@@ -261,16 +261,17 @@ class _Evaluator:
             if isinstance(head, cst.Name):
                 self.names.append(head.value)
             return _Version(_PARSERS[name], self.value(call.args[0].value, scope, depth))
-        args = [self.value(arg.value, scope, depth) for arg in call.args]
         if isinstance(func, cst.Name) and lookup(scope, func.value) is None:
             builtin = func.value
-            if builtin in ("int", "float", "str", "tuple", "list", "len") and len(args) == 1:
-                return {"int": int, "float": float, "str": str, "tuple": tuple, "list": list, "len": len}[builtin](args[0])
             if builtin == "map" and len(call.args) == 2 and isinstance(call.args[0].value, cst.Name):
                 convert = call.args[0].value.value
                 if convert in ("int", "str") and lookup(scope, convert) is None:
                     return [int(item) if convert == "int" else str(item) for item in self.value(call.args[1].value, scope, depth)]
+            if builtin in ("int", "float", "str", "tuple", "list", "len") and len(call.args) == 1:
+                value = self.value(call.args[0].value, scope, depth)
+                return {"int": int, "float": float, "str": str, "tuple": tuple, "list": list, "len": len}[builtin](value)
             raise _Undecided
+        args = [self.value(arg.value, scope, depth) for arg in call.args]
         if isinstance(func, cst.Attribute) and func.attr.value in _STRING_METHODS:
             receiver = self.value(func.value, scope, depth)
             if isinstance(receiver, str) and all(isinstance(a, (str, int)) for a in args):

@@ -1,0 +1,199 @@
+"""TPU301 is never wrong: a ``run`` call is eager only when provably so, and the safe wrap is provably safe.
+
+Each case states the TPU301 findings it expects: how many, whether a fix is
+applied, and what the message says.
+"""
+
+import ast
+
+import pytest
+
+from migrate_tpu.codemod.api import Options, migrate
+
+HEADER = "import tensorflow as tf\n\nstrategy = tf.distribute.TPUStrategy(resolver)\n\n\n"
+STEP = "def step_fn(x):\n    return x * 2\n\n\n"
+
+
+def _tpu301(source, **options):
+    options.setdefault("mode", "fix")
+    outcome = migrate(source, Options(select=("TPU301",), **options))
+    ast.parse(outcome.code)
+    return outcome, [r for r in outcome.reports if r.rule == "TPU301"]
+
+
+@pytest.mark.parametrize(
+    "decorator",
+    ["@common.function(autograph=True)", "@common.function", "@common.function()", "@def_function.function"],
+)
+def test_no_finding_under_a_library_wrapper_of_tf_function(decorator):
+    source = (
+        "from tf_agents.utils import common\nfrom tensorflow.python.eager import def_function\n"
+        + HEADER + STEP + f"{decorator}\ndef train(x):\n    return strategy.run(step_fn, args=(x,))\n"
+    )
+    outcome, found = _tpu301(source)
+    assert found == [] and outcome.code == source
+
+
+SAME_FILE_WRAPPERS = {
+    "functools.wraps": (
+        "def traced(fn):\n"
+        "    @functools.wraps(fn)\n"
+        "    def wrapper(*args):\n"
+        "        return fn(*args)\n"
+        "    return tf.function(wrapper)\n\n\n",
+        "@traced",
+    ),
+    "decorated wrapper": (
+        "def traced(fn):\n"
+        "    @tf.function\n"
+        "    @functools.wraps(fn)\n"
+        "    def wrapper(*args):\n"
+        "        return fn(*args)\n"
+        "    return wrapper\n\n\n",
+        "@traced",
+    ),
+    "factory": (
+        "def traced(**options):\n"
+        "    def decorate(fn):\n"
+        "        return tf.function(fn, **options)\n"
+        "    return decorate\n\n\n",
+        "@traced(autograph=False)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SAME_FILE_WRAPPERS))
+def test_no_finding_under_a_same_file_decorator_that_returns_tf_function(case):
+    definition, decorator = SAME_FILE_WRAPPERS[case]
+    source = "import functools\n" + HEADER + STEP + definition + f"{decorator}\ndef train(x):\n    return strategy.run(step_fn, args=(x,))\n"
+    outcome, found = _tpu301(source)
+    assert found == [] and outcome.code == source
+
+
+def test_an_unknown_decorator_gets_a_note_and_no_fix():
+    source = HEADER + STEP + "@somelib.mystery\ndef train(x):\n    return strategy.run(step_fn, args=(x,))\n"
+    outcome, found = _tpu301(source)
+    assert outcome.code == source
+    assert [(r.safety, r.applied) for r in found] == [("manual", False)]
+    assert "may be traced" in found[0].message and "@somelib.mystery" in found[0].message
+
+
+def test_an_unknown_decorator_on_the_step_gets_a_note_and_no_fix():
+    source = HEADER + "@somelib.mystery\n" + STEP + "strategy.run(step_fn, args=(1.0,))\n"
+    outcome, found = _tpu301(source)
+    assert outcome.code == source
+    assert [(r.safety, r.applied) for r in found] == [("manual", False)]
+
+
+def test_a_same_file_decorator_that_does_not_trace_keeps_the_fix():
+    source = HEADER + (
+        "def logged(fn):\n    def wrapper(*args):\n        return fn(*args)\n    return wrapper\n\n\n"
+        "@logged\ndef train(x):\n    return strategy.run(step_fn, args=(x,))\n\n\n" + STEP
+    )
+    outcome, found = _tpu301(source)
+    assert [(r.safety, r.applied) for r in found] == [("safe", True)]
+    assert "@tf.function\ndef step_fn(x):" in outcome.code
+
+
+def test_gin_configurable_is_known_not_to_trace():
+    source = "import gin\n" + HEADER + STEP + "@gin.configurable\ndef train(x):\n    return strategy.run(step_fn, args=(x,))\n"
+    _, found = _tpu301(source)
+    assert [(r.safety, r.applied) for r in found] == [("safe", True)]
+
+
+VARIABLE_MAKERS = [
+    "v = tf.Variable(1.0)",
+    "layer = tf.keras.layers.Dense(4)",
+    "model = tf.keras.Sequential([])",
+    "opt = tf.keras.optimizers.Adam(0.1)",
+    "metric = tf.keras.metrics.Mean()",
+    "block = Block()",
+]
+
+
+@pytest.mark.parametrize("line", VARIABLE_MAKERS)
+def test_a_body_that_creates_variables_is_not_safe_to_wrap(line):
+    # On TF 2.4.1 such a step, decorated as the safe fix used to do, fails with
+    # "tf.function-decorated function tried to create variables on non-first call"
+    # (tests/roundtrip/test_variable_creating_step.py runs it).
+    source = HEADER + (
+        "class Block(tf.keras.layers.Layer):\n    pass\n\n\n"
+        f"def step_fn(x):\n    {line}\n    return x\n\n\nstrategy.run(step_fn, args=(1.0,))\n"
+    )
+    outcome, found = _tpu301(source)
+    assert outcome.code == source
+    assert [(r.safety, r.applied) for r in found] == [("unsafe", False)]
+    assert "creates variables" in found[0].message and "first trace" in found[0].message
+    fixed, found = _tpu301(source, unsafe_fixes=True)
+    assert [r.applied for r in found] == [True]
+
+
+def test_a_learning_rate_schedule_creates_no_variables():
+    source = HEADER + (
+        "def step_fn(x):\n    schedule = tf.keras.optimizers.schedules.ExponentialDecay(0.1, 10, 0.9)\n    return x\n\n\n"
+        "strategy.run(step_fn, args=(1.0,))\n"
+    )
+    _, found = _tpu301(source)
+    assert [(r.safety, r.applied) for r in found] == [("safe", True)]
+
+
+def test_the_message_names_the_method_as_it_reads_after_the_fix():
+    source = HEADER + STEP + "strategy.experimental_run_v2(step_fn, args=(1.0,))\n"
+    _, found = _tpu301(source, mode="check")
+    assert "eager `run`" in found[0].message and "experimental_run_v2" not in found[0].message
+
+
+@pytest.mark.parametrize(
+    "source, in_view",
+    [
+        (HEADER + "from steps import step_fn\nstrategy.run(step_fn, args=(1.0,))\n", False),
+        (HEADER + "strategy.run(undefined_step, args=(1.0,))\n", False),
+        (HEADER + "def train(fn):\n    return strategy.run(fn, args=(1.0,))\n", True),
+        (HEADER + "step = pick()\nstep = other()\nstrategy.run(step, args=(1.0,))\n", True),
+    ],
+)
+def test_not_in_view_only_when_the_body_is_out_of_view(source, in_view):
+    _, found = _tpu301(source, mode="check")
+    assert [r.safety for r in found] == ["unsafe"]
+    assert ("not in view" in found[0].message) is (not in_view), found[0].message
+
+
+def test_a_factory_of_this_file_is_followed_to_the_def_it_returns():
+    source = HEADER + (
+        "def make_step(scale):\n    def scaled(x):\n        print(x)\n        return x * scale\n    return scaled\n\n\n"
+        "step = make_step(2.0)\nstrategy.run(step, args=(1.0,))\n"
+    )
+    _, found = _tpu301(source, mode="check")
+    assert [r.safety for r in found] == ["unsafe"]
+    assert "`print()`" in found[0].message and "not in view" not in found[0].message
+
+
+@pytest.mark.parametrize(
+    "loop_body, suggestion",
+    [
+        ("    strategy.run(lambda x: x * 2, args=(batch,))\n", "step_fn = tf.function(lambda x: x * 2)  # once, before the loop"),
+        ("    step = functools.partial(step_fn, scale=2)\n    strategy.run(step, args=(batch,))\n",
+         "step = tf.function(functools.partial(step_fn, scale=2))  # once, before the loop"),
+        ("    def inner(x):\n        return x\n\n    strategy.run(inner, args=(batch,))\n", "@tf.function\ndef inner(...):  # defined once, before the loop"),
+    ],
+)
+def test_a_callable_made_per_iteration_gets_a_hoisting_suggestion_not_a_wrap(loop_body, suggestion):
+    source = "import functools\n" + HEADER + STEP + "for batch in dataset:\n" + loop_body
+    outcome, found = _tpu301(source, unsafe_fixes=True)
+    assert outcome.code == source
+    assert [(r.safety, r.applied) for r in found] == [("manual", False)]
+    assert "before the loop" in found[0].message
+    assert found[0].suggestion.startswith(suggestion)
+
+
+def test_a_def_outside_the_loop_is_still_decorated():
+    source = HEADER + STEP + "for batch in dataset:\n    strategy.run(step_fn, args=(batch,))\n"
+    outcome, found = _tpu301(source)
+    assert [(r.safety, r.applied) for r in found] == [("safe", True)]
+    assert "@tf.function\ndef step_fn" in outcome.code
+
+
+def test_a_step_already_wrapped_by_a_library_is_compiled():
+    source = "from tf_agents.utils import common\n" + HEADER + STEP + "step = common.function(step_fn)\nstrategy.run(step, args=(1.0,))\n"
+    _, found = _tpu301(source)
+    assert found == []

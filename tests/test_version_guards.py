@@ -1,0 +1,205 @@
+"""Version guards: decided ones collapse (TPU601), the legacy branch of the others is left alone.
+
+Each case states the findings it expects (rule ids, counts, whether applied)
+and, where code changes, the exact output; every output parses and a second
+``fix`` changes nothing.
+"""
+
+import ast
+from collections import Counter
+
+import pytest
+
+from migrate_tpu.codemod.api import Options, migrate
+from migrate_tpu.codemod.version_guards import evaluate
+
+HEADER = "import tensorflow as tf\n\nstrategy = tf.distribute.TPUStrategy(resolver)\n"
+
+
+def _fix(source, **options):
+    options.setdefault("mode", "fix")
+    outcome = migrate(source, Options(**options))
+    ast.parse(outcome.code)
+    again = migrate(outcome.code, Options(**options))
+    assert again.code == outcome.code, "a second fix changed the code"
+    return outcome
+
+
+def _ids(reports, applied):
+    return Counter(r.rule for r in reports if r.applied is applied)
+
+
+COLLAPSING = [
+    ('LooseVersion(tf.__version__) < LooseVersion("2.2")', "from distutils.version import LooseVersion\n"),
+    ('version.parse(tf.__version__) < version.parse("2.2.0")', "from packaging import version\n"),
+    ('tf.version.VERSION < "2.2"', ""),
+    ('tf.__version__.startswith("2.1")', ""),
+    ('int(tf.__version__.split(".")[1]) < 2', ""),
+    ('tuple(map(int, tf.__version__.split(".")[:2])) < (2, 2)', ""),
+    ("TF_2_1", 'TF_2_1 = tf.__version__[:3] == "2.1"\n'),
+]
+
+
+@pytest.mark.parametrize("test, prelude", COLLAPSING, ids=[t for t, _ in COLLAPSING])
+def test_a_decided_guard_collapses_to_the_branch_the_target_takes(test, prelude):
+    source = prelude + HEADER + (
+        f"if {test}:\n"
+        "    out = strategy.experimental_run_v2(step_fn, args=(x,))\n"
+        "else:\n"
+        "    out = strategy.run(step_fn, args=(x,))\n"
+    )
+    outcome = _fix(source)
+    kept_prelude = prelude if prelude.startswith("TF_2_1") else ""
+    assert outcome.code == kept_prelude + HEADER + "out = strategy.run(step_fn, args=(x,))\n"
+    # The legacy branch's TPU101 and TPU301 go with the branch: only the collapse is reported.
+    assert _ids(outcome.reports, True) == Counter({"TPU601": 1})
+    assert _ids(outcome.reports, False) == Counter({"TPU301": 1})  # the kept run call, body not in view
+
+
+def test_the_kept_branch_is_still_migrated():
+    source = HEADER + (
+        "def train(x):\n"
+        '    if tf.__version__ >= "2.2":  # keep\n'
+        "        return strategy.experimental_run_v2(tf.function(step_fn), args=(x,))\n"
+        "    return None\n"
+    )
+    outcome = _fix(source)
+    assert outcome.code == HEADER + (
+        "def train(x):\n"
+        "    return strategy.run(tf.function(step_fn), args=(x,))\n"
+        "    return None\n"
+    )
+    assert _ids(outcome.reports, True) == Counter({"TPU601": 1, "TPU101": 1})
+
+
+def test_false_without_else_leaves_pass_when_the_block_would_be_empty():
+    source = HEADER + "def setup():\n" '    if tf.__version__ < "2.2":\n' "        strategy.experimental_run_v2(f)\n"
+    assert _fix(source).code == HEADER + "def setup():\n    pass\n"
+    source = HEADER + '# old versions\nif tf.__version__ < "2.2":\n    strategy.experimental_run_v2(f)\nx = 1\n'
+    assert _fix(source).code == HEADER + "x = 1\n"
+
+
+def test_an_elif_becomes_the_if():
+    source = HEADER + (
+        'if tf.__version__ < "2.2":\n'
+        "    a = strategy.experimental_run_v2(f)\n"
+        "elif use_run:\n"
+        "    a = strategy.run(tf.function(f))\n"
+        "else:\n"
+        "    a = None\n"
+    )
+    outcome = _fix(source)
+    assert outcome.code == HEADER + "if use_run:\n    a = strategy.run(tf.function(f))\nelse:\n    a = None\n"
+
+
+def test_a_conditional_expression_collapses():
+    source = HEADER + 'run = (strategy.experimental_run_v2 if tf.__version__ < "2.2" else strategy.run)\n'
+    assert _fix(source).code == HEADER + "run = (strategy.run)\n"
+
+
+def test_a_one_line_block_collapses():
+    source = HEADER + 'if tf.__version__ >= "2.2": a = 1; b = 2\nelse: a = 0\n'
+    assert _fix(source).code == HEADER + "a = 1; b = 2\n"
+
+
+@pytest.mark.parametrize(
+    "test, legacy_is_else",
+    [
+        ('hasattr(strategy, "run")', True),
+        ('not hasattr(strategy, "run")', False),
+        ('hasattr(strategy, "experimental_run_v2")', False),
+        ('getattr(strategy, "run", None) is not None', True),
+        ('getattr(strategy, "run", None) is None', False),
+    ],
+)
+def test_a_feature_test_is_never_collapsed_and_its_legacy_branch_gets_notes(test, legacy_is_else):
+    old, new = "strategy.experimental_run_v2(f)", "strategy.run(tf.function(f))"
+    first, second = (new, old) if legacy_is_else else (old, new)
+    source = HEADER + f"if {test}:\n    out = {first}\nelse:\n    out = {second}\n"
+    outcome = _fix(source)
+    assert outcome.code == source
+    notes = [r for r in outcome.reports if not r.applied]
+    legacy_line = 7 if legacy_is_else else 5
+    assert Counter(r.rule for r in notes if r.line == legacy_line) == Counter({"TPU101": 1, "TPU301": 1})
+    for note in notes:
+        if note.line == legacy_line:
+            assert note.safety == "manual"
+            assert f"under the guard `if {test}`" in note.message
+    assert not any(r.applied for r in outcome.reports if r.rule == "TPU101")
+
+
+def test_a_try_except_attribute_error_fallback_is_left_alone():
+    source = HEADER + (
+        "try:\n"
+        "    ds = strategy.distribute_datasets_from_function(fn)\n"
+        "except AttributeError:\n"
+        "    ds = strategy.experimental_distribute_datasets_from_function(fn)\n"
+    )
+    outcome = _fix(source)
+    assert outcome.code == source
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU102", 7, "manual")]
+    assert "try/except AttributeError" in outcome.reports[0].message
+
+
+def test_a_guard_the_target_does_not_decide_keeps_its_legacy_branch_with_a_note():
+    # String comparison: "2.10.0" < "2.2", so releases after 2.5 disagree: no collapse.
+    source = HEADER + 'if tf.__version__ < "2.2":\n    out = strategy.experimental_run_v2(f)\n'
+    outcome = _fix(source, target="latest")
+    assert outcome.code == source
+    assert _ids(outcome.reports, False) == Counter({"TPU101": 1, "TPU301": 1})
+    assert all("under the guard" in r.message for r in outcome.reports)
+    # For 2.4 the same test is decided.
+    assert _fix(source).code == HEADER
+
+
+def test_a_guard_for_newer_releases_is_not_a_migration_guard():
+    source = HEADER + 'if tf.__version__ >= "2.5":\n    p = tf.keras.mixed_precision.experimental.Policy("mixed_bfloat16")\n'
+    outcome = _fix(source)
+    assert "TPU601" not in _ids(outcome.reports, True)
+    assert _ids(outcome.reports, True) == Counter({"TPU402": 1})
+
+
+def test_tests_that_read_more_than_the_version_are_not_version_guards():
+    source = HEADER + 'if tf.__version__ < "2.2" and flag:\n    out = strategy.experimental_run_v2(tf.function(f))\n'
+    outcome = _fix(source)
+    assert _ids(outcome.reports, True) == Counter({"TPU101": 1})
+
+
+def test_without_the_collapse_rule_the_legacy_branch_is_noted_not_rewritten():
+    source = HEADER + 'if tf.__version__ < "2.2":\n    out = strategy.experimental_run_v2(tf.function(f))\n'
+    outcome = _fix(source, ignore=("TPU601",))
+    assert outcome.code == source
+    assert [(r.rule, r.safety) for r in outcome.reports] == [("TPU101", "manual")]
+
+
+def test_check_reports_the_collapse_and_not_the_code_it_removes():
+    source = HEADER + 'if tf.__version__ < "2.2":\n    out = strategy.experimental_run_v2(tf.function(f))\n'
+    outcome = migrate(source, Options(mode="check"))
+    assert [(r.rule, r.safety) for r in outcome.reports] == [("TPU601", "safe")]
+
+
+@pytest.mark.parametrize(
+    "test, version, expected",
+    [
+        ('LooseVersion(tf.__version__) >= LooseVersion("2.4")', "2.4.1", True),
+        ('LooseVersion(tf.__version__) >= "2.4.2"', "2.4.1", False),
+        ('version.parse(tf.__version__) == version.parse("2.4")', "2.4.0", True),
+        ('StrictVersion(tf.__version__) < StrictVersion("2.10")', "2.9.0", True),
+        ('tf.__version__ < "2.10"', "2.9.0", False),  # a string comparison, as Python does it
+        ('version.parse(tf.__version__).minor >= 4', "2.4.1", True),
+    ],
+)
+def test_versions_compare_as_their_library_does(test, version, expected):
+    import libcst as cst
+
+    from migrate_tpu.codemod.analysis import Analysis
+
+    source = (
+        "import tensorflow as tf\nfrom distutils.version import LooseVersion, StrictVersion\n"
+        f"from packaging import version\nx = {test}\n"
+    )
+    module = cst.parse_module(source)
+    analysis = Analysis(module, [])
+    analysis.run()
+    test_node = module.body[-1].body[0].value
+    assert evaluate(test_node, analysis.module_scope, version)[0] is expected
