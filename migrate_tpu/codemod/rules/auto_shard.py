@@ -7,14 +7,14 @@ from typing import List, Tuple
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis, Scope
-from migrate_tpu.codemod.names import expression_for
-from migrate_tpu.codemod.rule import Change, Rule, Safety, register, tf_example
+from migrate_tpu.codemod.fixes import RewriteRule
+from migrate_tpu.codemod.rule import Safety, register, tf_example
 
 POLICY = "tensorflow.data.experimental.AutoShardPolicy"
 
 
 @register
-class AutoShardBool(Rule):
+class AutoShardBool(RewriteRule):
     id = "TPU501"
     name = "auto-shard-bool"
     title = "`experimental_distribute.auto_shard` was replaced by `auto_shard_policy`"
@@ -68,24 +68,20 @@ options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoSha
             if member is None:
                 self.report(node, "`auto_shard` no longer exists; set `auto_shard_policy` to a `tf.data.experimental.AutoShardPolicy`", analysis=analysis)
                 continue
-            try:
-                text, needed = expression_for(f"{POLICY}.{member}", scope)
-            except LookupError:
-                self.report(node, "`auto_shard` no longer exists; use `auto_shard_policy`", analysis=analysis)
-                continue
-            new_value = cst.parse_expression(text)
-
-            def rewrite(updated, new_value=new_value):
-                target = updated.targets[0]
-                new_target = target.with_changes(target=target.target.with_changes(attr=cst.Name("auto_shard_policy")))
-                return updated.with_changes(targets=[new_target], value=new_value)
-
-            self.report(
+            self.propose(
                 node,
                 f"`auto_shard` was replaced by `auto_shard_policy`; `{value.value}` means `AutoShardPolicy.{member}`",
                 analysis=analysis,
-                changes=[Change(node, rewrite)],
-                imports=[needed] if needed else [],
-                fix_title=f"Set `auto_shard_policy = {text}`",
+                scope=scope,
+                uses=[f"{POLICY}.{member}"],
+                manual="`auto_shard` no longer exists; use `auto_shard_policy`",
+                rewrite=_set_policy,
+                fix_title="Set `auto_shard_policy = {0}`",
             )
         return self.findings
+
+
+def _set_policy(assignment: cst.Assign, policy: cst.BaseExpression) -> cst.Assign:
+    target = assignment.targets[0]
+    new_target = target.with_changes(target=target.target.with_changes(attr=cst.Name("auto_shard_policy")))
+    return assignment.with_changes(targets=[new_target], value=policy)

@@ -7,6 +7,7 @@ from typing import List, Tuple
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis, Scope
+from migrate_tpu.codemod.fixes import as_keyword
 from migrate_tpu.codemod.helpers import fix_commas, is_literal
 from migrate_tpu.codemod.names import is_tensorflow, module_aliases, qualified_name
 from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register, tf_example
@@ -17,10 +18,6 @@ PARAMETERS_2_1 = ("optimizer", "loss", "metrics", "loss_weights", "sample_weight
 DROPPED_WHEN_NONE = ("distribute", "target_tensors")
 SESSION_KEYWORDS = ("feed_dict", "fetches", "options", "run_metadata")
 RENAMED = {"experimental_steps_per_execution": "steps_per_execution"}
-
-
-def _keyword(name: str) -> dict:
-    return {"keyword": cst.Name(name), "equal": cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))}
 
 
 @register
@@ -132,7 +129,7 @@ pattern = re.compile("a+", re.IGNORECASE)
                         continue
                     if name in DROPPED_WHEN_NONE:
                         continue
-                    new_args.append(arg.with_changes(**_keyword(name)))
+                    new_args.append(as_keyword(arg, name))
                     continue
                 name = arg.keyword.value
                 if name == "experimental_run_tf_function" or name in DROPPED_WHEN_NONE:

@@ -7,15 +7,16 @@ from typing import List, Tuple
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis, Scope
-from migrate_tpu.codemod.names import expression_for, qualified_name
-from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register, tf_example
+from migrate_tpu.codemod.fixes import RewriteRule, comma
+from migrate_tpu.codemod.names import qualified_name
+from migrate_tpu.codemod.rule import Example, Safety, register, tf_example
 
 EXPERIMENTAL = "tensorflow.distribute.experimental.TPUStrategy"
 STABLE = "tensorflow.distribute.TPUStrategy"
 
 
 @register
-class ExperimentalTPUStrategyTypeCheck(Rule):
+class ExperimentalTPUStrategyTypeCheck(RewriteRule):
     id = "TPU104"
     name = "isinstance-experimental-tpu-strategy"
     title = "Type checks against the experimental TPUStrategy miss the stable class"
@@ -93,34 +94,29 @@ if type(strategy).__name__ == "TPUStrategy":
         names = [qualified_name(c, scope) for c in candidates]
         if EXPERIMENTAL not in names or STABLE in names:
             return
-        try:
-            stable_text, needed = expression_for(STABLE, scope)
-        except LookupError:
-            self.report(call, "also accept `tf.distribute.TPUStrategy` in this check", analysis=analysis)
-            return
-        stable = cst.parse_expression(stable_text)
         index = names.index(EXPERIMENTAL)
 
-        def widen(updated, index=index, stable=stable):
+        def widen(updated, stable):
             value = updated.args[1].value
             if isinstance(value, cst.Tuple):
                 items = list(value.elements)
-                items.insert(index, cst.Element(stable, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))))
+                items.insert(index, cst.Element(stable, comma=comma()))
                 new_value = value.with_changes(elements=items)
             else:
-                new_value = cst.Tuple(
-                    [cst.Element(stable, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))), cst.Element(value)]
-                )
+                new_value = cst.Tuple([cst.Element(stable, comma=comma()), cst.Element(value)])
             args = list(updated.args)
             args[1] = args[1].with_changes(value=new_value)
             return updated.with_changes(args=args)
 
-        self.report(
-            call.args[1].value,
+        self.propose(
+            call,
             "`tf.distribute.experimental.TPUStrategy` and `tf.distribute.TPUStrategy` are unrelated classes; "
             "this check misses strategies built with the stable class",
+            at=call.args[1].value,
             analysis=analysis,
-            changes=[Change(call, widen)],
-            imports=[needed] if needed else [],
+            scope=scope,
+            uses=[STABLE],
+            manual="also accept `tf.distribute.TPUStrategy` in this check",
+            rewrite=widen,
             fix_title="Accept both classes",
         )

@@ -5,16 +5,16 @@ from __future__ import annotations
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis
+from migrate_tpu.codemod.fixes import RewriteRule, comma, keyword
 from migrate_tpu.codemod.helpers import argument, has_star_arguments, is_literal
-from migrate_tpu.codemod.names import expression_for
-from migrate_tpu.codemod.rule import CallRule, Change, Safety, register, tf_example
+from migrate_tpu.codemod.rule import CallRule, Safety, register, tf_example
 
 OLD = "tensorflow.keras.mixed_precision.experimental.LossScaleOptimizer"
 NEW = "tensorflow.keras.mixed_precision.LossScaleOptimizer"
 
 
 @register
-class ExperimentalLossScaleOptimizer(CallRule):
+class ExperimentalLossScaleOptimizer(RewriteRule, CallRule):
     id = "TPU403"
     name = "experimental-loss-scale-optimizer"
     title = "`mixed_precision.experimental.LossScaleOptimizer(opt, loss_scale)` became `mixed_precision.LossScaleOptimizer`"
@@ -63,37 +63,32 @@ optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer, dynamic=False
             if scale is None or is_literal(scale.value, ("dynamic",)):
                 extra = []
             elif isinstance(scale.value, (cst.Integer, cst.Float)):
-                extra = [
-                    cst.Arg(cst.Name("False"), keyword=cst.Name("dynamic"), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
-                    cst.Arg(scale.value, keyword=cst.Name("initial_scale"), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))),
-                ]
+                extra = [keyword("dynamic", cst.Name("False"), comma=comma()), keyword("initial_scale", scale.value)]
             else:
                 self.report(call, "a `LossScale` argument has no direct equivalent in `tf.keras.mixed_precision.LossScaleOptimizer`; set `dynamic`/`initial_scale` by hand", analysis=analysis)
                 continue
-            try:
-                text, needed = expression_for(NEW, scope)
-            except LookupError:
-                self.report(call, "use `tf.keras.mixed_precision.LossScaleOptimizer`", analysis=analysis)
-                continue
-            new_func = cst.parse_expression(text)
 
-            def rewrite(updated, new_func=new_func, extra=extra):
+            def rewrite(updated, new_func, extra=extra):
                 first = argument(updated, 0, "optimizer")
                 first = first.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
                 if extra:
-                    args = [first.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))] + extra
+                    args = [first.with_changes(comma=comma())] + extra
                 else:
                     args = [first.with_changes(comma=cst.MaybeSentinel.DEFAULT)]
                 return updated.with_changes(func=new_func, args=args)
 
-            finding = self.report(
+            finding = self.propose(
                 call,
                 "`mixed_precision.experimental.LossScaleOptimizer` was replaced by `mixed_precision.LossScaleOptimizer` (removed in TF 2.9)",
                 analysis=analysis,
-                changes=[Change(call, rewrite)],
-                imports=[needed] if needed else [],
-                fix_title=f"Use `{text}`",
+                scope=scope,
+                uses=[NEW],
+                manual="use `tf.keras.mixed_precision.LossScaleOptimizer`",
+                rewrite=rewrite,
+                fix_title="Use `{0}`",
             )
+            if finding is None:
+                continue
             head = call.func
             while isinstance(head, cst.Attribute):
                 head = head.value

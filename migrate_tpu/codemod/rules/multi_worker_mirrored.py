@@ -5,9 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis
+from migrate_tpu.codemod.fixes import RewriteRule, as_keyword, keyword
 from migrate_tpu.codemod.helpers import fix_commas, has_star_arguments
-from migrate_tpu.codemod.names import expression_for
-from migrate_tpu.codemod.rule import CallRule, Change, Safety, register, tf_example
+from migrate_tpu.codemod.rule import CallRule, Safety, register, tf_example
 
 OLD = "tensorflow.distribute.experimental.MultiWorkerMirroredStrategy"
 NEW = "tensorflow.distribute.MultiWorkerMirroredStrategy"
@@ -16,7 +16,7 @@ OLD_PARAMETERS = ("communication", "cluster_resolver")
 
 
 @register
-class MultiWorkerMirrored(CallRule):
+class MultiWorkerMirrored(RewriteRule, CallRule):
     id = "TPU106"
     name = "experimental-multi-worker-mirrored"
     title = "`tf.distribute.experimental.MultiWorkerMirroredStrategy` became `tf.distribute.MultiWorkerMirroredStrategy`"
@@ -56,44 +56,30 @@ strategy = tf.distribute.MultiWorkerMirroredStrategy(
             if has_star_arguments(call) or len(call.args) > 2:
                 self.report(call, "the stable `MultiWorkerMirroredStrategy` takes `(cluster_resolver, communication_options)`; map these arguments by hand", analysis=analysis)
                 continue
-            values = {}
-            for index, arg in enumerate(call.args):
-                key = arg.keyword.value if arg.keyword is not None else OLD_PARAMETERS[index]
-                values[key] = arg
-            try:
-                new_text, needed_new = expression_for(NEW, scope)
-                options_text, needed_options = expression_for(OPTIONS, scope)
-            except LookupError:
-                self.report(call, "use `tf.distribute.MultiWorkerMirroredStrategy`", analysis=analysis)
-                continue
-            new_func = cst.parse_expression(new_text)
-
-            def rewrite(updated, new_func=new_func, options_text=options_text):
-                args = []
-                current = {}
-                for index, arg in enumerate(updated.args):
-                    key = arg.keyword.value if arg.keyword is not None else OLD_PARAMETERS[index]
-                    current[key] = arg
-                if "cluster_resolver" in current:
-                    arg = current["cluster_resolver"]
-                    args.append(arg.with_changes(keyword=cst.Name("cluster_resolver"), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
-                if "communication" in current:
-                    arg = current["communication"]
-                    options = cst.Call(
-                        func=cst.parse_expression(options_text),
-                        args=[cst.Arg(arg.value, keyword=cst.Name("implementation"), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))],
-                    )
-                    args.append(arg.with_changes(value=options, keyword=cst.Name("communication_options"), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
-                return updated.with_changes(func=new_func, args=fix_commas(args, updated.args))
-
-            imports = [n for n in (needed_new, needed_options) if n]
-            self.report(
+            self.propose(
                 call,
                 "`tf.distribute.experimental.MultiWorkerMirroredStrategy` is now `tf.distribute.MultiWorkerMirroredStrategy`, "
                 "with `cluster_resolver` first and the communication given as `CommunicationOptions`",
                 analysis=analysis,
-                changes=[Change(call, rewrite)],
-                imports=imports[:1],
+                scope=scope,
+                uses=[NEW, OPTIONS],
+                manual="use `tf.distribute.MultiWorkerMirroredStrategy`",
+                rewrite=_stable_call,
                 fix_title="Use the stable class",
             )
         return self.findings
+
+
+def _stable_call(call: cst.Call, new_class: cst.BaseExpression, options_class: cst.BaseExpression) -> cst.Call:
+    args = []
+    current = {}
+    for index, arg in enumerate(call.args):
+        key = arg.keyword.value if arg.keyword is not None else OLD_PARAMETERS[index]
+        current[key] = arg
+    if "cluster_resolver" in current:
+        args.append(as_keyword(current["cluster_resolver"], "cluster_resolver"))
+    if "communication" in current:
+        arg = current["communication"]
+        options = cst.Call(func=options_class, args=[keyword("implementation", arg.value)])
+        args.append(as_keyword(arg.with_changes(value=options), "communication_options"))
+    return call.with_changes(func=new_class, args=fix_commas(args, call.args))

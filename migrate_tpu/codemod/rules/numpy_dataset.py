@@ -7,14 +7,15 @@ from typing import List, Tuple
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis, Scope
+from migrate_tpu.codemod.fixes import RewriteRule
 from migrate_tpu.codemod.helpers import argument
-from migrate_tpu.codemod.names import expression_for, qualified_name
-from migrate_tpu.codemod.rule import Change, Rule, Safety, register, tf_example
+from migrate_tpu.codemod.names import qualified_name
+from migrate_tpu.codemod.rule import Safety, register, tf_example
 from migrate_tpu.codemod.strategies import StrategyFacts
 
 
 @register
-class MakeNumpyDataset(Rule):
+class MakeNumpyDataset(RewriteRule):
     id = "TPU105"
     name = "experimental-make-numpy-dataset"
     title = "`strategy.experimental_make_numpy_dataset` was removed in TF 2.4"
@@ -91,30 +92,21 @@ dataset = strategy.extended.experimental_make_numpy_dataset(features)
             if value is None or len(call.args) > 1:
                 self.report(call, "`experimental_make_numpy_dataset` was removed in TF 2.4; use `tf.data.Dataset.from_tensor_slices`", analysis=analysis)
                 continue
-            try:
-                text, needed = expression_for("tensorflow.data.Dataset.from_tensor_slices", scope)
-            except LookupError:
-                self.report(call, "`experimental_make_numpy_dataset` was removed in TF 2.4", analysis=analysis)
-                continue
             traced = self._in_tf_function(scope, analysis)
-            new_func = cst.parse_expression(text)
-
-            def rewrite(updated, new_func=new_func):
-                arg = updated.args[0].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
-                return updated.with_changes(func=new_func, args=[arg])
-
             message = "`experimental_make_numpy_dataset` was removed from strategies in TF 2.4"
             if traced:
                 message += "; inside a `tf.function` the array would become a graph constant"
-            self.report(
+            self.propose(
                 call,
                 message,
                 analysis=analysis,
-                changes=[Change(call, rewrite)],
+                scope=scope,
+                uses=["tensorflow.data.Dataset.from_tensor_slices"],
+                manual="`experimental_make_numpy_dataset` was removed in TF 2.4",
+                rewrite=_from_tensor_slices,
                 safety=Safety.UNSAFE if traced else Safety.SAFE,
-                imports=[needed] if needed else [],
-                fix_title=f"Use `{text}`",
-                suggestion=f"{text}(...)",
+                fix_title="Use `{0}`",
+                suggestion="{0}(...)",
             )
         return self.findings
 
@@ -141,3 +133,8 @@ dataset = strategy.extended.experimental_make_numpy_dataset(features)
                 return True
             scope = scope.parent
         return False
+
+
+def _from_tensor_slices(call: cst.Call, from_tensor_slices: cst.BaseExpression) -> cst.Call:
+    arg = call.args[0].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(func=from_tensor_slices, args=[arg])
