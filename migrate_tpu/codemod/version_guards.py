@@ -377,31 +377,20 @@ def _feature_test(test: cst.BaseExpression, scope, depth: int = 0) -> Optional[b
 # -- finding the guards ----------------------------------------------------------------------
 
 
-def _branches(node) -> Tuple[cst.CSTNode, Optional[cst.CSTNode]]:
-    """(taken when true, taken when false) of an If or IfExp."""
-    if isinstance(node, cst.IfExp):
-        return node.body, node.orelse
-    return node.body, node.orelse
-
-
 def _header(module: cst.Module, node) -> str:
     if isinstance(node, cst.If):
         return "if " + module.code_for_node(node.test).strip()
     if isinstance(node, cst.IfExp):
         return "... if " + module.code_for_node(node.test).strip() + " else ..."
-    return "try/except " + "/".join(_caught(node))
+    caught = dict.fromkeys(name for handler in node.handlers for name in _fallback_errors(handler))
+    return "try/except " + "/".join(caught)
 
 
-def _caught(node: cst.Try) -> List[str]:
-    names: List[str] = []
-    for handler in node.handlers:
-        kinds = handler.type
-        elements = kinds.elements if isinstance(kinds, cst.Tuple) else [kinds] if kinds is not None else []
-        for element in elements:
-            value = element.value if isinstance(element, cst.Element) else element
-            if isinstance(value, cst.Name) and value.value in _FALLBACK_ERRORS:
-                names.append(value.value)
-    return names
+def _fallback_errors(handler: cst.ExceptHandler) -> List[str]:
+    """The names among AttributeError/ImportError/ModuleNotFoundError that ``handler`` catches."""
+    kinds = handler.type
+    elements = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds] if kinds is not None else []
+    return [e.value for e in elements if isinstance(e, cst.Name) and e.value in _FALLBACK_ERRORS]
 
 
 def find_guards(analysis) -> List["Guard"]:
@@ -411,11 +400,11 @@ def find_guards(analysis) -> List["Guard"]:
     module = analysis.module
     for node, scope in analysis.branch_points:
         if isinstance(node, cst.Try):
-            if _caught(node):
-                fallbacks = [h.body for h in node.handlers if _caught(cst.Try(body=node.body, handlers=[h]))]
+            fallbacks = [h.body for h in node.handlers if _fallback_errors(h)]
+            if fallbacks:
                 guards.append(Guard(node, _header(module, node), "fallback", legacy=[node.body, *fallbacks]))
             continue
-        when_true, when_false = _branches(node)
+        when_true, when_false = node.body, node.orelse
         try:
             values = {version: evaluate(node.test, scope, version) for version in (SOURCE_VERSION, *target_versions)}
         except ValueError:
