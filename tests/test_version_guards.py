@@ -59,15 +59,15 @@ def test_a_decided_guard_collapses_to_the_branch_the_target_takes(test, prelude)
 def test_the_kept_branch_is_still_migrated():
     source = HEADER + (
         "def train(x):\n"
-        '    if tf.__version__ >= "2.2":  # keep\n'
-        "        return strategy.experimental_run_v2(tf.function(step_fn), args=(x,))\n"
-        "    return None\n"
+        '    if tf.__version__ >= "2.2":\n'
+        "        out = strategy.experimental_run_v2(tf.function(step_fn), args=(x,))\n"
+        "    return out\n"
     )
     outcome = _fix(source)
     assert outcome.code == HEADER + (
         "def train(x):\n"
-        "    return strategy.run(tf.function(step_fn), args=(x,))\n"
-        "    return None\n"
+        "    out = strategy.run(tf.function(step_fn), args=(x,))\n"
+        "    return out\n"
     )
     assert _ids(outcome.reports, True) == Counter({"TPU601": 1, "TPU101": 1})
 
@@ -203,3 +203,35 @@ def test_versions_compare_as_their_library_does(test, version, expected):
     analysis.run()
     test_node = module.body[-1].body[0].value
     assert evaluate(test_node, analysis.module_scope, version)[0] is expected
+
+
+def test_an_early_exit_makes_the_following_statements_the_else():
+    source = HEADER + (
+        "def make(fn):\n"
+        '    if hasattr(strategy, "distribute_datasets_from_function"):\n'
+        "        return strategy.distribute_datasets_from_function(fn)\n"
+        "    return strategy.experimental_distribute_datasets_from_function(fn)\n"
+    )
+    outcome = _fix(source)
+    assert outcome.code == source
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU102", 7, "manual")]
+
+
+def test_an_early_exit_version_guard_collapses_only_when_its_body_is_legacy():
+    legacy_body = HEADER + (
+        "def step(x):\n"
+        '    if tf.__version__ < "2.2":\n'
+        "        return strategy.experimental_run_v2(f, args=(x,))\n"
+        "    return strategy.run(f, args=(x,))\n"
+    )
+    assert _fix(legacy_body, select=("TPU101", "TPU601")).code == HEADER + "def step(x):\n    return strategy.run(f, args=(x,))\n"
+    # Keeping the body would leave the fallback after it dead but in place: a note, no collapse.
+    legacy_after = HEADER + (
+        "def step(x):\n"
+        '    if tf.__version__ >= "2.2":\n'
+        "        return strategy.run(f, args=(x,))\n"
+        "    return strategy.experimental_run_v2(f, args=(x,))\n"
+    )
+    outcome = _fix(legacy_after, select=("TPU101", "TPU601"))
+    assert outcome.code == legacy_after
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU101", 7, "manual")]

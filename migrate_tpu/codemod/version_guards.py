@@ -404,25 +404,48 @@ def find_guards(analysis) -> List["Guard"]:
             if fallbacks:
                 guards.append(Guard(node, _header(module, node), "fallback", legacy=[node.body, *fallbacks]))
             continue
-        when_true, when_false = node.body, node.orelse
+        when_true: List[cst.CSTNode] = [node.body]
+        when_false: List[cst.CSTNode] = [node.orelse] if node.orelse is not None else []
+        early_exit = isinstance(node, cst.If) and node.orelse is None and _ends_in_exit(node.body)
+        if early_exit:
+            # ``if hasattr(s, "run"): return s.run(f)`` then the fallback: what follows is the else.
+            when_false = _following(analysis, node)
         try:
             values = {version: evaluate(node.test, scope, version) for version in (SOURCE_VERSION, *target_versions)}
         except ValueError:
             true_is_old = _feature_test(node.test, scope)
             if true_is_old is not None:
-                legacy = when_true if true_is_old else when_false
-                guards.append(Guard(node, _header(module, node), "feature", legacy=[legacy] if legacy is not None else []))
+                guards.append(Guard(node, _header(module, node), "feature", legacy=when_true if true_is_old else when_false))
             continue
         source, names = values.pop(SOURCE_VERSION)
         on_target = {value for value, _ in values.values()}
         if on_target == {source}:
             continue  # TF 2.1 and the target agree: not a migration guard
-        legacy = when_true if source else when_false
-        guard = Guard(node, _header(module, node), "version", legacy=[legacy] if legacy is not None else [], test_names=names)
-        if len(on_target) == 1:
+        guard = Guard(node, _header(module, node), "version", legacy=when_true if source else when_false, test_names=names)
+        # Decided, unless keeping the body would leave the statements after it dead but in place.
+        if len(on_target) == 1 and not (early_exit and on_target == {True}):
             guard.value = on_target.pop()
         guards.append(guard)
     return guards
+
+
+def _ends_in_exit(block) -> bool:
+    """Whether a block always leaves by ``return``/``raise``/``continue``/``break`` at its end."""
+    statements = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    last = statements[-1] if statements else None
+    smalls = last.body if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else []
+    return bool(smalls) and isinstance(smalls[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break))
+
+
+def _following(analysis, node: cst.CSTNode) -> List[cst.CSTNode]:
+    """The statements after ``node`` in its block."""
+    site = analysis.site(node)
+    parent = site.path[-2] if site is not None and len(site.path) > 1 else None
+    body = list(getattr(parent, "body", ())) if isinstance(parent, (cst.IndentedBlock, cst.Module)) else []
+    for index, statement in enumerate(body):
+        if statement is node:
+            return body[index + 1 :]
+    return []
 
 
 # -- what guards do to findings ---------------------------------------------------------------
