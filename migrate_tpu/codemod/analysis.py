@@ -58,10 +58,6 @@ class Scope:
     def bind(self, name: str, binding: Binding) -> None:
         self.bindings.setdefault(name, []).append(binding)
 
-    @property
-    def is_function(self) -> bool:
-        return self.kind in ("function", "lambda")
-
     def enclosing_class(self) -> Optional["Scope"]:
         """For a method's scope: the class scope it is defined in."""
         if self.kind == "function" and self.parent is not None and self.parent.kind == "class":
@@ -84,7 +80,6 @@ class Site:
     path: Tuple[cst.CSTNode, ...]
 
 
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 _STATEMENTS = frozenset(
     {
         cst.SimpleStatementLine,
