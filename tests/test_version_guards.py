@@ -235,3 +235,21 @@ def test_an_early_exit_version_guard_collapses_only_when_its_body_is_legacy():
     outcome = _fix(legacy_after, select=("TPU101", "TPU601"))
     assert outcome.code == legacy_after
     assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU101", 7, "manual")]
+
+
+def test_an_import_fallback_and_a_shim_are_left_alone_with_notes():
+    source = (
+        "import tensorflow as tf\n"
+        "try:\n"
+        "    from tensorflow.distribute import TPUStrategy\n"
+        "except ImportError:\n"
+        "    from tensorflow.distribute.experimental import TPUStrategy\n"
+        "\n"
+        'if not hasattr(tf.distribute.Strategy, "run"):\n'
+        "    tf.distribute.Strategy.run = tf.distribute.Strategy.experimental_run_v2\n"
+    )
+    outcome = _fix(source)
+    assert outcome.code == source
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU103", 5, "manual"), ("TPU101", 8, "manual")]
+    assert "try/except ImportError" in outcome.reports[0].message
+    assert 'if not hasattr(tf.distribute.Strategy, "run")' in outcome.reports[1].message
