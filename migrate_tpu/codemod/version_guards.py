@@ -480,7 +480,10 @@ def confine(findings: Sequence, guards: Sequence[Guard]) -> List:
         finding.releases = []
         finding.fix_title = None
         finding.safety = Safety.MANUAL
-        finding.message += f"; left as is: this code serves older TensorFlow under the guard `{guard.text}`"
+        if guard.kind == "fallback":
+            finding.message += f"; left as is: one side of the fallback `{guard.text}` (remove it once older TensorFlow is not needed)"
+        else:
+            finding.message += f"; left as is: this code serves older TensorFlow under the guard `{guard.text}`"
         kept.append(finding)
     return kept
 
