@@ -197,3 +197,12 @@ def test_a_step_already_wrapped_by_a_library_is_compiled():
     source = "from tf_agents.utils import common\n" + HEADER + STEP + "step = common.function(step_fn)\nstrategy.run(step, args=(1.0,))\n"
     _, found = _tpu301(source)
     assert found == []
+
+
+def test_a_factory_that_returns_a_tf_function_builds_a_compiled_step():
+    source = HEADER + (
+        "def make_step():\n    @tf.function\n    def step(x):\n        return x\n    return step\n\n\n"
+        "strategy.run(make_step(), args=(1.0,))\n"
+    )
+    _, found = _tpu301(source)
+    assert found == []

@@ -216,6 +216,7 @@ for batch in dataset:
     def finish(self, analysis: Analysis):
         if not self._runs:
             return self.findings
+        self._analysis = analysis
         facts = StrategyFacts(analysis)
         decorators = Decorators(analysis)
         graph, maybe = self._traced_functions(analysis, decorators)
@@ -240,7 +241,7 @@ for batch in dataset:
             self._handle(call, fn, scope, loop, graph, decorators, analysis)
         return self.findings
 
-    def _resolve(self, value: cst.BaseExpression, scope: Scope, decorators: Decorators) -> "_Callable":
+    def _resolve(self, value: cst.BaseExpression, scope: Scope, decorators: Decorators, depth: int = 0) -> "_Callable":
         """What the callable passed to ``run`` is, as far as this file tells."""
         if isinstance(value, cst.Name):
             found = lookup(scope, value.value)
@@ -259,7 +260,7 @@ for batch in dataset:
             if binding.kind == "param":
                 return _Callable(why=f"`{value.value}` is a parameter, so what it calls depends on the caller", bindings=bindings)
             if binding.kind == "assign" and isinstance(binding.value, cst.Call):
-                built = self._built_by(binding.value, binding.scope, decorators)
+                built = self._built_by(binding.value, binding.scope, decorators, depth)
                 built.bindings = bindings
                 return built
             return _Callable(why=f"`{value.value}` is not a function defined here", bindings=bindings)
@@ -277,25 +278,30 @@ for batch in dataset:
         if isinstance(value, cst.Call):
             if is_tracing(value.func, scope):
                 return _Callable(kind="compiled")
-            return self._built_by(value, scope, decorators)
+            return self._built_by(value, scope, decorators, depth)
         if isinstance(value, cst.Lambda):
             return _Callable(value, "lambda")
         return _Callable(why="the callable is computed here, and what it calls is not followed")
 
-    def _built_by(self, call: cst.Call, scope: Scope, decorators: Decorators) -> "_Callable":
+    def _built_by(self, call: cst.Call, scope: Scope, decorators: Decorators, depth: int) -> "_Callable":
         """A callable returned by ``make_step(...)``: the nested def or lambda it returns, if this file has it."""
         factory = self._code(call.func)
-        if isinstance(call.func, cst.Name):
+        if isinstance(call.func, cst.Name) and depth < 4:
             found = lookup(scope, call.func.value)
             defs = [b.node for b in found[1] if b.kind == "def"] if found else []
             if found is not None and found[1][0].kind == "import":
                 return _Callable(why=f"it is built by `{factory}(...)` from `{found[1][0].target}`, so its body is not in view")
             if len(defs) == 1:
                 own = self._analysis.scopes_by_node.get(id(defs[0]))
-                returned = [self._resolve(v, own, decorators) for v in own.returns] if own is not None else []
+                returned = [self._resolve(v, own, decorators, depth + 1) for v in own.returns] if own is not None else []
+                for item in returned:
+                    if item.kind == "def" and decorators.function_kind(item.node, own) == TRACED:
+                        item.kind = "compiled"  # ``@tf.function def step(...)`` returned by the factory
                 if returned and all(r.kind == "compiled" for r in returned):
                     return _Callable(kind="compiled")
                 if len(returned) == 1 and returned[0].kind in ("def", "lambda"):
+                    if returned[0].kind == "def" and decorators.function_kind(returned[0].node, own) == UNKNOWN:
+                        return _Callable(why=f"what `{factory}(...)` returns is decorated with a decorator of unknown meaning")
                     return _Callable(returned[0].node, "built", why=f"`{factory}(...)`")
         return _Callable(why=f"it is built by `{factory}(...)`, whose result is not followed here")
 
@@ -303,7 +309,6 @@ for batch in dataset:
         return self._analysis.module.code_for_node(node).strip()
 
     def _handle(self, call, fn: cst.Arg, scope: Scope, loop, graph: Set[int], decorators: Decorators, analysis: Analysis) -> None:
-        self._analysis = analysis
         resolved = self._resolve(fn.value, scope, decorators)
         if resolved.kind == "compiled":
             return
