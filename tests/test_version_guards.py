@@ -253,3 +253,39 @@ def test_an_import_fallback_and_a_shim_are_left_alone_with_notes():
     assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU103", 5, "manual"), ("TPU101", 8, "manual")]
     assert "try/except ImportError" in outcome.reports[0].message
     assert 'if not hasattr(tf.distribute.Strategy, "run")' in outcome.reports[1].message
+
+
+def test_version_comparisons_agree_with_the_real_libraries():
+    """The evaluator's LooseVersion/StrictVersion/packaging semantics, checked against the libraries themselves."""
+    import itertools
+    import warnings
+
+    import libcst as cst
+
+    from migrate_tpu.codemod.analysis import Analysis
+
+    packaging_version = pytest.importorskip("packaging.version")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        distutils_version = pytest.importorskip("distutils.version")
+    versions = ["2.1.0", "2.2", "2.2.0", "2.4", "2.4.0", "2.4.1", "2.10.0", "2.21.0", "3.0"]
+    parsers = {
+        "LooseVersion": distutils_version.LooseVersion,
+        "StrictVersion": distutils_version.StrictVersion,
+        "version.parse": packaging_version.parse,
+    }
+    operators = ["<", "<=", ">", ">=", "==", "!="]
+    module = cst.parse_module(
+        "import tensorflow as tf\nfrom distutils.version import LooseVersion, StrictVersion\nfrom packaging import version\n"
+    )
+    analysis = Analysis(module, [])
+    analysis.run()
+    checked = 0
+    for (name, parse), tf_version, literal, op in itertools.product(parsers.items(), versions, versions, operators):
+        test = cst.parse_expression(f'{name}(tf.__version__) {op} {name}("{literal}")')
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            expected = eval(f"a {op} b", {"a": parse(tf_version), "b": parse(literal)})
+        assert evaluate(test, analysis.module_scope, tf_version)[0] is expected, (name, tf_version, op, literal)
+        checked += 1
+    assert checked == 3 * 9 * 9 * 6
