@@ -289,3 +289,18 @@ def test_version_comparisons_agree_with_the_real_libraries():
         assert evaluate(test, analysis.module_scope, tf_version)[0] is expected, (name, tf_version, op, literal)
         checked += 1
     assert checked == 3 * 9 * 9 * 6
+
+
+@pytest.mark.parametrize(
+    "chain, expected",
+    [
+        ('if use_tpu:\n    a = 1\nelif tf.__version__ >= "2.2":\n    a = 2\nelse:\n    a = 3\n', "if use_tpu:\n    a = 1\nelse:\n    a = 2\n"),
+        ('if use_tpu:\n    a = 1\n# old\nelif tf.__version__ < "2.2":\n    a = 2\nelse:\n    a = 3\n', "if use_tpu:\n    a = 1\n# old\nelse:\n    a = 3\n"),
+        ('if use_tpu:\n    a = 1\nelif tf.__version__ < "2.2":\n    a = 2\nelif other:\n    a = 3\n', "if use_tpu:\n    a = 1\nelif other:\n    a = 3\n"),
+        ('if use_tpu:\n    a = 1\nelif tf.__version__ < "2.2":\n    a = 2\n', "if use_tpu:\n    a = 1\n"),
+    ],
+)
+def test_a_decided_elif_collapses_within_its_chain(chain, expected):
+    outcome = _fix(HEADER + chain)
+    assert outcome.code == HEADER + expected
+    assert _ids(outcome.reports, True) == Counter({"TPU601": 1})

@@ -491,10 +491,11 @@ def confine(findings: Sequence, guards: Sequence[Guard]) -> List:
 # -- collapsing a decided guard ---------------------------------------------------------------
 
 
-def collapse(guard: Guard, alone: bool) -> Callable[[cst.CSTNode], object]:
+def collapse(guard: Guard, alone: bool, elif_: bool = False) -> Callable[[cst.CSTNode], object]:
     """The rewrite that keeps only the branch ``guard.value`` takes.
 
-    ``alone``: the statement is the only one of its block (removing it leaves ``pass``).
+    ``alone``: the statement is the only one of its block (removing it leaves
+    ``pass``); ``elif_``: the guard is an ``elif`` (its branch becomes the ``else``).
     """
     keep_true = bool(guard.value)
 
@@ -502,6 +503,12 @@ def collapse(guard: Guard, alone: bool) -> Callable[[cst.CSTNode], object]:
         if isinstance(updated, cst.IfExp):
             kept = updated.body if keep_true else updated.orelse
             return kept if kept.lpar else kept.with_changes(lpar=updated.lpar, rpar=updated.rpar)
+        if elif_:
+            if keep_true:
+                return cst.Else(updated.body, leading_lines=updated.leading_lines, whitespace_before_colon=updated.whitespace_after_test)
+            if updated.orelse is None:
+                return cst.RemovalSentinel.REMOVE
+            return updated.orelse.with_changes(leading_lines=[*updated.leading_lines, *updated.orelse.leading_lines])
         if keep_true:
             block = updated.body
         else:

@@ -90,14 +90,13 @@ if tf.__version__ >= "2.5":
             if site is None:
                 continue
             parent = site.path[-2] if len(site.path) > 1 else None
-            if isinstance(parent, cst.If) and parent.orelse is guard.node:
-                continue  # an ``elif``: its ``if`` decides how the chain reads
+            elif_ = isinstance(parent, cst.If) and parent.orelse is guard.node
             alone = isinstance(parent, cst.IndentedBlock) and len(parent.body) == 1
             finding = self.report(
                 guard.node,
                 f"`{guard.text}` is {guard.value} on {target}: only that branch can run",
                 analysis=analysis,
-                changes=[Change(guard.node, collapse(guard, alone))],
+                changes=[Change(guard.node, collapse(guard, alone, elif_))],
                 fix_title="Keep only the branch the target takes",
             )
             finding.releases.extend(guard.test_names)
