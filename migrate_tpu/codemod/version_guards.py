@@ -308,12 +308,12 @@ def _moved_names() -> Tuple[Dict[str, str], Dict[str, str]]:
         kind = getattr(rule_class, "kind", None)
         for entry in getattr(rule_class, "entries", ()):
             old, new = getattr(entry, "old", None), getattr(entry, "new", None)
-            if kind == "method" and old and new:
-                methods.setdefault(old, "old")
-                methods.setdefault(new, "new")
-            elif kind == "symbol" and old and new:
-                full.setdefault(old, "old")
-                full.setdefault(new, "new")
+            names = [(old, "old")]
+            if kind in ("method", "symbol"):  # a flag's ``new`` is guidance, not a name
+                names.append((new, "new"))
+            for name, role in names:
+                if name:
+                    (methods if kind == "method" or "." not in name else full).setdefault(name, role)
     return full, methods
 
 
