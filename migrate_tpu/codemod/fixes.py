@@ -53,6 +53,7 @@ class RewriteRule(Rule):
         suggestion: Optional[str] = None,
         safety: Optional[Safety] = None,
         key: Optional[Tuple[object, ...]] = None,
+        releases: Sequence[str] = (),
     ) -> Optional[Finding]:
         """Report a change of ``node``, or ``manual`` on it when a name in ``uses`` cannot be written.
 
@@ -61,6 +62,8 @@ class RewriteRule(Rule):
         changes inside it) and those names as expressions, and returns its
         replacement. ``fix_title`` and ``suggestion`` may refer to the names'
         text as ``{0}``, ``{1}``, ... The finding sits on ``at`` (default: ``node``).
+        ``releases``: imported names the change stops using (their import goes
+        when nothing else uses them).
         """
         texts = []
         imports = []
@@ -78,7 +81,7 @@ class RewriteRule(Rule):
         def change(updated: cst.CSTNode) -> cst.CSTNode:
             return rewrite(updated, *expressions)
 
-        return self.report(
+        finding = self.report(
             node if at is None else at,
             message,
             analysis=analysis,
@@ -88,3 +91,12 @@ class RewriteRule(Rule):
             fix_title=fix_title.format(*texts),
             suggestion=None if suggestion is None else suggestion.format(*texts),
         )
+        finding.releases.extend(name for name in releases if name)
+        return finding
+
+
+def head_name(expr: cst.BaseExpression) -> str:
+    """The name a dotted expression starts from (``tf`` in ``tf.keras.X``), or ""."""
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else ""

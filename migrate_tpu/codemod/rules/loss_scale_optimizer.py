@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis
-from migrate_tpu.codemod.fixes import RewriteRule, comma, keyword
+from migrate_tpu.codemod.fixes import RewriteRule, comma, head_name, keyword
 from migrate_tpu.codemod.helpers import argument, has_star_arguments, is_literal
 from migrate_tpu.codemod.rule import CallRule, Safety, register, tf_example
 
@@ -77,7 +77,7 @@ optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer, dynamic=False
                     args = [first.with_changes(comma=cst.MaybeSentinel.DEFAULT)]
                 return updated.with_changes(func=new_func, args=args)
 
-            finding = self.propose(
+            self.propose(
                 call,
                 "`mixed_precision.experimental.LossScaleOptimizer` was replaced by `mixed_precision.LossScaleOptimizer` (removed in TF 2.9)",
                 analysis=analysis,
@@ -86,12 +86,6 @@ optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer, dynamic=False
                 manual="use `tf.keras.mixed_precision.LossScaleOptimizer`",
                 rewrite=rewrite,
                 fix_title="Use `{0}`",
+                releases=[head_name(call.func)],
             )
-            if finding is None:
-                continue
-            head = call.func
-            while isinstance(head, cst.Attribute):
-                head = head.value
-            if isinstance(head, cst.Name):
-                finding.releases.append(head.value)
         return self.findings
