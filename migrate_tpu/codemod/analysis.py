@@ -9,7 +9,9 @@ to a function from every binding in its body, not only the ones above a use).
 
 The same walk feeds the rules: each rule declares ``visit_<NodeType>`` hooks,
 and the walk calls them with the node. Rules keep what they need and turn it
-into findings in ``finish``.
+into findings in ``finish``. Every rule's findings then pass one gate: a fix
+inside the legacy branch of a version guard becomes a note (see
+``version_guards.py``), so no rule needs to know about guards.
 """
 
 from __future__ import annotations
