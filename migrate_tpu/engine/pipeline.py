@@ -400,7 +400,45 @@ def _context():
     return multiprocessing.get_context(method)
 
 
-def _worker_main(conn, migrator, mode: str) -> None:
+def _die_with_parent(parent: int) -> None:
+    """End this worker when the process that started it ends, however it ends.
+
+    A parent killed with SIGKILL closes nothing in an orderly way, so EOF on
+    the pipe is not enough (a worker busy on a large file reads no pipe):
+    on Linux the kernel sends SIGKILL to the worker when its parent dies;
+    elsewhere a thread watches the parent's process id.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            PR_SET_PDEATHSIG = 1
+            if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+                if os.getppid() != parent:  # the parent died before prctl took effect
+                    os._exit(1)
+                return
+        except (OSError, AttributeError):  # pragma: no cover - no usable libc
+            pass
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="migrate-tpu-parent-watch", daemon=True).start()
+
+
+def _worker_main(conn, migrator, mode: str, parent: int, not_ours: Sequence = ()) -> None:
+    # A forked worker inherits the parent's end of its own pipe and of every
+    # earlier worker's pipe. Holding them would keep those pipes open after
+    # the parent is gone, so no worker would ever see EOF: close them first.
+    for inherited in not_ours:
+        try:
+            inherited.close()
+        except OSError:  # pragma: no cover
+            pass
+    _die_with_parent(parent)
     # The parent decides when to stop: it kills workers, which hold no state
     # worth saving (they never write).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -520,7 +558,12 @@ class _Pool:
         if self._context is None:
             self._context = _context()
         parent_end, child_end = self._context.Pipe()
-        process = self._context.Process(target=_worker_main, args=(child_end, self.migrator, self.mode), name="migrate-tpu-worker", daemon=True)
+        # Under fork the child gets copies of these parent-side ends, which it
+        # must close; under spawn it gets only what is passed, so pass nothing.
+        not_ours = [parent_end] + [worker.conn for worker in self.workers] if self._context.get_start_method() == "fork" else []
+        process = self._context.Process(
+            target=_worker_main, args=(child_end, self.migrator, self.mode, os.getpid(), not_ours), name="migrate-tpu-worker", daemon=True
+        )
         process.start()
         child_end.close()
         worker = _Worker(process, parent_end)

@@ -210,3 +210,52 @@ def test_stop_signals_turns_a_signal_into_a_clean_exit(tmp_path):
     stderr = process.stderr.read().decode()
     assert "Traceback" not in stderr
     assert "interrupted by SIGTERM; stopped (no file was changed)" in stderr
+
+
+@pytest.mark.skipif(not Path("/proc/self").exists(), reason="finds processes through /proc")
+def test_workers_die_with_a_parent_killed_by_sigkill(tmp_path, expected):
+    """SIGKILL gives the parent no chance to stop its workers: they must end on their own.
+
+    Workers are forked, so their command line is the parent's and names the
+    tree: that is how they are found. The test waits until the workers exist
+    and are busy, kills only the parent, and polls for the workers to go.
+    Death of a parent reaches its children at once (PR_SET_PDEATHSIG, EOF on
+    the pipe); the 30 s deadline is only there for a heavily loaded machine
+    and the check ends as soon as the workers are gone.
+    """
+    source, _ = expected
+    root = make_tree(tmp_path / "tree", source)
+    env = dict(os.environ)
+    env.pop("MIGRATE_TPU_TEST_CRASH", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "migrate_tpu", "fix", "--jobs", "2", str(root)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=root.parent,
+        start_new_session=True,
+    )
+    try:
+        fixed = 0
+        deadline = time.monotonic() + 90
+        while fixed < 6 and time.monotonic() < deadline:  # files are flowing: both workers are up
+            line = process.stderr.readline().decode(errors="replace")
+            if not line:
+                break
+            fixed += line.startswith("Fixed ")
+        assert fixed >= 6 and process.poll() is None, "the run ended before it could be killed; make the tree larger"
+        workers = [pid for pid in workers_of(str(root)) if pid != process.pid]
+        assert len(workers) == 2, f"expected two workers, found {workers}"
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and workers_of(str(root)):
+            time.sleep(0.1)
+        survivors = workers_of(str(root))
+        assert survivors == [], f"worker processes {survivors} outlived a parent killed with SIGKILL"
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)  # whatever is left of the run's process group
+        except OSError:
+            pass
+        process.stderr.close()
