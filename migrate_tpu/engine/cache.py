@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Optional
 
 CACHE_DIRECTORY = ".migrate-tpu-cache"
-_FORMAT = b"1"
+_FORMAT = b"2"  # 2: FileResult.parsed no longer counts failed parses; skipped added
 
 
 class ResultCache:
@@ -29,8 +29,6 @@ class ResultCache:
         self.directory = Path(directory)
         self._salt = hashlib.sha256(_FORMAT + salt.encode("utf-8")).digest()
         self._ready = False
-        self.hits = 0
-        self.misses = 0
 
     def key(self, display: str, mode: str, data: bytes) -> str:
         digest = hashlib.sha256(self._salt)
@@ -49,9 +47,7 @@ class ResultCache:
             with open(self._path(key), "rb") as handle:
                 result = pickle.load(handle)
         except Exception:  # missing, damaged or from another version: a miss
-            self.misses += 1
             return None
-        self.hits += 1
         return result
 
     def store(self, key: str, result) -> None:

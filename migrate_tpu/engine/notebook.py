@@ -311,7 +311,12 @@ def _read_cells(text: str) -> List[Cell]:
     return cells
 
 
-def _load(data: bytes) -> Tuple[str, dict, List[Cell]]:
+def check_notebook_text(data: bytes) -> Tuple[str, dict]:
+    """The notebook's text and JSON document; :class:`FileError` when it is not UTF-8 JSON holding an object.
+
+    The cheap check made even on notebooks the prefilter rules out, so that
+    a broken notebook is named whether or not it mentions TensorFlow.
+    """
     try:
         text = data.decode("utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8")
     except UnicodeDecodeError as error:
@@ -322,6 +327,11 @@ def _load(data: bytes) -> Tuple[str, dict, List[Cell]]:
         raise FileError(f"not a notebook: invalid JSON: {error.msg} (column {error.colno})", line=error.lineno)
     if not isinstance(document, dict):
         raise FileError("not a notebook: the JSON is not an object")
+    return text, document
+
+
+def _load(data: bytes) -> Tuple[str, dict, List[Cell]]:
+    text, document = check_notebook_text(data)
     major = document.get("nbformat")
     if major != 4:
         raise FileError(
@@ -440,12 +450,13 @@ class _Program:
         return None, line
 
 
-def _build_program(cells: List[Cell]) -> _Program:
+def _build_program(cells: List[Cell], leave_out: Sequence[int] = ()) -> _Program:
+    """The code cells as one program; cells numbered in ``leave_out`` are not part of it."""
     program = _Program()
     parts = []
     line = 1
     for cell in cells:
-        if cell.kind != "code" or not cell.source.strip():
+        if cell.kind != "code" or not cell.source.strip() or cell.number in leave_out:
             continue
         written = _written_python_file(cell.source)
         if written is not None:
@@ -579,36 +590,61 @@ def _cell_diff(old: str, new: str, name: str, number: int) -> str:
     return "".join(difflib.unified_diff(lines(old), lines(new), fromfile=f"a/{header}", tofile=f"b/{header}"))
 
 
-def _raise_cell_syntax_error(program: _Program) -> None:
-    """Name the first cell that is not Python on its own, with Python's message."""
+def _cells_that_do_not_parse(program: _Program) -> List[FileError]:
+    """Each cell that is not Python on its own, with CPython's message and the line in the cell."""
     import ast
 
     flags = ast.PyCF_ONLY_AST | getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
+    broken = []
     for number, text in program.masked.items():
         try:
             compile(text, f"<cell {number}>", "exec", flags, dont_inherit=True)
         except SyntaxError as error:
             column = f" (column {error.offset})" if error.offset else ""
-            raise FileError(f"cannot parse: {error.msg}{column}", line=error.lineno or 0, cell=number)
+            broken.append(FileError(f"cannot parse: {error.msg}{column}", line=error.lineno or 0, cell=number))
         except (ValueError, RecursionError, MemoryError):
             continue
+    return broken
 
 
-def migrate_notebook(data: bytes, migrator, path: str, name: str, want_diff: bool = False) -> Tuple[bytes, list, str]:
-    """``(new bytes, reports with cells, per-cell diff)`` for one notebook."""
+def _migrate_program(program: _Program, migrator, path: str):
+    """The migrator's outcome for the notebook's program, or None when it needs no work."""
+    if not program.text or not migrator.needs_work(program.text.encode("utf-8")):
+        return None
+    try:
+        return migrator.migrate(program.text, path)
+    except FileError as error:
+        cell, line = program.locate(error.line) if error.line else (None, 0)
+        raise FileError(error.message, line=line, cell=cell)
+
+
+def migrate_notebook(
+    data: bytes, migrator, path: str, name: str, want_diff: bool = False, cell_errors: Optional[List[FileError]] = None
+) -> Tuple[bytes, list, str]:
+    """``(new bytes, reports with cells, per-cell diff)`` for one notebook.
+
+    A code cell that does not parse raises :class:`FileError` naming it; with
+    ``cell_errors`` given, its error is added there instead, the cell is left
+    byte-identical and the other cells are migrated without it.
+    """
     text, document, cells = _load(data)
     if _language(document) != "python":
         return data, [], ""
     program = _build_program(cells)
     reports: list = []
     new_sources: Dict[int, str] = {}
-    if program.text and migrator.needs_work(program.text.encode("utf-8")):
-        try:
-            outcome = migrator.migrate(program.text, path)
-        except FileError as error:
-            _raise_cell_syntax_error(program)
-            cell, line = program.locate(error.line) if error.line else (None, 0)
-            raise FileError(error.message, line=line, cell=cell)
+    try:
+        outcome = _migrate_program(program, migrator, path)
+    except FileError:
+        broken = _cells_that_do_not_parse(program)
+        if not broken:
+            raise
+        if cell_errors is None:
+            raise broken[0]
+        cell_errors.extend(broken)
+        program = _build_program(cells, leave_out={error.cell for error in broken})
+        outcome = _migrate_program(program, migrator, path)
+    if outcome is not None:
         reports += [_cell_report(report, program) for report in outcome.reports]
         if outcome.code != program.text:
             new_sources.update(_split_program(outcome.code, program))
@@ -619,10 +655,16 @@ def migrate_notebook(data: bytes, migrator, path: str, name: str, want_diff: boo
         try:
             outcome = migrator.migrate(body, os.path.join(os.path.dirname(path), file_name))
         except FileError as error:
-            raise FileError(error.message, line=error.line + offset if error.line else 0, cell=number)
+            located = FileError(error.message, line=error.line + offset if error.line else 0, cell=number)
+            if cell_errors is None:
+                raise located
+            cell_errors.append(located)  # the module it writes stays as it is
+            continue
         reports += [_relocate(report, number, -offset) for report in outcome.reports]
         if outcome.code != body:
             new_sources[number] = head + outcome.code
+    if cell_errors:
+        cell_errors.sort(key=lambda error: error.cell or 0)
     by_number = {cell.number: cell for cell in cells}
     ensure_ascii = _uses_ascii_escapes(text)
     for report in reports:

@@ -89,7 +89,11 @@ class Interrupted(SystemExit):
 class FileResult:
     path: str
     changed: bool = False
+    # parsed: the migrator parsed the file (a parse that failed is an error,
+    # not a parse); skipped: the prefilter ruled it out, so it was only
+    # checked for being readable text (see :func:`precheck`).
     parsed: bool = False
+    skipped: bool = False
     reports: List[object] = field(default_factory=list)
     diff: bytes = b""
     error: Optional[str] = None
@@ -138,25 +142,76 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def precheck(path: Path, data: bytes, migrator) -> Optional[FileResult]:
+    """What is decided about a file before any parse; None when the migrator must see it.
+
+    Run in the parent for every file read. A file with NUL bytes is an error
+    whatever it mentions (binary, or UTF-16/32 text the prefilter cannot
+    read). A file the prefilter rules out is not parsed, but it is still
+    checked for being decodable text (a notebook: a JSON object), so that
+    an unreadable file is named even when it has nothing to migrate.
+    """
+    name = display_path(path)
+    if b"\x00" in data:
+        return FileResult(name, error=BINARY_MESSAGE, error_line=data[: data.index(b"\x00")].count(b"\n") + 1)
+    if migrator.needs_work(data):
+        return None
+    try:
+        if path.suffix == ".ipynb":
+            from migrate_tpu.engine.notebook import check_notebook_text
+
+            check_notebook_text(data)
+        else:
+            decode(data)
+    except (SourceError, FileError) as error:
+        return error_result(name, error)
+    return FileResult(name, skipped=True)
+
+
+def error_result(name: str, error: BaseException, parsed: bool = False) -> FileResult:
+    """The one mapping from an exception met while migrating a file to that file's error."""
+    if isinstance(error, (SourceError, FileError)):
+        message = _one_line(error.message)
+        cell = getattr(error, "cell", None)
+        if cell is not None:
+            message = f"cell {cell}: {message}"
+        return FileResult(name, parsed=parsed, error=message, error_line=error.line)
+    if isinstance(error, RecursionError):
+        return FileResult(name, parsed=parsed, error="too deeply nested to analyse; left unchanged")
+    if isinstance(error, MemoryError):
+        return FileResult(name, parsed=parsed, error="out of memory while analysing; left unchanged")
+    # A bug in a rule (or a result that cannot be sent back) must cost one file, not the run.
+    message = _one_line(f"{type(error).__name__}: {error}")[:300]
+    return FileResult(name, parsed=parsed, error=f"internal error ({message}); left unchanged, please report it")
+
+
 def migrate_data(path: Path, data: bytes, migrator, mode: str) -> Tuple[FileResult, Optional[bytes]]:
-    """Migrate one file's bytes without touching the disk.
+    """Migrate one file's bytes in this process, without touching the disk.
 
     Returns the result and, in ``fix`` mode when the file changes, the new
     bytes to write. Never raises for a bad file: every problem becomes
-    ``result.error``, a one-line reason.
+    ``result.error``, a one-line reason. No isolation: :func:`run` and
+    :func:`migrate_isolated` call this in a worker process.
     """
+    settled = precheck(path, data, migrator)
+    if settled is not None:
+        return settled, None
+    return _migrate_candidate(path, data, migrator, mode)
+
+
+def _migrate_candidate(path: Path, data: bytes, migrator, mode: str) -> Tuple[FileResult, Optional[bytes]]:
+    """A file that passed :func:`precheck`: parse, migrate, and produce the new bytes or diff."""
     name = display_path(path)
     result = FileResult(name)
     new_data: Optional[bytes] = None
     try:
-        if b"\x00" in data:
-            raise SourceError(BINARY_MESSAGE, line=data[: data.index(b"\x00")].count(b"\n") + 1)
-        if not migrator.needs_work(data):
-            return result, None
         if path.suffix == ".ipynb":
             from migrate_tpu.engine.notebook import migrate_notebook
 
-            changed_data, reports, diff_text = migrate_notebook(data, migrator, str(path), name, want_diff=mode == "diff")
+            cell_errors: List[FileError] = []
+            changed_data, reports, diff_text = migrate_notebook(data, migrator, str(path), name, want_diff=mode == "diff", cell_errors=cell_errors)
+            if cell_errors:  # cells that do not parse, left as they are; the others are migrated
+                result = _cell_errors_result(name, cell_errors)
             result.parsed = True
             result.reports = reports
             if changed_data != data:
@@ -167,8 +222,8 @@ def migrate_data(path: Path, data: bytes, migrator, mode: str) -> Tuple[FileResu
                     new_data = changed_data
             return result, new_data
         decoded = decode(data)
-        result.parsed = True
         outcome = migrator.migrate(decoded.text, str(path))
+        result.parsed = True
         result.reports = list(outcome.reports)
         if outcome.code != decoded.text:
             encoded = decoded.encode(outcome.code)
@@ -179,39 +234,18 @@ def migrate_data(path: Path, data: bytes, migrator, mode: str) -> Tuple[FileResu
                 result.diff = unified_diff(bom + decoded.text, bom + outcome.code, name).encode(decoded.encoding.replace("-sig", ""))
             elif mode == "fix":
                 new_data = encoded
-    except (SourceError, FileError) as error:
-        result = FileResult(name, parsed=result.parsed, error=_one_line(error.message), error_line=error.line)
-        if getattr(error, "cell", None) is not None:
-            result.error = f"cell {error.cell}: {result.error}"
-        new_data = None
-    except RecursionError:
-        result = FileResult(name, parsed=result.parsed, error="too deeply nested to analyse; left unchanged")
-        new_data = None
-    except MemoryError:
-        result = FileResult(name, parsed=result.parsed, error="out of memory while analysing; left unchanged")
-        new_data = None
-    except Exception as error:  # a bug in a rule must cost one file, not the run
-        message = _one_line(f"{type(error).__name__}: {error}")[:300]
-        result = FileResult(name, parsed=result.parsed, error=f"internal error ({message}); left unchanged, please report it")
-        new_data = None
+    except Exception as error:
+        return error_result(name, error), None
     return result, new_data
 
 
-def process_file(path: Path, migrator, mode: str, data: Optional[bytes] = None) -> FileResult:
-    """Migrate one file in this process: ``mode`` is ``diff`` (no writes), ``fix`` or ``check``.
-
-    :func:`run` is the safe way to process files (worker processes, time
-    limit, signals); this is the plain in-process path for library use.
-    """
-    snapshot = None
-    if data is None:
-        try:
-            data, snapshot = read_snapshot(path)
-        except SourceError as error:
-            return FileResult(display_path(path), error=error.message)
-    result, new_data = migrate_data(path, data, migrator, mode)
-    if new_data is not None:
-        _write(path, new_data, snapshot, result)
+def _cell_errors_result(name: str, errors: Sequence[FileError]) -> FileResult:
+    first = errors[0]
+    result = error_result(name, first)
+    others = [f"cell {error.cell}" + (f", line {error.line}," if error.line else "") for error in errors[1:]]
+    if others:
+        result.error += f"; {' and '.join(others)} {'does' if len(others) == 1 else 'do'} not parse either"
+    result.error += "; cells that do not parse are left unchanged, the other cells are handled as usual"
     return result
 
 
@@ -278,23 +312,13 @@ def migrate_isolated(data: bytes, path: Path, migrator, mode: str, timeout: Opti
     signals end the call as they end :func:`run`.
     """
     path = Path(path)
-    if b"\x00" in data:
-        return FileResult(display_path(path), error=BINARY_MESSAGE, error_line=data[: data.index(b"\x00")].count(b"\n") + 1), None
-    if not migrator.needs_work(data):
-        return FileResult(display_path(path)), None
+    settled = precheck(path, data, migrator)
+    if settled is not None:
+        return settled, None
     pool = _Pool(migrator, mode, 1, file_timeout(timeout))
-    pool.keep_output = True
-    pool.outputs = {}
-    slot = _Slot(path)
-    slot.data = data
     with _SignalGuard(pool) as guard:
         try:
-            while slot.result is None:
-                if not any(worker.slot is slot for worker in pool.workers):
-                    if not pool._send(pool._idle_worker(0), slot):
-                        continue
-                pool._wait(guard)
-            return slot.result, pool.outputs.get(id(slot))
+            return pool.one(path, data, guard)
         finally:
             pool.close()
 
@@ -470,7 +494,7 @@ def _worker_main(conn, migrator, mode: str, parent: int, not_ours: Sequence = ()
             return
         except Exception as error:  # a result that cannot be pickled
             try:
-                conn.send((FileResult(payload[0].path, error=f"internal error (result not transferable: {_one_line(error)[:200]}); left unchanged"), None))
+                conn.send((error_result(payload[0].path, error), None))
             except Exception:
                 return
 
@@ -497,10 +521,13 @@ def _death_message(exitcode: Optional[int]) -> str:
 class _Slot:
     """One path of the run, in order: its bytes until sent, then its result."""
 
-    __slots__ = ("path", "data", "snapshot", "result", "tries", "cache_key")
+    __slots__ = ("path", "data", "snapshot", "result", "tries", "cache_key", "keep_output", "output")
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        # keep_output: new bytes are handed back in ``output`` instead of written (stdin).
+        self.keep_output = False
+        self.output: Optional[bytes] = None
         self.cache_key: Optional[str] = None
         self.data: Optional[bytes] = None
         self.snapshot = None
@@ -538,10 +565,6 @@ def _reap(worker: _Worker, grace: float) -> None:
 
 
 class _Pool:
-    # migrate_isolated keeps new bytes here instead of writing them.
-    keep_output = False
-    outputs: Optional[dict] = None
-
     def __init__(self, migrator, mode: str, jobs: int, timeout: Optional[float], cache=None) -> None:
         self.cache = cache
         self.migrator = migrator
@@ -616,10 +639,9 @@ class _Pool:
         except SourceError as error:
             slot.result = FileResult(display_path(path), error=error.message)
             return slot
-        if b"\x00" in data:
-            slot.result = FileResult(display_path(path), error=BINARY_MESSAGE, error_line=data[: data.index(b"\x00")].count(b"\n") + 1)
-        elif not self.migrator.needs_work(data):
-            slot.result = FileResult(display_path(path))
+        settled = precheck(path, data, self.migrator)
+        if settled is not None:
+            slot.result = settled
         else:
             if self.cache is not None:
                 slot.cache_key = self.cache.key(display_path(path), self.mode, data)
@@ -660,6 +682,18 @@ class _Pool:
                     return
                 continue
             outstanding -= self._wait(guard)
+
+    def one(self, path: Path, data: bytes, guard: _SignalGuard) -> Tuple[FileResult, Optional[bytes]]:
+        """One candidate's bytes through a worker: its result and, in ``fix`` mode, its new bytes."""
+        slot = _Slot(path)
+        slot.data = data
+        slot.keep_output = True
+        waiting: Deque[_Slot] = deque([slot])
+        while slot.result is None:
+            self._dispatch(waiting)
+            if slot.result is None:
+                self._wait(guard)
+        return slot.result, slot.output
 
     def _dispatch(self, waiting: Deque[_Slot]) -> int:
         """Hand waiting files to idle (or new) workers; returns files settled without one."""
@@ -729,8 +763,8 @@ class _Pool:
         slot = worker.slot
         worker.slot = None
         result, new_data = payload
-        if new_data is not None and self.keep_output:
-            self.outputs[id(slot)] = new_data
+        if new_data is not None and slot.keep_output:
+            slot.output = new_data
         elif new_data is not None:
             with guard.critical():
                 _write(slot.path, new_data, slot.snapshot, result)

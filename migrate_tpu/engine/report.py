@@ -25,6 +25,7 @@ from migrate_tpu.engine.pipeline import FileResult
 class RunSummary:
     files: int = 0
     parsed: int = 0
+    skipped: int = 0
     changed: int = 0
     errors: int = 0
     by_rule: Counter = field(default_factory=Counter)
@@ -38,6 +39,7 @@ class RunSummary:
     def add(self, result: FileResult) -> None:
         self.files += 1
         self.parsed += int(result.parsed)
+        self.skipped += int(result.skipped)
         self.changed += int(result.changed)
         self.errors += int(result.failed)
         self.fixable_files += int(result.changed or any(report.applied for report in result.reports))
@@ -54,6 +56,7 @@ class RunSummary:
         return {
             "files": self.files,
             "parsed": self.parsed,
+            "skipped": self.skipped,
             "changed": self.changed,
             "errors": self.errors,
             "findings": sum(self.by_rule.values()),
@@ -118,8 +121,9 @@ def summary_text(summary: RunSummary, mode: str) -> str:
     """The closing summary: files scanned and changed, findings by rule, errors."""
     lines = []
     total = sum(summary.by_rule.values())
-    # Files without any TensorFlow name are never parsed: say how many were.
-    scanned = count(summary.files, "file") + f" scanned ({summary.parsed} parsed)"
+    # Files without any TensorFlow name are never parsed: say how many were,
+    # and how many the prefilter skipped (files that failed are the errors).
+    scanned = count(summary.files, "file") + f" scanned ({summary.parsed} parsed, {summary.skipped} skipped by the prefilter)"
     errors = count(summary.errors, "error")
     if mode == "fix":
         lines.append(f"{scanned}, {summary.changed} changed, {count(summary.applied, 'fix', 'fixes')} applied, {count(summary.remaining, 'finding')} remaining, {errors}.")

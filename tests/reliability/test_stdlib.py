@@ -10,11 +10,11 @@ CPython itself has.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import sysconfig
-import time
 from pathlib import Path
 
 import pytest
@@ -31,20 +31,29 @@ pytestmark = pytest.mark.skipif(not (STDLIB / "os.py").exists(), reason="no stan
 
 
 def test_check_over_the_standard_library_finds_nothing_and_does_not_crash(tmp_path):
-    started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "migrate_tpu", "check", "--jobs", "2", str(STDLIB)],
+        [sys.executable, "-m", "migrate_tpu", "check", "--jobs", "2", "--format", "json", str(STDLIB)],
         capture_output=True,
         text=True,
         cwd=tmp_path,
-        timeout=300,
+        timeout=600,  # a hang, not slowness, fails: the time is measured in benchmarks/
     )
-    elapsed = time.monotonic() - started
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.strip() == ""
-    assert ": error: " not in done.stderr
-    assert elapsed < 60, f"check over the standard library took {elapsed:.1f} s"
+    report = json.loads(done.stdout)
+    assert report["findings"] == []
+    # Files the prefilter skips are still checked for being decodable: the
+    # library's own deliberately undecodable test data is named, and nothing else.
+    for error in report["errors"]:
+        data = (Path(error["path"]) if Path(error["path"]).is_absolute() else tmp_path / error["path"]).read_bytes()
+        with pytest.raises((SyntaxError, ValueError)):
+            compile(data, error["path"], "exec", dont_inherit=True, flags=0x400)  # CPython refuses it too
+    assert done.returncode == (2 if report["errors"] else 0), done.stderr[-3000:]
+    summary = report["summary"]
+    assert summary["files"] > 1000
+    # What makes this tree fast: it has no TensorFlow, so the prefilter keeps
+    # (nearly) every file away from the parser.
+    assert summary["parsed"] <= summary["files"] // 100, summary
+    assert summary["parsed"] + summary["skipped"] + summary["errors"] == summary["files"], summary
 
 
 class EveryFile(TPUMigrator):

@@ -171,15 +171,42 @@ def test_invalid_notebooks_are_errors_and_never_rewritten(run_cli, tmp_path, tex
     assert notebook.read_bytes() == before
 
 
-def test_cell_that_does_not_parse_names_the_cell(run_cli, tmp_path):
+def test_a_cell_that_does_not_parse_is_named_and_kept_while_the_others_are_migrated(run_cli, tmp_path):
     original = json.loads((FIXTURES / "tpu_colab.ipynb").read_text("utf-8"))
-    original["cells"][6]["source"] = ["%%time\n", "for x in dist_dataset\n", "    pass\n"]
+    broken = ["%%time\n", "for x in dist_dataset\n", "    pass\n"]
+    original["cells"][6]["source"] = broken
     notebook = tmp_path / "bad_cell.ipynb"
     notebook.write_text(json.dumps(original, indent=1), "utf-8")
-    before = notebook.read_bytes()
+    before = notebook.read_text("utf-8")
     result = run_cli("fix", "bad_cell.ipynb")
-    assert result.returncode == 2
+    assert result.returncode == 2, result.stderr
     assert "bad_cell.ipynb:cell 7:2: error: cannot parse" in result.stderr
+    assert "the other cells are handled as usual" in result.stderr
+    after = notebook.read_text("utf-8")
+    # The broken cell's bytes are untouched: its lines are in the file as they were.
+    cell_7 = before[before.index('"%%time\\n"') : before.index('"    pass\\n"')]
+    assert cell_7 in after
+    sources = _sources(notebook)
+    assert sources[6] == "".join(broken)
+    # The other cells are migrated as in a notebook without the broken cell.
+    assert "strategy = tf.distribute.TPUStrategy(resolver)" in sources[3]
+    assert "strategy.run(step_fn, args=(batch,))" in sources[5]
+    assert "experimental_run_v2" not in sources[5]
+    # Everything but the sources decodes the same: outputs, counts, metadata.
+    old, new = json.loads(before), json.loads(after)
+    for cell in old["cells"] + new["cells"]:
+        cell.pop("source")
+    assert old == new
+
+
+def test_a_notebook_whose_only_code_does_not_parse_is_an_error_and_unchanged(run_cli, tmp_path):
+    notebook = tmp_path / "only_bad.ipynb"
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": "import tensorflow as tf\nprint 'TPUStrategy'\n"}]
+    notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 4}), "utf-8")
+    before = notebook.read_bytes()
+    result = run_cli("check", "only_bad.ipynb")
+    assert result.returncode == 2
+    assert "only_bad.ipynb:cell 1:2: error: cannot parse" in result.stderr
     assert notebook.read_bytes() == before
 
 

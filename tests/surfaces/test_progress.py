@@ -53,7 +53,7 @@ def test_bar_on_a_terminal(tree):
     assert status == 2
     assert b"\r[" in err and b"/31 files" in err
     # The bar is cleared before the summary, which is plain text.
-    assert b"31 files scanned (11 parsed), 10 would change, 10 findings" in err
+    assert b"31 files scanned (10 parsed, 20 skipped by the prefilter), 10 would change, 10 findings" in err
 
 
 def test_no_bar_with_no_progress_or_in_ci(tree):
@@ -70,7 +70,7 @@ def test_no_bar_in_pipes_and_the_summary(run_cli, tree):
     lines = result.stderr.splitlines()
     assert "pkg/bad.py:2: error: cannot parse" in result.stderr
     assert lines[-2:] == [
-        "31 files scanned (11 parsed), 10 changed, 10 fixes applied, 0 findings remaining, 1 error.",
+        "31 files scanned (10 parsed, 20 skipped by the prefilter), 10 changed, 10 fixes applied, 0 findings remaining, 1 error.",
         "By rule: TPU103 10",
     ]
 

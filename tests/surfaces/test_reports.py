@@ -179,4 +179,4 @@ def test_output_file_for_every_format(run_cli, project, tmp_path, output_format)
     assert result.stdout == ""
     assert "TPU101" in out.read_text("utf-8")
     # The closing summary still goes to stderr.
-    assert "1 file scanned (1 parsed), 1 would change, 3 findings" in result.stderr
+    assert "1 file scanned (1 parsed, 0 skipped by the prefilter), 1 would change, 3 findings" in result.stderr
