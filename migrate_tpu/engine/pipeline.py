@@ -63,6 +63,14 @@ STARTUP_ALLOWANCE = 15.0
 # Extra workers start only when this many files are waiting for one, so that
 # a handful of files (a pre-commit batch) is served by a single worker.
 SPAWN_BACKLOG = 2
+# Once every file has been read, a small backlog stays with the workers there
+# are: a new worker first loads LibCST and the rules (about 0.4 s of CPU),
+# which costs more than it saves on a handful of files (`check examples/`
+# took 3x longer with two workers than with one). More than this many files
+# waiting, or a worker busy on one file for longer than LAZY_SPAWN_AFTER
+# seconds (a large file), still starts one.
+SMALL_BACKLOG = 8
+LAZY_SPAWN_AFTER = 1.0
 
 BINARY_MESSAGE = "binary file (contains NUL bytes), not Python source; left unchanged"
 
@@ -536,7 +544,7 @@ class _Slot:
 
 
 class _Worker:
-    __slots__ = ("process", "conn", "slot", "deadline", "limit", "started", "fresh")
+    __slots__ = ("process", "conn", "slot", "deadline", "limit", "started", "fresh", "allowance")
 
     def __init__(self, process, conn) -> None:
         self.process = process
@@ -546,6 +554,7 @@ class _Worker:
         self.limit: Optional[float] = None
         self.started = 0.0
         self.fresh = True  # its first file also pays for loading the migrator
+        self.allowance = 0.0  # seconds added to the current file's time limit for that
 
 
 def _reap(worker: _Worker, grace: float) -> None:
@@ -574,6 +583,8 @@ class _Pool:
         self.workers: List[_Worker] = []
         self.written = 0
         self._context = None
+        self.all_read = False  # every path has been read: the backlog is all there is
+        self.reading = False  # reading ahead: the first worker starts, no others yet
 
     # workers ------------------------------------------------------------------
 
@@ -602,9 +613,32 @@ class _Pool:
         for worker in self.workers:
             if worker.slot is None:
                 return worker
-        if not self.workers or (len(self.workers) < self.jobs and backlog > SPAWN_BACKLOG):
+        if not self.workers or (len(self.workers) < self.jobs and self._worth_another_worker(backlog)):
             return self._spawn()
         return None
+
+    def _worth_another_worker(self, backlog: int) -> bool:
+        if self.reading:  # decided once reading pauses: the tree may be a handful of files
+            return False
+        if not self.all_read:  # reading paused with the read-ahead window full: a large tree
+            return backlog > SPAWN_BACKLOG
+        if backlog > SMALL_BACKLOG:
+            return True
+        now = time.monotonic()
+        return any(worker.slot is not None and now >= self._slow_after(worker) for worker in self.workers)
+
+    @staticmethod
+    def _slow_after(worker: _Worker) -> float:
+        # A worker's first file also pays for loading the migrator, which can
+        # take seconds on a loaded machine: that is not a sign of a large file.
+        return worker.started + LAZY_SPAWN_AFTER + worker.allowance
+
+    def _growth_check_at(self, backlog: int) -> Optional[float]:
+        """When a busy worker will have held its file long enough to justify another worker, if it can."""
+        if not self.all_read or not backlog or len(self.workers) >= self.jobs:
+            return None
+        times = [self._slow_after(worker) for worker in self.workers if worker.slot is not None]
+        return min(times) if times else None
 
     def kill_all(self) -> None:
         """Called from the signal handler: workers die at once (they never write)."""
@@ -662,11 +696,12 @@ class _Pool:
         outstanding = 0
         window = max(8, self.jobs * 4)
         while True:
+            self.reading = True
             while not exhausted and outstanding < window:
                 try:
                     path = next(source)
                 except StopIteration:
-                    exhausted = True
+                    exhausted = self.all_read = True
                     break
                 slot = self._prepare(Path(path))
                 slots.append(slot)
@@ -674,6 +709,7 @@ class _Pool:
                     waiting.append(slot)
                     outstanding += 1
                     outstanding -= self._dispatch(waiting)  # start work while reading on
+            self.reading = False
             outstanding -= self._dispatch(waiting)
             while slots and slots[0].result is not None:
                 yield slots.popleft().result
@@ -681,7 +717,7 @@ class _Pool:
                 if exhausted:
                     return
                 continue
-            outstanding -= self._wait(guard)
+            outstanding -= self._wait(guard, wake_at=self._growth_check_at(len(waiting)))
 
     def one(self, path: Path, data: bytes, guard: _SignalGuard) -> Tuple[FileResult, Optional[bytes]]:
         """One candidate's bytes through a worker: its result and, in ``fix`` mode, its new bytes."""
@@ -723,18 +759,19 @@ class _Pool:
         worker.slot = slot
         worker.started = time.monotonic()
         worker.limit = _limit_for(len(slot.data), self.timeout)
-        allowance = STARTUP_ALLOWANCE if worker.fresh else 0.0
+        worker.allowance = STARTUP_ALLOWANCE if worker.fresh else 0.0
         worker.fresh = False
-        worker.deadline = None if worker.limit is None else worker.started + worker.limit + allowance
+        worker.deadline = None if worker.limit is None else worker.started + worker.limit + worker.allowance
         slot.data = None
         return True
 
-    def _wait(self, guard: _SignalGuard) -> int:
-        """Wait for at least one busy worker to answer, die or run out of time; returns files settled."""
+    def _wait(self, guard: _SignalGuard, wake_at: Optional[float] = None) -> int:
+        """Wait for at least one busy worker to answer, die or run out of time (or
+        until ``wake_at``, to reconsider the pool's size); returns files settled."""
         busy = [w for w in self.workers if w.slot is not None]
         if not busy:  # pragma: no cover - the scheduler always keeps one busy here
             return 0
-        deadlines = [w.deadline for w in busy if w.deadline is not None]
+        deadlines = [w.deadline for w in busy if w.deadline is not None] + ([wake_at] if wake_at is not None else [])
         limit = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
         handles = [w.conn for w in busy] + [w.process.sentinel for w in busy]
         ready = set(wait_for_any(handles, limit))
