@@ -370,3 +370,40 @@ def test_reading_commands_never_write_over_bad_trees(tree, command):
     for kind in ERROR_KINDS:
         assert_named_error(outcome, f"bad/{kind}.py", REASONS[kind])
     assert_clean_run(outcome, tree)
+
+
+# -- files the prefilter skips (no TensorFlow name): checked, not parsed ---------------
+# docs/reliability.md, "Which files are read as Python", states exactly this.
+
+
+@pytest.mark.parametrize(
+    "name, data, reason",
+    [
+        ("latin1.py", "# café\nprint('no tensorflow here')\n".encode("latin-1"), "cannot decode byte 0xe9 as utf-8"),
+        ("bad_codec.py", b"# -*- coding: no-such-codec -*-\nx = 1\n", "bad encoding declaration"),
+        ("broken.ipynb", b'{"cells": [', "not a notebook: invalid JSON"),
+        ("list.ipynb", b"[1, 2]", "not a notebook: the JSON is not an object"),
+    ],
+    ids=["undecodable", "unknown-codec", "notebook-json", "notebook-not-object"],
+)
+def test_a_skipped_file_that_is_not_text_is_still_an_error(tree, name, data, reason):
+    write(tree / name, data)
+    outcome = run_fix(tree)
+    assert outcome.returncode == 2, outcome.stderr
+    assert_named_error(outcome, name, reason)
+    assert_bad_file_untouched(tree, name, data)
+    assert_good_migrated(tree)
+    assert_clean_run(outcome, tree)
+
+
+def test_a_skipped_python_file_is_not_parsed_so_its_syntax_is_not_checked(tree):
+    # Python 2 without any TensorFlow name: decodable text with nothing to
+    # migrate. It is not parsed, so not reported; the summary counts it as skipped.
+    data = b"print 'hello'\nexcept_ = 1\n"
+    write(tree / "py2.py", data)
+    outcome = run_fix(tree)
+    assert outcome.returncode == 0, outcome.stderr
+    assert outcome.lines_naming("py2.py") == []
+    assert "4 files scanned (3 parsed, 1 skipped by the prefilter)" in outcome.stderr
+    assert_bad_file_untouched(tree, "py2.py", data)
+    assert_good_migrated(tree)
