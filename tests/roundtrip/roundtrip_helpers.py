@@ -2,8 +2,9 @@
 codemod CLI, running a program under the runtime, comparing its results.
 
 The interpreters come from ``scripts/tf-envs``.  A missing one makes the tests
-that need it skip with a loud reason (``-ra`` lists it in the summary); with
-``MIGRATE_TPU_REQUIRE_TF_ENVS=1`` it fails them instead.
+that need it skip with a loud reason (``-ra`` lists it in the summary); on CI
+(``CI=true``) or with ``MIGRATE_TPU_REQUIRE_TF_ENVS=1`` it fails them instead
+(see ``tests/conftest.py``).
 """
 
 import json
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from migrate_tpu.runtime import envs, launch
+from tests.conftest import missing_tf_env
 
 REPO = Path(__file__).resolve().parents[2]
 PROGRAMS = Path(__file__).resolve().parent / "programs"
@@ -27,17 +29,14 @@ TF21, TF24, TF221 = "tf2.1", "tf2.4", "tf2.21"
 
 
 def require_python(name):
-    """The env's interpreter, or skip (fail when MIGRATE_TPU_REQUIRE_TF_ENVS=1) loudly."""
+    """The env's interpreter, or skip loudly (fail on CI: see tests/conftest.py)."""
     python = envs.interpreter(name)
     if python is None:
         py, tf = envs.ENVS[name]
         message = ("!!! NO {} INTERPRETER (Python {} + TensorFlow {}) under {}: "
                    "round-trip NOT RUN; create it with scripts/tf-envs {}".format(
                        name, py, tf, envs.envs_dir(), name))
-        if os.environ.get("MIGRATE_TPU_REQUIRE_TF_ENVS") == "1":
-            pytest.fail(message)
-        sys.stderr.write("\n" + message + "\n")
-        pytest.skip(message)
+        missing_tf_env(message)
     return python
 
 

@@ -2,7 +2,8 @@
 
 The notebook as written (TF 2.1 APIs) runs on TensorFlow 2.1; after `fix` it
 runs on TensorFlow 2.4.1 and prints the same RESULT line. The interpreters
-come from `scripts/tf-envs`; the test is skipped where they are missing.
+come from `scripts/tf-envs`; the test is skipped where they are missing
+(it fails instead on CI: see tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import re
 
 import pytest
 
+from tests.conftest import missing_tf_env
+
 from .conftest import ENVS
 
 pytestmark = pytest.mark.roundtrip
@@ -20,7 +23,7 @@ pytestmark = pytest.mark.roundtrip
 def _python(name):
     path = ENVS / name / "bin" / "python"
     if not path.exists():
-        pytest.skip(f"no {name} interpreter (run scripts/tf-envs {name})")
+        missing_tf_env(f"!!! no {name} interpreter under {ENVS}: notebook round trip NOT RUN; create it with scripts/tf-envs {name}")
     return path
 
 
