@@ -17,6 +17,12 @@ Safety rules (docs/reliability.md explains them to users):
   crashes the parser (a stack overflow on a deeply nested expression, the
   system killing a process that uses too much memory) or that takes longer
   than the per-file time limit costs only that file, which is reported.
+  There is always at least one worker (``--jobs 1`` and stdin included);
+  a handful of files gets only one, since a worker's start-up costs more
+  than it saves there.
+- Workers end with the parent however it ends, SIGKILL included: each
+  holds only its own end of its own pipe, and asks for SIGKILL when its
+  parent dies (see :func:`_die_with_parent`).
 - SIGINT, SIGTERM and SIGHUP stop a run at once: workers are killed, a write
   in progress is finished first (it takes milliseconds), one line is printed
   and the process exits with 128 + the signal number. Every file is then
