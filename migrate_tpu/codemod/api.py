@@ -18,7 +18,7 @@ import libcst as cst
 from migrate_tpu.codemod.analysis import Analysis
 from migrate_tpu.codemod.findings import Report
 from migrate_tpu.codemod.options import Options
-from migrate_tpu.codemod.edits import add_imports, apply_changes, drop_unused_imports
+from migrate_tpu.codemod.edits import add_imports, apply_changes, drop_unused_imports, splice_code
 from migrate_tpu.codemod.positions import spans
 from migrate_tpu.codemod.rule import Finding, Safety, select_rules
 
@@ -117,17 +117,23 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
         new_module = add_imports(new_module, [spec for f in chosen for spec in f.imports])
         for f in chosen:
             f.applied = True
-    code = new_module.code if chosen else source
+    code = _code(module, new_module, source) if chosen else source
     released = [name for f in chosen for name in f.releases]
     if released:
         trimmed = drop_unused_imports(new_module, code, released)
         if trimmed is not None:
-            code = trimmed.code
+            code = _code(module, trimmed, source)
     if code != source and not _compiles(code) and (_compiles(source) or not _parses_with_libcst(code)):
         raise OutputDoesNotParse("the migrated code does not parse; the file is left unchanged")
 
     reports = [_report(f, module, options) for f in kept]
     return Outcome(code, reports)
+
+
+def _code(module: cst.Module, new_module: cst.Module, source: str) -> str:
+    """The new module's code: only changed top-level statements are generated where possible."""
+    spliced = splice_code(module, new_module, source)
+    return new_module.code if spliced is None else spliced
 
 
 def _will_apply(finding: Finding, options: Options) -> bool:
