@@ -18,7 +18,7 @@ import libcst as cst
 from migrate_tpu.codemod.analysis import Analysis
 from migrate_tpu.codemod.findings import Report
 from migrate_tpu.codemod.options import Options
-from migrate_tpu.codemod.edits import add_imports, apply_changes, drop_unused_imports, splice_code
+from migrate_tpu.codemod.edits import add_imports, apply_changes, drop_unused_imports, splice_code, statement_starts
 from migrate_tpu.codemod.positions import spans
 from migrate_tpu.codemod.rule import Finding, Safety, select_rules
 
@@ -117,12 +117,13 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
         new_module = add_imports(new_module, [spec for f in chosen for spec in f.imports])
         for f in chosen:
             f.applied = True
-    code = _code(module, new_module, source) if chosen else source
+    starts: List[Optional[List[int]]] = []
+    code = _code(module, new_module, source, starts) if chosen else source
     released = [name for f in chosen for name in f.releases]
     if released:
         trimmed = drop_unused_imports(new_module, code, released)
         if trimmed is not None:
-            code = _code(module, trimmed, source)
+            code = _code(module, trimmed, source, starts)
     if code != source and not _compiles(code) and (_compiles(source) or not _parses_with_libcst(code)):
         raise OutputDoesNotParse("the migrated code does not parse; the file is left unchanged")
 
@@ -130,9 +131,14 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
     return Outcome(code, reports)
 
 
-def _code(module: cst.Module, new_module: cst.Module, source: str) -> str:
-    """The new module's code: only changed top-level statements are generated where possible."""
-    spliced = splice_code(module, new_module, source)
+def _code(module: cst.Module, new_module: cst.Module, source: str, starts: list) -> str:
+    """The new module's code: only changed top-level statements are generated where possible.
+
+    ``starts`` keeps the original statements' offsets between calls (computed once).
+    """
+    if not starts:
+        starts.append(statement_starts(module, source))
+    spliced = splice_code(module, new_module, source, starts[0]) if starts[0] is not None else None
     return new_module.code if spliced is None else spliced
 
 

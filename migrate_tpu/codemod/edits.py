@@ -159,7 +159,7 @@ def drop_unused_imports(module: cst.Module, code: str, names: Iterable[str]) -> 
     return module.with_changes(body=body) if changed else None
 
 
-def _statement_starts(module: cst.Module, source: str) -> Optional[List[int]]:
+def statement_starts(module: cst.Module, source: str) -> Optional[List[int]]:
     """Offset in ``source`` where each top-level statement's text begins, and where the footer does.
 
     The line of each statement's first token comes from the standard library's
@@ -217,13 +217,14 @@ def _statement_starts(module: cst.Module, source: str) -> Optional[List[int]]:
     return starts + [end]
 
 
-def splice_code(old: cst.Module, new: cst.Module, source: str) -> Optional[str]:
+def splice_code(old: cst.Module, new: cst.Module, source: str, starts: Optional[List[int]] = None) -> Optional[str]:
     """``new.code``, generating only the top-level statements that changed.
 
     ``new`` must come from ``old`` (parsed from ``source``) by replacing, inserting
     or removing top-level statements; every statement it shares with ``old`` is the
-    same object, and is copied from ``source``. Returns None where this does not
-    apply (the caller generates the whole module).
+    same object, and is copied from ``source``. ``starts``: what
+    ``statement_starts(old, source)`` returned, when the caller has it. Returns
+    None where this does not apply (the caller generates the whole module).
     """
     if (
         list(new.header) != list(old.header)  # CST nodes compare by identity
@@ -243,7 +244,8 @@ def splice_code(old: cst.Module, new: cst.Module, source: str) -> Optional[str]:
             if index <= previous:
                 return None
             previous = index
-    starts = _statement_starts(old, source)
+    if starts is None:
+        starts = statement_starts(old, source)
     if starts is None:
         return None
     # Each run of new statements replaces the old ones between two kept statements.
