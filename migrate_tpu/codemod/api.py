@@ -86,7 +86,10 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
         wanted = findings
     else:  # only what cannot be fixed here is shown with its position
         wanted = [f for f in findings if not _will_apply(f, options)]
-    located = spans(module, [f.node for f in wanted] + statements)
+    # One code generation pass locates everything: the findings shown, the
+    # statements their suppressions sit on, and the edits JSON/SARIF reports carry.
+    edited = [c.node for f in findings for c in f.changes] if options.want_edits else []
+    located = spans(module, [f.node for f in wanted] + statements + edited)
     kept: List[Finding] = []
     for finding in findings:
         span = located.get(id(finding.node), (0, 0, 0, 0))
@@ -109,7 +112,7 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
     if options.mode == "check":
         for f in chosen:
             f.applied = True
-        return Outcome(source, [_report(f, module, options) for f in kept])
+        return Outcome(source, [_report(f, module, options, located) for f in kept])
     new_module = module
     if chosen:
         changes = [change for f in chosen for change in f.changes]
@@ -127,7 +130,7 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
     if code != source and not _compiles(code) and (_compiles(source) or not _parses_with_libcst(code)):
         raise OutputDoesNotParse("the migrated code does not parse; the file is left unchanged")
 
-    reports = [_report(f, module, options) for f in kept]
+    reports = [_report(f, module, options, located) for f in kept]
     return Outcome(code, reports)
 
 
@@ -156,7 +159,7 @@ def _parses_with_libcst(code: str) -> bool:
         return False
 
 
-def _report(finding: Finding, module: cst.Module, options: Options) -> Report:
+def _report(finding: Finding, module: cst.Module, options: Options, located) -> Report:
     report = Report(
         rule=finding.rule_id,
         message=finding.message,
@@ -170,7 +173,6 @@ def _report(finding: Finding, module: cst.Module, options: Options) -> Report:
         suggestion=finding.suggestion,
     )
     if options.want_edits and finding.changes:
-        located = spans(module, [c.node for c in finding.changes])
         for change in finding.changes:
             start_line, start_column, end_line, end_column = located.get(id(change.node), (0, 0, 0, 0))
             try:
