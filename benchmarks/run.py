@@ -1,132 +1,262 @@
-"""Benchmarks for migrate-tpu: ratios against baselines, measured in one run.
+"""Benchmarks for migrate-tpu on real and generated trees, every ratio measured in one run.
 
-Targets (see benchmarks/README.md):
-- no-TPU tree (CPython's stdlib): `migrate-tpu diff` within 3x a plain read+regex loop;
-- all-TF tree (generated TF 2.1 files): `migrate-tpu diff` within 1.0x one process doing
-  a bare `libcst.parse_module(...).code` over the same files;
-- startup: `migrate-tpu --version` under 0.2 s;
-- memory: peak RSS of any process under 300 MB on the all-TF tree;
-- warm re-run with the cache near the no-TPU floor (when the cache exists);
-- tf_upgrade_v2 on the all-TF tree, for comparison (when TF 2.21's env exists).
+Trees (each skipped, with the reason printed, when it cannot be had):
+- models:     the Python files of tf-models-official 2.2.2 (TensorFlow's official models,
+              a 2020 release: TF 2.1/2.2-era code, some of it TPU code), from
+              `pip download --no-deps`, cached outside the repository;
+- tensorflow: the Python files of an installed `tensorflow` package (TF 2.21 from
+              `scripts/tf-envs` by default): thousands of files and no TF 2.1 API, a test
+              of scale and of over-reach;
+- stdlib:     CPython's standard library: no TensorFlow at all;
+- alltf:      generated TF 2.1 TPU modules (benchmarks/generate.py): every file needs work.
 
-Usage: python benchmarks/run.py [--files N] [--keep DIR]
-Exit status 1 when a target is missed.
+Per tree: the read+regex floor (one process), a bare `libcst.parse_module(...).code` over
+every file at the same process count as the tool, `migrate-tpu diff` cold (no cache) and
+warm (second run through the cache), `migrate-tpu check` cold with the files it parsed
+versus the files with findings (the prefilter's precision), and the peak RSS of the
+tool's process tree. Then a scaling table (speed-up and efficiency by process count).
+
+Usage:
+    python benchmarks/run.py [--trees models,tensorflow,stdlib,alltf] [--jobs N]
+                             [--scaling 1,2,4,8,16] [--files 300] [--keep DIR]
+                             [--tensorflow DIR] [--tf-upgrade]
+
+The cache of downloaded trees is $MIGRATE_TPU_BENCH_CACHE (default
+~/.cache/migrate-tpu/bench). Exit status 1 when a target is missed.
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
+import json
 import os
-import re
-import resource
 import shutil
 import subprocess
 import sys
 import sysconfig
 import tempfile
 import time
+import zipfile
 from pathlib import Path
+from typing import Dict, List, Optional
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from generate import tf21_tree  # noqa: E402
 
-
-def timed(command, cwd=None, env=None):
-    start = time.perf_counter()
-    result = subprocess.run(command, cwd=cwd, env=env, capture_output=True)
-    elapsed = time.perf_counter() - start
-    return elapsed, result
+MODELS_RELEASE = "tf-models-official==2.2.2"
+ENVS = Path(os.environ.get("MIGRATE_TPU_ENVS", Path.home() / ".cache/migrate-tpu/envs"))
+CACHE = Path(os.environ.get("MIGRATE_TPU_BENCH_CACHE", Path.home() / ".cache/migrate-tpu/bench"))
 
 
-def peak_child_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+class Run:
+    def __init__(self, elapsed: float, cpu: float, returncode: int, stdout: bytes, stderr: bytes, peak_mb: float) -> None:
+        self.elapsed = elapsed
+        self.cpu = cpu
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+        self.peak_mb = peak_mb
 
 
-def baseline_regex(root: Path) -> float:
-    code = (
-        "import re, sys, pathlib\n"
-        "pattern = re.compile(rb'experimental_run_v2')\n"
-        "hits = 0\n"
-        "for p in pathlib.Path(sys.argv[1]).rglob('*.py'):\n"
-        "    hits += pattern.search(p.read_bytes()) is not None\n"
-    )
-    return timed([sys.executable, "-c", code, str(root)])[0]
+def measure(command: List[str], cwd: Optional[Path] = None) -> Run:
+    """Wall time, CPU time and the peak RSS of the command's whole process tree.
+
+    ``wait4`` reports the CPU time of the child and every descendant it waited
+    for, and the largest resident set among them (Linux), so worker processes
+    are counted. CPU time is the steadier number on a shared machine.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err)
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        cpu = usage.ru_utime + usage.ru_stime
+        return Run(elapsed, cpu, process.returncode, out.read(), err.read(), usage.ru_maxrss / 1024.0)
 
 
-def baseline_parse(root: Path) -> float:
-    code = (
-        "import sys, pathlib, libcst\n"
-        "for p in sorted(pathlib.Path(sys.argv[1]).rglob('*.py')):\n"
-        "    libcst.parse_module(p.read_bytes()).code\n"
-    )
-    return timed([sys.executable, "-c", code, str(root)])[0]
+def best(command: List[str], repeat: int, cwd: Optional[Path] = None) -> Run:
+    runs = [measure(command, cwd) for _ in range(max(1, repeat))]
+    return min(runs, key=lambda run: run.elapsed)
 
 
-def stdlib_copy(target: Path) -> Path:
-    source = Path(sysconfig.get_paths()["stdlib"])
-    shutil.copytree(source, target, ignore=shutil.ignore_patterns("site-packages", "__pycache__", "*.pyc"), symlinks=True)
-    return target
+_FLOOR = (
+    "import re, sys, pathlib\n"
+    "pattern = re.compile(rb'experimental_run_v2')\n"
+    "hits = 0\n"
+    "for p in pathlib.Path(sys.argv[1]).rglob('*.py'):\n"
+    "    hits += pattern.search(p.read_bytes()) is not None\n"
+)
+
+# A bare LibCST round trip of every file, at a given process count (1: no pool);
+# workers are forked, as the tool's are.
+_BARE = r"""
+import multiprocessing, pathlib, sys
+import libcst
+
+def one(path):
+    try:
+        return int(libcst.parse_module(pathlib.Path(path).read_bytes()).code is not None)
+    except Exception:
+        return 0
+
+if __name__ == "__main__":
+    sys.setrecursionlimit(6000)
+    paths = sorted(str(p) for p in pathlib.Path(sys.argv[1]).rglob("*.py"))
+    jobs = int(sys.argv[2])
+    if jobs == 1:
+        done = sum(map(one, paths))
+    else:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            done = sum(pool.imap_unordered(one, paths, chunksize=4))
+    print(done, len(paths))
+"""
 
 
-def tool(args, cwd):
-    return timed([sys.executable, "-m", "migrate_tpu", *args], cwd=cwd)
+def floor(root: Path, repeat: int) -> Run:
+    return best([sys.executable, "-c", _FLOOR, str(root)], repeat)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--files", type=int, default=300)
-    parser.add_argument("--keep", type=Path, default=None)
-    options = parser.parse_args()
+def bare(root: Path, jobs: int, repeat: int = 1) -> Run:
+    return best([sys.executable, "-c", _BARE, str(root), str(jobs)], repeat)
 
-    work = Path(tempfile.mkdtemp(prefix="migrate-tpu-bench-")) if options.keep is None else options.keep
-    work.mkdir(parents=True, exist_ok=True)
+
+def tool(args: List[str], cwd: Path, repeat: int = 1) -> Run:
+    return best([sys.executable, "-m", "migrate_tpu", *args], repeat, cwd)
+
+
+# ---------------------------------------------------------------------------- trees
+
+
+def copy_python_files(source: Path, target: Path) -> int:
+    count = 0
+    for path in source.rglob("*.py"):
+        if "__pycache__" in path.parts or "site-packages" in path.relative_to(source).parts:
+            continue
+        if not path.is_file():
+            continue
+        destination = target / path.relative_to(source)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, destination)
+        count += 1
+    return count
+
+
+def get_models(target: Path) -> str:
+    """tf-models-official's Python files, from a wheel cached outside the repository."""
+    if target.exists():
+        return ""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    name = MODELS_RELEASE.replace("-", "_").replace("==", "-")
+    wheels = sorted(CACHE.glob(f"{name}-*.whl"))
+    if not wheels:
+        download = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", MODELS_RELEASE, "-d", str(CACHE)],
+            capture_output=True,
+        )
+        wheels = sorted(CACHE.glob(f"{name}-*.whl"))
+        if download.returncode != 0 or not wheels:
+            return f"`pip download {MODELS_RELEASE}` failed: {download.stderr.decode(errors='replace').strip()[-300:]}"
+    with zipfile.ZipFile(wheels[0]) as wheel:
+        for member in wheel.namelist():
+            if member.endswith(".py"):
+                wheel.extract(member, target)
+    return ""
+
+
+def find_tensorflow(explicit: Optional[Path]) -> Optional[Path]:
+    if explicit is not None:
+        return explicit if explicit.is_dir() else None
+    preferred = ENVS / "tf2.21" / "lib" / "python3.11" / "site-packages" / "tensorflow"
+    if preferred.is_dir():
+        return preferred
+    for candidate in sorted(glob.glob(str(ENVS / "*" / "lib" / "python*" / "site-packages" / "tensorflow")), reverse=True):
+        return Path(candidate)
+    import importlib.util
+
+    spec = importlib.util.find_spec("tensorflow")  # located, never imported
+    if spec is not None and spec.submodule_search_locations:
+        return Path(list(spec.submodule_search_locations)[0])
+    return None
+
+
+def get_tree(name: str, work: Path, options) -> str:
+    """Make ``work/name``; return why it could not be made, or ''."""
+    target = work / name
+    if name == "models":
+        return get_models(target)
+    if target.exists():
+        return ""
+    if name == "tensorflow":
+        source = find_tensorflow(options.tensorflow)
+        if source is None:
+            return "no installed tensorflow package (run scripts/tf-envs, or pass --tensorflow DIR)"
+        copy_python_files(source, target)
+        return ""
+    if name == "stdlib":
+        copy_python_files(Path(sysconfig.get_paths()["stdlib"]), target)
+        return ""
+    if name == "alltf":
+        tf21_tree(target, files=options.files)
+        return ""
+    return f"unknown tree {name!r}"
+
+
+# ---------------------------------------------------------------------------- measurements
+
+
+def findings_files(run: Run) -> Dict[str, object]:
+    report = json.loads(run.stdout)
+    with_findings = {entry["path"] for entry in report["findings"]}
+    summary = report["summary"]
+    return {
+        "files": summary["files"],
+        "parsed": summary["parsed"],
+        "with_findings": len(with_findings),
+        "findings": summary["findings"],
+        "errors": summary["errors"],
+        "by_rule": summary["by_rule"],
+    }
+
+
+def bench_tree(name: str, work: Path, jobs: int, repeat: int) -> Dict[str, object]:
+    root = work / name
+    files = sum(1 for _ in root.rglob("*.py"))
+    size = sum(p.stat().st_size for p in root.rglob("*.py"))
+    cache = work / f".cache-{name}"
+    shutil.rmtree(cache, ignore_errors=True)
+    row: Dict[str, object] = {"tree": name, "files": files, "mb": size / 1e6}
+    row["floor"] = floor(root, max(3, repeat))
+    row["bare"] = bare(root, jobs, repeat)
+    common = ["--no-gitignore", "--no-progress", "-j", str(jobs)]
+    cold = tool(["diff", name, *common, "--no-cache"], work, repeat)
+    if cold.returncode not in (0, 1):
+        raise SystemExit(f"{name}: migrate-tpu diff failed ({cold.returncode}):\n{cold.stderr.decode()[-2000:]}")
+    row["cold"] = cold
+    row["diff_bytes"] = len(cold.stdout)
+    tool(["diff", name, *common, "--cache-dir", str(cache)], work)  # fills the cache
+    row["warm"] = tool(["diff", name, *common, "--cache-dir", str(cache)], work, repeat)
+    check = tool(["check", name, *common, "--no-cache", "--format", "json"], work, repeat)
+    row["check"] = check
+    row.update(findings_files(check))
+    shutil.rmtree(cache, ignore_errors=True)
+    return row
+
+
+def scaling(name: str, work: Path, counts: List[int], repeat: int) -> List[Dict[str, Run]]:
     rows = []
-    failures = []
+    for jobs in counts:
+        cold = tool(["diff", name, "--no-gitignore", "--no-progress", "--no-cache", "-j", str(jobs)], work, repeat)
+        rows.append({"jobs": jobs, "tool": cold, "bare": bare(work / name, jobs, repeat)})
+    return rows
 
-    def record(name, value, unit, target=None, ok=None):
-        rows.append((name, value, unit, target))
-        if ok is False:
-            failures.append(name)
 
-    # Startup.
-    startups = [tool(["--version"], work)[0] for _ in range(5)]
-    startup = min(startups)
-    record("startup `--version` (best of 5)", startup, "s", "< 0.2 s", startup < 0.2)
-
-    # No-TPU tree.
-    stdlib = work / "stdlib"
-    if not stdlib.exists():
-        stdlib_copy(stdlib)
-    files = sum(1 for _ in stdlib.rglob("*.py"))
-    floor = min(baseline_regex(stdlib) for _ in range(3))
-    no_cache = ["--no-cache"] if b"--no-cache" in tool(["diff", "--help"], work)[1].stdout else []
-    cold, result = tool(["diff", "stdlib", "--no-gitignore", *no_cache], work)
-    if result.returncode == 2:
-        print(result.stderr.decode()[-2000:])
-    ratio = cold / floor
-    record(f"no-TPU tree ({files} files): read+regex loop", floor, "s")
-    record("no-TPU tree: migrate-tpu diff", cold, "s")
-    record("no-TPU tree: ratio", ratio, "x", "<= 3.0", ratio <= 3.0)
-
-    # All-TF tree.
-    tftree = work / "tf21"
-    if not tftree.exists():
-        tf21_tree(tftree, files=options.files)
-    bare = baseline_parse(tftree)
-    before = peak_child_rss_mb()
-    full, result = tool(["diff", "tf21", *no_cache], work)
-    rss = peak_child_rss_mb()
-    assert result.returncode == 1, result.stderr.decode()[-2000:]
-    changed = result.stdout.count(b"\n+++ b/") + result.stdout.startswith(b"+++ b/")
-    ratio_tf = full / bare
-    record(f"all-TF tree ({options.files} files): bare libcst parse+code, 1 process", bare, "s")
-    record("all-TF tree: migrate-tpu diff (default jobs)", full, "s")
-    record("all-TF tree: ratio", ratio_tf, "x", "<= 1.0", ratio_tf <= 1.0)
-    record("all-TF tree: files shown changed", changed, "files")
-    record("peak RSS of any process", rss, "MB", "< 300 MB", rss < 300)
-
-    # Scaling within one file: 4x the code should take about 4x the time.
+def growth_in_one_file() -> float:
+    """4x the code in one file should take about 4x the time (no quadratic step)."""
     unit = (
         "import tensorflow as tf\nstrategy = tf.distribute.experimental.TPUStrategy(resolver)\n"
         "step = tf.function(lambda v: v * 2)\nout = strategy.experimental_run_v2(step, args=(x,))\n"
@@ -135,39 +265,132 @@ def main() -> int:
         "import sys, time\nfrom migrate_tpu.codemod.api import migrate\n"
         "source = sys.stdin.read()\nstart = time.perf_counter(); migrate(source); print(time.perf_counter() - start)\n"
     )
-    small = float(subprocess.run([sys.executable, "-c", code], input=(unit * 250).encode(), capture_output=True, check=True).stdout)
-    large = float(subprocess.run([sys.executable, "-c", code], input=(unit * 1000).encode(), capture_output=True, check=True).stdout)
-    growth = large / small
-    record("one file: 4x the code (1,000 vs 250 blocks), time ratio", growth, "x", "<= 6 (linear: 4)", growth <= 6.0)
 
-    # Warm re-run through the cache, when the tool has one.
-    if no_cache:
-        tool(["diff", "tf21"], work)
-        warm, _ = tool(["diff", "tf21"], work)
-        record("all-TF tree: warm re-run (cache)", warm, "s")
-        record("warm re-run / no-TPU floor per file", (warm / options.files) / (floor / files), "x")
+    def seconds(blocks: int) -> float:
+        done = subprocess.run([sys.executable, "-c", code], input=(unit * blocks).encode(), capture_output=True, check=True)
+        return float(done.stdout)
 
-    # tf_upgrade_v2 on the same tree, when TF 2.21's environment exists.
-    envs = Path(os.environ.get("MIGRATE_TPU_ENVS", Path.home() / ".cache/migrate-tpu/envs"))
-    upgrader = envs / "tf2.21" / "bin" / "tf_upgrade_v2"
-    if upgrader.exists():
-        out = work / "tf21-upgraded"
-        shutil.rmtree(out, ignore_errors=True)
-        upgrade, result = timed([str(upgrader), "--intree", str(tftree), "--outtree", str(out), "--reportfile", str(work / "report.txt")])
-        record("tf_upgrade_v2 on the all-TF tree", upgrade, "s")
-        record("tf_upgrade_v2 / migrate-tpu diff", upgrade / full, "x")
-    else:
-        record("tf_upgrade_v2", float("nan"), "(TF 2.21 env absent: run scripts/tf-envs)")
+    return seconds(1000) / seconds(250)
 
-    width = max(len(r[0]) for r in rows)
-    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}")
-    for name, value, unit, target in rows:
-        shown = f"{value:.3f}" if isinstance(value, float) else str(value)
-        print(f"{name:<{width}}  {shown:>9} {unit:<6} {('target ' + target) if target else ''}")
+
+# ---------------------------------------------------------------------------- report
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--trees", default="models,tensorflow,stdlib,alltf")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="process count for the tool and the bare parse")
+    parser.add_argument("--scaling", default=None, help="process counts for the scaling table (default: 1 and --jobs)")
+    parser.add_argument("--scaling-tree", default="alltf")
+    parser.add_argument("--files", type=int, default=300, help="files in the generated all-TF tree")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per measurement; the best is kept")
+    parser.add_argument("--keep", type=Path, default=None, help="work folder to keep (and reuse) the trees in")
+    parser.add_argument("--tensorflow", type=Path, default=None, help="an installed tensorflow package folder")
+    parser.add_argument("--tf-upgrade", action="store_true", help="also time tf_upgrade_v2 on the all-TF tree")
+    options = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="migrate-tpu-bench-")) if options.keep is None else options.keep.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    jobs = options.jobs
+    failures: List[str] = []
+    lines: List[str] = []
+
+    def say(text: str = "") -> None:
+        print(text, flush=True)
+        lines.append(text)
+
+    def target(name: str, value: float, limit: float) -> str:
+        ok = value <= limit
+        if not ok:
+            failures.append(name)
+        return f"target <= {limit:g}: {'met' if ok else 'MISSED'}"
+
+    from importlib.metadata import version
+
+    say(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}, Python {sys.version.split()[0]}, "
+        f"LibCST {version('libcst')}; tool and bare parse at {jobs} process(es)")
+    startup = tool(["--version"], work, 5).elapsed
+    say(f"startup `migrate-tpu --version` (best of 5): {startup:.3f} s")
+    say()
+
+    results = {}
+    for name in [t.strip() for t in options.trees.split(",") if t.strip()]:
+        why = get_tree(name, work, options)
+        if why:
+            say(f"{name}: SKIPPED: {why}")
+            continue
+        row = bench_tree(name, work, jobs, options.repeat)
+        results[name] = row
+        fl, cold = row["floor"], row["cold"]
+        say(f"{name}: {row['files']} files, {row['mb']:.1f} MB   (wall s / CPU s of the whole process tree)")
+        for label, run in (
+            ("read+regex floor, 1 process", fl),
+            (f"bare LibCST parse+code, {jobs} proc", row["bare"]),
+            ("migrate-tpu diff, cold", cold),
+            ("migrate-tpu diff, warm (cache)", row["warm"]),
+            ("migrate-tpu check, cold", row["check"]),
+        ):
+            say(f"  {label:<34} {run.elapsed:8.3f} / {run.cpu:8.3f}   {run.elapsed / fl.elapsed:7.2f}x floor"
+                f"   {run.elapsed / row['bare'].elapsed:5.2f}x bare   peak {run.peak_mb:4.0f} MB")
+        precision = row["with_findings"] / row["parsed"] if row["parsed"] else 1.0
+        say(f"  parsed {row['parsed']} of {row['files']} files; {row['with_findings']} with findings (precision {precision:.2f}); "
+            f"{row['findings']} findings, {row['errors']} errors")
+        say(f"  by rule: {row['by_rule']}")
+        say()
+
+    say("targets:")
+    if "models" in results:
+        row = results["models"]
+        ratio = row["cold"].elapsed / row["floor"].elapsed
+        say(f"  models: diff cold / floor = {ratio:.2f}x  " + target("models ratio", ratio, 5.0))
+    if "stdlib" in results:
+        row = results["stdlib"]
+        ratio = row["cold"].elapsed / row["floor"].elapsed
+        say(f"  stdlib: diff cold / floor = {ratio:.2f}x  " + target("stdlib ratio", ratio, 3.0))
+    if results:
+        peak = max(max(row["cold"].peak_mb, row["check"].peak_mb) for row in results.values())
+        say(f"  peak RSS of the tool's process tree: {peak:.0f} MB  " + target("peak RSS", peak, 300.0))
+
+    counts = [int(c) for c in (options.scaling or f"1,{jobs}").split(",")]
+    counts = sorted(set(counts))
+    if options.scaling_tree in results:
+        table = scaling(options.scaling_tree, work, counts, options.repeat)
+        one = next((r for r in table if r["jobs"] == 1), None)
+        if one is not None:
+            wall = one["tool"].elapsed / one["bare"].elapsed
+            cpu = one["tool"].cpu / one["bare"].cpu
+            # Both sides run in one process: CPU seconds are the fair measure on a shared machine.
+            say(f"  {options.scaling_tree}: one worker, diff cold / bare parse+code in one process = {wall:.2f}x wall, {cpu:.2f}x CPU  "
+                + target("one-worker ratio (CPU)", cpu, 1.0))
+        say()
+        say(f"scaling on {options.scaling_tree} ({os.cpu_count()} cores on this machine; wall seconds):")
+        say("| processes | migrate-tpu diff (s) | CPU (s) | speed-up | efficiency | bare parse+code (s) | CPU (s) | speed-up | tool / bare |")
+        say("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for r in table:
+            up = one["tool"].elapsed / r["tool"].elapsed if one else float("nan")
+            bare_up = one["bare"].elapsed / r["bare"].elapsed if one else float("nan")
+            say(f"| {r['jobs']} | {r['tool'].elapsed:.2f} | {r['tool'].cpu:.2f} | {up:.2f} | {up / r['jobs']:.2f} "
+                f"| {r['bare'].elapsed:.2f} | {r['bare'].cpu:.2f} | {bare_up:.2f} | {r['tool'].elapsed / r['bare'].elapsed:.2f} |")
+        say("(speed-up means something only on an idle machine: CPU seconds show the work, wall seconds the contention)")
+        say()
+
+    growth = growth_in_one_file()
+    say(f"one file, 4x the code (1,000 vs 250 blocks): {growth:.2f}x time  " + target("linear growth", growth, 6.0))
+
+    if options.tf_upgrade and "alltf" in results:
+        upgrader = ENVS / "tf2.21" / "bin" / "tf_upgrade_v2"
+        if upgrader.exists():
+            out = work / "alltf-upgraded"
+            shutil.rmtree(out, ignore_errors=True)
+            run = measure([str(upgrader), "--intree", str(work / "alltf"), "--outtree", str(out), "--reportfile", str(work / "report.txt")])
+            say(f"tf_upgrade_v2 on the all-TF tree: {run.elapsed:.2f} s ({run.elapsed / results['alltf']['cold'].elapsed:.1f}x migrate-tpu diff)")
+        else:
+            say("tf_upgrade_v2: SKIPPED: TF 2.21 environment absent (run scripts/tf-envs)")
+
     if failures:
-        print("MISSED:", ", ".join(failures))
+        say("MISSED: " + ", ".join(failures))
         return 1
-    print("all targets met")
+    say("all targets met")
     return 0
 
 

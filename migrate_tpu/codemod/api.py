@@ -18,7 +18,7 @@ import libcst as cst
 from migrate_tpu.codemod.analysis import Analysis
 from migrate_tpu.codemod.findings import Report
 from migrate_tpu.codemod.options import Options
-from migrate_tpu.codemod.edits import add_imports, apply_changes, drop_unused_imports
+from migrate_tpu.codemod.edits import add_imports, apply_changes, drop_unused_imports, splice_code, statement_starts
 from migrate_tpu.codemod.positions import spans
 from migrate_tpu.codemod.rule import Finding, Safety, select_rules
 
@@ -86,7 +86,10 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
         wanted = findings
     else:  # only what cannot be fixed here is shown with its position
         wanted = [f for f in findings if not _will_apply(f, options)]
-    located = spans(module, [f.node for f in wanted] + statements)
+    # One code generation pass locates everything: the findings shown, the
+    # statements their suppressions sit on, and the edits JSON/SARIF reports carry.
+    edited = [c.node for f in findings for c in f.changes] if options.want_edits else []
+    located = spans(module, [f.node for f in wanted] + statements + edited)
     kept: List[Finding] = []
     for finding in findings:
         span = located.get(id(finding.node), (0, 0, 0, 0))
@@ -109,7 +112,7 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
     if options.mode == "check":
         for f in chosen:
             f.applied = True
-        return Outcome(source, [_report(f, module, options) for f in kept])
+        return Outcome(source, [_report(f, module, options, located) for f in kept])
     new_module = module
     if chosen:
         changes = [change for f in chosen for change in f.changes]
@@ -117,17 +120,29 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
         new_module = add_imports(new_module, [spec for f in chosen for spec in f.imports])
         for f in chosen:
             f.applied = True
-    code = new_module.code if chosen else source
+    starts: List[Optional[List[int]]] = []
+    code = _code(module, new_module, source, starts) if chosen else source
     released = [name for f in chosen for name in f.releases]
     if released:
         trimmed = drop_unused_imports(new_module, code, released)
         if trimmed is not None:
-            code = trimmed.code
+            code = _code(module, trimmed, source, starts)
     if code != source and not _compiles(code) and (_compiles(source) or not _parses_with_libcst(code)):
         raise OutputDoesNotParse("the migrated code does not parse; the file is left unchanged")
 
-    reports = [_report(f, module, options) for f in kept]
+    reports = [_report(f, module, options, located) for f in kept]
     return Outcome(code, reports)
+
+
+def _code(module: cst.Module, new_module: cst.Module, source: str, starts: list) -> str:
+    """The new module's code: only changed top-level statements are generated where possible.
+
+    ``starts`` keeps the original statements' offsets between calls (computed once).
+    """
+    if not starts:
+        starts.append(statement_starts(module, source))
+    spliced = splice_code(module, new_module, source, starts[0]) if starts[0] is not None else None
+    return new_module.code if spliced is None else spliced
 
 
 def _will_apply(finding: Finding, options: Options) -> bool:
@@ -144,7 +159,7 @@ def _parses_with_libcst(code: str) -> bool:
         return False
 
 
-def _report(finding: Finding, module: cst.Module, options: Options) -> Report:
+def _report(finding: Finding, module: cst.Module, options: Options, located) -> Report:
     report = Report(
         rule=finding.rule_id,
         message=finding.message,
@@ -158,7 +173,6 @@ def _report(finding: Finding, module: cst.Module, options: Options) -> Report:
         suggestion=finding.suggestion,
     )
     if options.want_edits and finding.changes:
-        located = spans(module, [c.node for c in finding.changes])
         for change in finding.changes:
             start_line, start_column, end_line, end_column = located.get(id(change.node), (0, 0, 0, 0))
             try:

@@ -8,6 +8,7 @@ module's leading imports.
 
 from __future__ import annotations
 
+import ast
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -156,3 +157,111 @@ def drop_unused_imports(module: cst.Module, code: str, names: Iterable[str]) -> 
             changed = True
             break
     return module.with_changes(body=body) if changed else None
+
+
+def statement_starts(module: cst.Module, source: str) -> Optional[List[int]]:
+    """Offset in ``source`` where each top-level statement's text begins, and where the footer does.
+
+    The line of each statement's first token comes from the standard library's
+    parser (about ten times cheaper than a LibCST code generation); the statement's
+    text begins its leading comment and blank lines earlier. Each start is checked:
+    the first token sits at column 0 of that line and the text just before it is
+    exactly the statement's leading lines as LibCST generates them. None when
+    anything does not line up: the caller then generates the whole module.
+    """
+    try:
+        tree = compile(source, "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    line_starts = [0, 0]  # line_starts[n]: offset of line n (1-based)
+    find = source.find
+    at = find("\n")
+    while at >= 0:
+        line_starts.append(at + 1)
+        at = find("\n", at + 1)
+    nodes = tree.body
+    starts = []
+    index = 0
+    for statement in module.body:
+        if index >= len(nodes):
+            return None
+        node = nodes[index]
+        leading = list(statement.leading_lines)
+        decorators = getattr(statement, "decorators", ())
+        if decorators:
+            if not getattr(node, "decorator_list", None):
+                return None
+            line = node.decorator_list[0].lineno
+            leading += decorators[0].leading_lines
+        else:
+            if node.col_offset != 0:
+                return None
+            line = node.lineno
+        if line >= len(line_starts):
+            return None
+        first_token = line_starts[line]
+        if decorators and not source.startswith("@", first_token):
+            return None
+        text = "".join(module.code_for_node(empty) for empty in leading)
+        start = first_token - len(text)
+        if start < 0 or not source.startswith(text, start):
+            return None
+        starts.append(start)
+        index += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+    if index != len(nodes):
+        return None
+    footer = "".join(module.code_for_node(empty) for empty in module.footer)
+    end = len(source) - len(footer)
+    if not source.endswith(footer) or any(a > b for a, b in zip(starts, starts[1:] + [end])):
+        return None
+    return starts + [end]
+
+
+def splice_code(old: cst.Module, new: cst.Module, source: str, starts: Optional[List[int]] = None) -> Optional[str]:
+    """``new.code``, generating only the top-level statements that changed.
+
+    ``new`` must come from ``old`` (parsed from ``source``) by replacing, inserting
+    or removing top-level statements; every statement it shares with ``old`` is the
+    same object, and is copied from ``source``. ``starts``: what
+    ``statement_starts(old, source)`` returned, when the caller has it. Returns
+    None where this does not apply (the caller generates the whole module).
+    """
+    if (
+        list(new.header) != list(old.header)  # CST nodes compare by identity
+        or list(new.footer) != list(old.footer)
+        or not old.has_trailing_newline
+        or not new.has_trailing_newline
+        or new.default_newline != old.default_newline
+        or new.default_indent != old.default_indent
+        or "\r" in source.replace("\r\n", "")  # lone carriage returns: lines counted differently
+    ):
+        return None
+    position = {id(statement): index for index, statement in enumerate(old.body)}
+    kept = [position.get(id(statement)) for statement in new.body]
+    previous = -1
+    for index in kept:
+        if index is not None:
+            if index <= previous:
+                return None
+            previous = index
+    if starts is None:
+        starts = statement_starts(old, source)
+    if starts is None:
+        return None
+    # Each run of new statements replaces the old ones between two kept statements.
+    pieces: List[str] = []
+    copied_to = 0
+    inserted: List[cst.CSTNode] = []
+    next_old = 0
+    for statement, index in list(zip(new.body, kept)) + [(None, len(old.body))]:
+        if index is None:
+            inserted.append(statement)
+            continue
+        if inserted or index > next_old:
+            pieces.append(source[copied_to : starts[next_old]])
+            pieces.extend(new.code_for_node(s) for s in inserted)
+            copied_to = starts[index]
+            inserted = []
+        next_old = index + 1
+    pieces.append(source[copied_to:])
+    return "".join(pieces)

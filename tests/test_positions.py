@@ -1,0 +1,107 @@
+"""codemod/positions.py drives LibCST's private code generation state (``CodegenState``).
+
+Its spans must equal those of LibCST's public ``PositionProvider`` for every kind of
+node, with the LibCST that is installed: a release that changes the private
+interface fails here at once. pyproject.toml bounds LibCST to the range tested
+(see benchmarks/README.md, "LibCST versions", for running against the newest).
+"""
+
+from __future__ import annotations
+
+import sysconfig
+from importlib.metadata import version
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from migrate_tpu.codemod.positions import spans
+
+SOURCE = '''"""Doc."""
+import tensorflow as tf
+
+
+@tf.function(  # a decorator over lines
+    jit_compile=True)
+def step(x, *, scale=2.0):
+    with strategy.scope():
+        y = (x
+             + 1)  # parenthesized
+    return strategy.experimental_run_v2(lambda v: v * scale, args=(y,))
+
+
+class Model(tf.keras.Model):
+    """Docstring."""
+
+    def call(self, inputs, training=None):
+        if training:
+            return [i for i in inputs if i]
+        return {"a": inputs, **extra}
+'''
+
+
+class _Every(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.nodes = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.nodes.append(node)
+        return True
+
+
+def _public_spans(source: str):
+    wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+    collector = _Every()
+    wrapper.visit(collector)
+    positions = wrapper.resolve(PositionProvider)
+    return wrapper.module, collector.nodes, positions
+
+
+# Known, deliberate difference: a block (a compound statement and its clauses) ends
+# here after its last line's newline, where LibCST's provider ends it at the last
+# token, and an indented block starts at its colon's newline. Their starts still match.
+_BLOCKS = tuple(
+    getattr(cst, name) for name in ("BaseCompoundStatement", "Else", "ExceptHandler", "ExceptStarHandler", "Finally") if hasattr(cst, name)
+)
+
+
+def _want(position):
+    return (position.start.line, position.start.column, position.end.line, position.end.column)
+
+
+def _same(source: str) -> int:
+    module, nodes, positions = _public_spans(source)
+    ours = spans(module, nodes)
+    for node in nodes:
+        if isinstance(node, cst.IndentedBlock):
+            continue
+        want = _want(positions[node])
+        got = ours[id(node)]
+        if isinstance(node, _BLOCKS):
+            got, want = got[:2], want[:2]
+        assert got == want, (type(node).__name__, module.code_for_node(node)[:60], got, want)
+    return len(nodes)
+
+
+def test_every_node_matches_libcst_positions():
+    assert _same(SOURCE) > 150
+
+
+def test_a_real_module_matches_libcst_positions():
+    source = (Path(sysconfig.get_paths()["stdlib"]) / "textwrap.py").read_text(encoding="utf-8")
+    assert _same(source) > 1000
+
+
+def test_a_few_nodes_stop_early_and_still_match():
+    module, nodes, positions = _public_spans(SOURCE)
+    wanted = [n for n in nodes if isinstance(n, (cst.Call, cst.Decorator))][:3]
+    ours = spans(module, wanted)
+    assert set(ours) == {id(n) for n in wanted}
+    for node in wanted:
+        assert ours[id(node)] == _want(positions[node])
+
+
+def test_installed_libcst_is_in_the_declared_range():
+    """The range in pyproject.toml is the one these tests ran against."""
+    major, minor = (int(part) for part in version("libcst").split(".")[:2])
+    assert (1, 1) <= (major, minor) < (2, 0), version("libcst")
