@@ -49,7 +49,7 @@ def _set(owner, name, value):
 
 
 def _is_tpu_strategy(strategy):
-    if isinstance(strategy, emulation._EmulatedTPUStrategyBase):
+    if isinstance(strategy, emulation._EmulatedTPU):
         return True
     return type(strategy).__name__.startswith("TPUStrategy")
 

@@ -33,7 +33,7 @@ import sys
 import traceback
 import types
 
-from migrate_tpu.runtime import DEFAULT_REPLICAS, TF_API_CHOICES, real_tpu_reachable
+from migrate_tpu.runtime import DEFAULT_REPLICAS, TF_API_CHOICES, pod, real_tpu_reachable
 
 EXIT_USAGE = 2
 
@@ -46,7 +46,11 @@ def build_parser():
         description="Run a TensorFlow TPU script or notebook on ordinary devices, "
                     "with TPU semantics emulated over tf.distribute.")
     parser.add_argument("--replicas", type=int, default=None,
-                        help="number of emulated TPU cores (default {}: a v3-8)".format(DEFAULT_REPLICAS))
+                        help="number of emulated TPU cores, of all hosts (default {} per host: "
+                             "v3-8 hosts)".format(DEFAULT_REPLICAS))
+    parser.add_argument("--hosts", type=int, default=None,
+                        help="this process is one host of an emulated pod of HOSTS hosts; "
+                             "TF_CONFIG says which (worker task K is host K)")
     parser.add_argument("--tf-api", choices=TF_API_CHOICES, default=None,
                         help="TensorFlow API the code is written for (default: 2.1 on TF 2.1, "
                              "else 2.4); 2.1 adds the TF 2.1 names on a newer TensorFlow")
@@ -249,9 +253,27 @@ def prepare_environment(emulate):
     del emulate
 
 
-def setup(replicas=None, tf_api=None, emulation=True, quiet=False):
+def pod_task(hosts, environ=None):
+    """This host's index in a pod of ``hosts`` hosts, from ``TF_CONFIG``."""
+    env = os.environ if environ is None else environ
+    try:
+        config = json.loads(env.get("TF_CONFIG") or "{}")
+        workers = config["cluster"]["worker"]
+        task = config["task"]
+        index = int(task["index"])
+    except (ValueError, KeyError, TypeError):
+        raise ValueError("--hosts needs TF_CONFIG naming one worker task per host "
+                         "(`migrate-tpu run --hosts` sets it)")
+    if len(workers) != hosts or task.get("type") != "worker" or not 0 <= index < hosts:
+        raise ValueError("TF_CONFIG names {} workers and task {}; --hosts is {}".format(
+            len(workers), task, hosts))
+    return index
+
+
+def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None):
     """Import TensorFlow and switch on what was asked for.  Returns a description."""
     prepare_environment(emulation)
+    task = pod_task(hosts) if hosts else 0
     try:
         import tensorflow  # noqa: F401
     except ImportError as error:
@@ -266,7 +288,12 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False):
     if emulation:
         # Colab-era notebooks build the TPU address from this variable.
         os.environ.setdefault("COLAB_TPU_ADDR", "localhost:8470")
-        emu.configure_devices(replicas or DEFAULT_REPLICAS)
+        if hosts:
+            replicas = replicas or DEFAULT_REPLICAS * hosts
+            emu.configure_pod(hosts, task, replicas)
+            emu.configure_devices(replicas // hosts)
+        else:
+            emu.configure_devices(replicas or DEFAULT_REPLICAS)
         emu.install(tf_api=tf_api)
         text = emu.describe()
     else:
@@ -284,14 +311,17 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False):
 def main(argv=None):
     parser = build_parser()
     options = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    pod.watch_launcher()
     if options.replicas is not None and options.replicas < 1:
         parser.error("--replicas must be >= 1")
+    if options.hosts is not None and options.hosts < 1:
+        parser.error("--hosts must be >= 1")
     if not os.path.exists(options.script):
         sys.stderr.write("migrate-tpu run: {}: no such file\n".format(options.script))
         return EXIT_USAGE
     emulate = not options.no_emulation and not real_tpu_reachable()
     try:
-        setup(options.replicas, options.tf_api, emulate, options.quiet)
+        setup(options.replicas, options.tf_api, emulate, options.quiet, options.hosts)
     except ValueError as error:
         sys.stderr.write("migrate-tpu run: {}\n".format(error))
         return EXIT_USAGE

@@ -89,7 +89,7 @@ probe("graph_plain", lambda: values(tf.function(lambda: run(plain))(), strategy)
 if hasattr(strategy, "experimental_run_v2") and hasattr(strategy, "run"):
     probe("eager_plain_experimental_run_v2", lambda: values(strategy.experimental_run_v2(plain), strategy))
 
-mirrored = tf.distribute.MirroredStrategy(emulation.STATE.devices[:2])
+mirrored = tf.distribute.MirroredStrategy(emulation.local_devices()[:2])
 probe("mirrored_eager_plain", lambda: values(run_method(mirrored)(plain), mirrored))
 probe("mirrored_has_experimental_run_v2", lambda: hasattr(mirrored, "experimental_run_v2"))
 
