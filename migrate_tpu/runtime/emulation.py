@@ -104,6 +104,7 @@ class _State(object):
         self.connected = None      # resolver given to experimental_connect_to_cluster
         self.originals = []        # (module, name, value or _MISSING) for uninstall
         self.shared_gpu = False    # logical GPUs split from one physical GPU
+        self.pod_strategies = []   # emulated TPUStrategy objects of a pod host
 
 
 _MISSING = object()
@@ -760,6 +761,18 @@ class _EmulatedPodStrategyBase(_EmulatedTPU, _collective_strategy_class()):
         ordinals = [device_assignment.tpu_ordinal(r, 0)
                     for r in device_assignment.lookup_replicas(STATE.task_id, 0)]
         _spread_over(ext, ["{}/device:{}:{}".format(worker, STATE.device_type, i) for i in ordinals])
+        STATE.pod_strategies.append(self)
+
+
+def pod_barrier():
+    """Wait until every host got here (an all-reduce over the pod), so that hosts end
+    together: TensorFlow reports a host that ends early as a crashed peer."""
+    if not STATE.pod_strategies:
+        return
+    strategy = STATE.pod_strategies[-1]
+    with strategy.scope():
+        strategy.reduce(tf.distribute.ReduceOp.SUM,
+                        strategy.run(tf.function(lambda: tf.constant(1.0))), axis=None)
 
 
 def _strategy_run(self, fn, args=(), kwargs=None, options=None):

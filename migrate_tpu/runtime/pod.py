@@ -14,7 +14,7 @@ Supervision keeps the promise that no process outlives ``run``:
   when the pipe closes, which also happens when the launcher is killed with
   SIGKILL (see :func:`watch_launcher`);
 * the first host to fail, a ``timeout`` or Ctrl-C stops every other host:
-  SIGINT to its group, then SIGKILL after :data:`GRACE_SECONDS`.
+  SIGTERM to its group, then SIGKILL after :data:`GRACE_SECONDS`.
 
 Host 0's stdout and stderr are the launcher's own; the other hosts' lines are
 prefixed ``[host K] ``.  The exit status is the first failing host's (128+N for
@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 
-#: How long a stopped host may take to exit after SIGINT before it is killed.
+#: How long a stopped host may take to exit after SIGTERM before it is killed.
 GRACE_SECONDS = 3.0
 
 EXIT_TIMEOUT = 124
@@ -96,14 +96,34 @@ def watch_launcher(environ=None, label="migrate-tpu run"):
                 pass
         except OSError:
             pass
-        sys.stderr.write("{}: the launcher is gone; stopping\n".format(label))
-        sys.stderr.flush()
+        try:  # stderr may be a pipe to the launcher that is gone
+            sys.stderr.write("{}: the launcher is gone; stopping\n".format(label))
+            sys.stderr.flush()
+        except Exception:
+            pass
         _end_own_group()
 
     thread = threading.Thread(target=watch, name="migrate-tpu-launcher-watch")
     thread.daemon = True
     thread.start()
     return thread
+
+
+def wait_until_closed(addresses, timeout=10.0, poll=0.05):
+    """Wait (at most ``timeout`` seconds) until nothing listens at any ``host:port``
+    of ``addresses`` any more: the first host, which leads TensorFlow's
+    coordination service, ends after the others so that none reports it lost."""
+    deadline = time.time() + timeout
+    pending = list(addresses)
+    while pending and time.time() < deadline:
+        host, _, port = pending[0].rpartition(":")
+        try:
+            socket.create_connection((host, int(port)), timeout=1.0).close()
+        except (OSError, ValueError):
+            pending.pop(0)
+            continue
+        time.sleep(poll)
+    return not pending
 
 
 # --------------------------------------------------------------------------
@@ -138,10 +158,10 @@ def _signal_group(process, signum):
 
 
 def _stop(processes, say):
-    """SIGINT every running host's group, then SIGKILL what is left after the grace time."""
+    """SIGTERM every running host's group, then SIGKILL what is left after the grace time."""
     running = [(k, p) for k, p in enumerate(processes) if p.poll() is None]
     for _, process in running:
-        _signal_group(process, signal.SIGINT)
+        _signal_group(process, signal.SIGTERM)
     deadline = time.time() + GRACE_SECONDS
     for k, process in running:
         try:
@@ -203,6 +223,9 @@ def run_hosts(argvs, envs, timeout=None, label="migrate-tpu run", poll=0.05):
                 elif len(processes) > 1:
                     say("host {} exited with status {}".format(first, status))
                 break
+            for process, code in zip(processes, codes):
+                if code is not None:  # what a finished host started ends with it
+                    _signal_group(process, signal.SIGKILL)
             if all(code is not None for code in codes):
                 break
             if timeout is not None and time.time() - started > timeout:

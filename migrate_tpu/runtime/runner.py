@@ -325,4 +325,10 @@ def main(argv=None):
     except ValueError as error:
         sys.stderr.write("migrate-tpu run: {}\n".format(error))
         return EXIT_USAGE
-    return execute(options.script, options.args)
+    status = execute(options.script, options.args)
+    if status == 0 and options.hosts and options.hosts > 1 and emulate:
+        from migrate_tpu.runtime import emulation
+        emulation.pod_barrier()
+        if emulation.STATE.task_id == 0:
+            pod.wait_until_closed(emulation.pod_addresses()[1:])
+    return status
