@@ -478,6 +478,12 @@ class TPUClusterResolver(tf.distribute.cluster_resolver.ClusterResolver):
         self._task_type = job_name
         self._task_id = STATE.task_id
         self._rpc_layer = "grpc"
+        if not tpu and not (STATE.tf_api == "2.1" and tpu == ""):
+            # None (and from 2.2 on also ''): the TPU the environment announces
+            tpu = (os.environ.get("KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS") or
+                   os.environ.get("TPU_NAME") or None)
+            if tpu is None:
+                raise ValueError("Please provide a TPU Name to connect to.")
         if STATE.tf_api == "2.1":
             if tpu == "" or tpu == "local":
                 self._master = tpu
@@ -702,12 +708,14 @@ class _EmulatedTPU(object):
 class _EmulatedTPUStrategyBase(_EmulatedTPU, tf.distribute.MirroredStrategy):
     """One TPU host: a MirroredStrategy with one replica per emulated core of the assignment."""
 
+    _mirrored_class = tf.distribute.MirroredStrategy
+
     def _start_replicas(self, device_assignment):
         devices = local_devices()
         devices = [devices[device_assignment.tpu_ordinal(r, 0)]
                    for r in range(device_assignment.num_replicas)]
         cross_device_ops = tf.distribute.ReductionToOneDevice() if STATE.shared_gpu else None
-        tf.distribute.MirroredStrategy.__init__(self, devices=devices, cross_device_ops=cross_device_ops)
+        self._mirrored_class.__init__(self, devices=devices, cross_device_ops=cross_device_ops)
 
 
 def _collective_strategy_class():
@@ -867,6 +875,30 @@ class EmulatedPodTPUStrategyV2(_StableTPUStrategy, _EmulatedPodStrategyBase):
     """``tf.distribute.TPUStrategy`` (TF >= 2.3) on one host of an emulated pod."""
 
 
+class EmulatedTPUStrategyCompatV1(_EmulatedTPU, tf.compat.v1.distribute.MirroredStrategy):
+    """``tf.compat.v1.distribute.experimental.TPUStrategy`` on one emulated TPU host: the
+    TF1-style API (``experimental_run``, ``make_dataset_iterator``, ...) of a
+    ``compat.v1`` MirroredStrategy, with ``steps_per_run``."""
+
+    _tf_class_name = "TPUStrategyV1"
+    _mirrored_class = tf.compat.v1.distribute.MirroredStrategy
+
+    def __init__(self, tpu_cluster_resolver=None, steps_per_run=None, device_assignment=None):
+        if STATE.hosts > 1:
+            raise NotImplementedError(
+                "migrate_tpu.runtime: tf.compat.v1.distribute.experimental.TPUStrategy is emulated "
+                "on one host only; use tf.distribute.TPUStrategy on an emulated pod")
+        self._emulated_init(tpu_cluster_resolver, device_assignment)
+        self.extended.steps_per_run = steps_per_run or 1
+
+    _start_replicas = _EmulatedTPUStrategyBase.__dict__["_start_replicas"]
+
+    @property
+    def steps_per_run(self):
+        """DEPRECATED: use .extended.steps_per_run instead."""
+        return self.extended.steps_per_run
+
+
 def strategy_classes():
     """(experimental, stable) emulated TPUStrategy classes for this process: one host, or
     one host of a pod."""
@@ -1010,6 +1042,8 @@ def install(replicas=None, tf_api=None):
     for mod in _modules("distribute", v1=False):
         if getattr(mod, "TPUStrategy", None) is not None:
             _patch(mod, "TPUStrategy", stable)
+    _patch(getattr(getattr(getattr(tf.compat, "v1", None), "distribute", None), "experimental", None),
+           "TPUStrategy", EmulatedTPUStrategyCompatV1)
     if tf_version() < (2, 2):
         _keras_metrics_written_on_update()
     STATE.installed = True

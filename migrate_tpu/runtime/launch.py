@@ -22,7 +22,7 @@ def package_root():
 
 
 def command(script, args=(), replicas=None, tf_api=None, python=None, emulation=True,
-            hosts=None, quiet=False):
+            hosts=None, quiet=False, tpu_env=None):
     """The argv that :func:`launch` runs (for one host of a pod when ``hosts`` is given)."""
     argv = [python or sys.executable, "-m", "migrate_tpu.runtime"]
     if hosts is not None:
@@ -35,6 +35,8 @@ def command(script, args=(), replicas=None, tf_api=None, python=None, emulation=
         argv.append("--no-emulation")
     if quiet:
         argv.append("--quiet")
+    if tpu_env is not None:
+        argv += ["--tpu-env", str(tpu_env)]
     argv.append(os.fspath(script) if hasattr(os, "fspath") else str(script))
     argv += [str(a) for a in args]
     return argv
@@ -82,7 +84,7 @@ def pod_replicas(hosts, replicas=None):
 
 
 def launch(script, args, replicas=None, tf_api=None, python=None, emulation=True,
-           hosts=None, timeout=None):
+           hosts=None, timeout=None, tpu_env=None):
     """Run ``script`` (a .py file or .ipynb notebook) with ``args`` under the runtime.
 
     stdin, stdout and stderr are inherited; returns the script's exit status.
@@ -91,7 +93,8 @@ def launch(script, args, replicas=None, tf_api=None, python=None, emulation=True
     ``'2.1'``, ``'2.4'`` or ``None`` (the interpreter's own TF); ``emulation``
     False runs on a real TPU.  ``hosts`` runs an emulated pod of that many
     worker processes (see :mod:`migrate_tpu.runtime.pod`), ``replicas`` then
-    counting the cores of all hosts; ``timeout`` (seconds) stops every process
+    counting the cores of all hosts; ``tpu_env`` names the machine the emulated
+    TPU is attached to (``colab``, ``none``); ``timeout`` (seconds) stops every process
     after that long (exit status 124).  Exit status 2 means the runtime refused
     the request (bad options, missing file); 127 that the interpreter was not
     found.
@@ -115,14 +118,15 @@ def launch(script, args, replicas=None, tf_api=None, python=None, emulation=True
         if hosts is not None or timeout is not None:
             count = int(hosts or 1)
             argvs = [command(script, args, pod_replicas(count, replicas), tf_api, resolved,
-                             emulation, hosts=count, quiet=k > 0) for k in range(count)]
+                             emulation, hosts=count, quiet=k > 0, tpu_env=tpu_env)
+                     for k in range(count)]
             envs_ = []
             for config in pod.tf_configs(count):
                 host_env = dict(env)
                 host_env["TF_CONFIG"] = config
                 envs_.append(host_env)
             return pod.run_hosts(argvs, envs_, timeout=timeout)
-        argv = command(script, args, replicas, tf_api, resolved, emulation)
+        argv = command(script, args, replicas, tf_api, resolved, emulation, tpu_env=tpu_env)
         read_end, write_end = os.pipe()  # closes when this process ends: the runner ends too
         env[pod.WATCH_FD_VARIABLE] = str(read_end)
         try:

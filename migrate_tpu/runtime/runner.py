@@ -33,7 +33,8 @@ import sys
 import traceback
 import types
 
-from migrate_tpu.runtime import DEFAULT_REPLICAS, TF_API_CHOICES, pod, real_tpu_reachable
+from migrate_tpu.runtime import (DEFAULT_REPLICAS, DEFAULT_TPU_ENVIRONMENT, TF_API_CHOICES,
+                                 TPU_ENVIRONMENT_VARIABLE, TPU_ENVIRONMENTS, pod, real_tpu_reachable)
 
 EXIT_USAGE = 2
 
@@ -54,6 +55,11 @@ def build_parser():
     parser.add_argument("--tf-api", choices=TF_API_CHOICES, default=None,
                         help="TensorFlow API the code is written for (default: 2.1 on TF 2.1, "
                              "else 2.4); 2.1 adds the TF 2.1 names on a newer TensorFlow")
+    parser.add_argument("--tpu-env", choices=sorted(TPU_ENVIRONMENTS), default=None,
+                        help="the machine the emulated TPU is attached to: colab (TPU_NAME and "
+                             "COLAB_TPU_ADDR announce it; the default) or none (nothing does: "
+                             "TPUClusterResolver(tpu='') fails from TF 2.2 on); also "
+                             "${}".format(TPU_ENVIRONMENT_VARIABLE))
     parser.add_argument("--no-emulation", action="store_true",
                         help="emulate nothing (run on a real TPU)")
     parser.add_argument("--quiet", action="store_true", help="no banner on stderr")
@@ -270,7 +276,7 @@ def pod_task(hosts, environ=None):
     return index
 
 
-def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None):
+def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, tpu_env=None):
     """Import TensorFlow and switch on what was asked for.  Returns a description."""
     prepare_environment(emulation)
     task = pod_task(hosts) if hosts else 0
@@ -286,8 +292,12 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None):
         raise ValueError("--tf-api 2.4 needs TensorFlow >= 2.4; this interpreter has TensorFlow {}"
                          .format(emu.tf.__version__))
     if emulation:
-        # Colab-era notebooks build the TPU address from this variable.
-        os.environ.setdefault("COLAB_TPU_ADDR", "localhost:8470")
+        tpu_env = tpu_env or os.environ.get(TPU_ENVIRONMENT_VARIABLE) or DEFAULT_TPU_ENVIRONMENT
+        if tpu_env not in TPU_ENVIRONMENTS:
+            raise ValueError("unknown TPU environment {!r} (choose from {})".format(
+                tpu_env, ", ".join(sorted(TPU_ENVIRONMENTS))))
+        for name, value in TPU_ENVIRONMENTS[tpu_env].items():
+            os.environ.setdefault(name, value)
         if hosts:
             replicas = replicas or DEFAULT_REPLICAS * hosts
             emu.configure_pod(hosts, task, replicas)
@@ -321,7 +331,8 @@ def main(argv=None):
         return EXIT_USAGE
     emulate = not options.no_emulation and not real_tpu_reachable()
     try:
-        setup(options.replicas, options.tf_api, emulate, options.quiet, options.hosts)
+        setup(options.replicas, options.tf_api, emulate, options.quiet, options.hosts,
+              options.tpu_env)
     except ValueError as error:
         sys.stderr.write("migrate-tpu run: {}\n".format(error))
         return EXIT_USAGE
