@@ -6,11 +6,13 @@ runs as ``__main__`` with ``sys.argv = [SCRIPT, *ARGS]`` and its folder first on
 ``sys.path``; its output and exit status pass through, and an uncaught
 exception prints a traceback (from the script's frames down) and exits 1.
 
-A notebook's code cells run in order in one namespace.  IPython magics are
-skipped: ``%line`` and ``!shell`` lines become ``pass`` (``%time``/``%timeit``/
-``%prun STATEMENT`` run the statement once); a cell starting with
-``%%time``/``%%timeit``/``%%capture`` runs its body, any other ``%%`` cell is
-skipped.  As in a notebook, the value of a cell's last expression is printed
+A notebook's code cells run in order in one namespace.  IPython lines (as
+:mod:`migrate_tpu.magics` recognises them) are skipped: ``%line`` and ``!shell``
+lines become ``pass`` (``%time``/``%timeit``/``%prun STATEMENT`` run the
+statement once); a cell starting with ``%%time``/``%%timeit``/``%%capture``/
+``%%prun`` runs its body, any other ``%%`` cell is skipped.  Each cell's source
+is registered with ``linecache`` under its own file name, as IPython does, so
+AutoGraph and tracebacks can read it.  As in a notebook, the value of a cell's last expression is printed
 unless the line ends with ``;``.
 
 Before the script runs, the logical devices are configured and the TPU
@@ -28,17 +30,17 @@ import argparse
 import ast
 import io
 import json
+import linecache
 import os
 import sys
 import traceback
 import types
 
+from migrate_tpu import magics
 from migrate_tpu.runtime import (DEFAULT_REPLICAS, DEFAULT_TPU_ENVIRONMENT, TF_API_CHOICES,
                                  TPU_ENVIRONMENT_VARIABLE, TPU_ENVIRONMENTS, pod, real_tpu_reachable)
 
 EXIT_USAGE = 2
-
-_BODY_CELL_MAGICS = ("time", "timeit", "capture")
 
 
 def build_parser():
@@ -81,64 +83,35 @@ def _cell_source(cell):
 
 
 def _strip_magics(source):
-    """Python code of one notebook cell, magics removed; ``None`` if the cell is not Python."""
-    lines = source.splitlines()
-    first = next((i for i, line in enumerate(lines) if line.strip()), None)
-    if first is not None and lines[first].lstrip().startswith("%%"):
-        magic = lines[first].lstrip()[2:].split(None, 1)
-        if magic and magic[0] in _BODY_CELL_MAGICS:
-            lines = lines[first + 1:]
-        else:
-            return None
+    """Python code of one notebook cell, IPython lines replaced (the grammar is
+    :mod:`migrate_tpu.magics`); ``None`` if the cell is not Python.  Line numbers
+    are kept: a removed line becomes an empty one."""
+    kinds = magics.line_kinds(source)
+    if kinds is None:
+        return None
     out = []
-    continuation = False
-    for line in lines:
-        stripped = line.lstrip()
-        is_magic = stripped.startswith(("%", "!")) or (
-            not stripped.startswith("#") and _is_shell_assignment(stripped))
-        if continuation or is_magic:
-            indent = line[:len(line) - len(stripped)]
-            out.append(indent + _line_magic_replacement(stripped) if (is_magic and not continuation) else "")
-            continuation = line.rstrip().endswith("\\")
-            continue
-        if stripped.endswith("?") and not stripped.startswith("#") and stripped[:-1].strip().isidentifier():
-            out.append(line[:len(line) - len(stripped)] + "pass")
-            continue
-        out.append(line)
+    for line, kind in zip(source.splitlines(), kinds):
+        if kind == magics.PYTHON:
+            out.append(line)
+        elif kind == magics.IPYTHON:
+            stripped = line.lstrip(" \t")
+            out.append(line[:len(line) - len(stripped)] + _line_magic_replacement(stripped))
+        else:  # the %% line of a Python-body cell magic, continuations of IPython lines
+            out.append("")
     return "\n".join(out) + "\n"
 
 
-_STATEMENT_MAGICS = ("time", "timeit", "prun")
-
-
 def _line_magic_replacement(stripped):
-    """Python for one magic line: the statement of ``%time``/``%timeit``/``%prun`` (run
-    once), ``pass`` for anything else."""
-    target = ""
-    body = stripped
-    if not stripped.startswith(("%", "!")):
+    """Python for one IPython line: the statement of ``%time``/``%timeit``/``%prun``
+    (run once), ``pass`` for anything else (``target = None`` for an assignment)."""
+    target, body = "", stripped
+    if not stripped.startswith(("%", "!", "?", "/", ",", ";")) and "=" in stripped:
         left, _, right = stripped.partition("=")
         target, body = left.strip() + " = ", right.strip()
-    if body.startswith("%") and not body.startswith("%%"):
-        name, _, rest = body[1:].partition(" ")
-        if name in _STATEMENT_MAGICS:
-            rest = rest.strip()
-            while rest.startswith("-"):
-                option, _, rest = rest.partition(" ")
-                rest = rest.lstrip()
-                if option in ("-n", "-r", "-p", "-T", "-D", "-l", "-s") and rest:
-                    rest = rest.partition(" ")[2].lstrip()  # the option's value
-            if rest:
-                return target + rest
-    return "pass" if not target else target + "None"
-
-
-def _is_shell_assignment(stripped):
-    # `files = !ls` / `x = %timeit -o f()`
-    if "=" not in stripped:
-        return False
-    left, _, right = stripped.partition("=")
-    return left.strip().isidentifier() and right.lstrip().startswith(("!", "%")) and not right.startswith("=")
+    timed = magics.timed_statement(body)
+    if timed is not None:
+        return target + timed[2]
+    return target + "None" if target else "pass"
 
 
 def notebook_cells(path):
@@ -161,7 +134,16 @@ def notebook_cells(path):
     return out
 
 
+def _register_source(code, label):
+    """Put the cell's code in ``linecache`` under its file name, with no modification
+    time so that it is never checked against a file (as IPython does): ``inspect``,
+    and so AutoGraph, find the source of functions defined in the cell."""
+    lines = code.splitlines(True)
+    linecache.cache[label] = (len(code), None, lines, label)
+
+
 def _run_cell(code, label, namespace):
+    _register_source(code, label)
     tree = ast.parse(code, label, "exec")
     display = None
     if tree.body and isinstance(tree.body[-1], ast.Expr) and not code.rstrip().endswith(";"):
