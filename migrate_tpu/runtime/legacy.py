@@ -123,7 +123,8 @@ def _mixed_precision_experimental(mp):
 
 def install(emulated=True):
     """Add the TF 2.1 names that this TensorFlow lacks.  Idempotent."""
-    if _originals or emulation.tf_version() < (2, 2):
+    if any(name == "experimental_run_v2" for _, name, _ in _originals) or \
+            emulation.tf_version() < (2, 2):
         return
     strategy = tf.distribute.Strategy
     if not hasattr(strategy, "experimental_run_v2"):
@@ -162,6 +163,93 @@ def install(emulated=True):
             _set(mp, "experimental", _mixed_precision_experimental(mp))
         except (AttributeError, TypeError):
             pass
+
+
+# What TF 2.1.0 had: ``dir()`` of these objects in TensorFlow 2.1.0 (public names),
+# read on the real interpreter (tests/runtime/test_surface.py compares again).
+SURFACE_2_1 = {
+    "distribute": (
+        "CrossDeviceOps", "HierarchicalCopyAllReduce", "InputContext", "InputReplicationMode",
+        "MirroredStrategy", "NcclAllReduce", "OneDeviceStrategy", "ReduceOp",
+        "ReductionToOneDevice", "ReplicaContext", "Server", "Strategy", "StrategyExtended",
+        "cluster_resolver", "experimental", "experimental_set_strategy", "get_replica_context",
+        "get_strategy", "has_strategy", "in_cross_replica_context"),
+    "distribute.experimental": (
+        "CentralStorageStrategy", "CollectiveCommunication", "MultiWorkerMirroredStrategy",
+        "ParameterServerStrategy", "TPUStrategy"),
+    # tf.distribute.Strategy, MirroredStrategy and experimental.TPUStrategy alike
+    "Strategy": (
+        "colocate_vars_with", "configure", "experimental_distribute_dataset",
+        "experimental_distribute_datasets_from_function", "experimental_local_results",
+        "experimental_make_numpy_dataset", "experimental_run", "experimental_run_v2", "extended",
+        "group", "make_dataset_iterator", "make_input_fn_iterator", "num_replicas_in_sync",
+        "reduce", "scope", "unwrap", "update_config_proto"),
+}
+
+
+def _package_folders():
+    """Folders whose code is TensorFlow's, Keras's, the runtime's or Python's own: code
+    there may use what a newer TensorFlow has; only user code sees the TF 2.1 surface."""
+    import importlib.util
+    import os
+    import sysconfig
+    folders = [os.path.dirname(os.path.abspath(emulation.__file__)),
+               sysconfig.get_paths().get("stdlib") or os.path.dirname(os.__file__)]
+    for name in ("tensorflow", "keras", "tf_keras", "tensorflow_estimator"):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and spec.submodule_search_locations:
+            folders.extend(os.path.abspath(p) for p in spec.submodule_search_locations)
+    return tuple(folder + os.sep for folder in folders)
+
+
+def _strategy_attributes_of_2_1(base):
+    """A ``__getattribute__`` for ``base`` that hides, from user code only, the public
+    strategy attributes that TF 2.1.0 did not have (``run``, ``gather``, ...)."""
+    import sys
+    known = frozenset(SURFACE_2_1["Strategy"])
+    internal = _package_folders()
+    original = base.__getattribute__
+    hidden_by_class = {}
+
+    def hidden(klass):
+        names = hidden_by_class.get(klass)
+        if names is None:
+            names = frozenset(n for n in dir(klass) if not n.startswith("_") and n not in known)
+            hidden_by_class[klass] = names
+        return names
+
+    def __getattribute__(self, name):
+        if name[:1] != "_" and name in hidden(type(self)):
+            caller = sys._getframe(1).f_code.co_filename
+            if not caller.startswith(internal):
+                klass = type(self)
+                shown = getattr(klass, "_tf_class_name", klass.__name__)
+                raise AttributeError("'{}' object has no attribute '{}'".format(shown, name))
+        return original(self, name)
+
+    return __getattribute__
+
+
+def restrict_to_2_1():
+    """Make the names TF 2.1.0 lacked absent for user code (``AttributeError``):
+    ``tf.distribute.TPUStrategy``, ``strategy.run``, ``gather``, ... .  Runs on TF 2.1
+    itself too, where it hides only what the emulation adds.  Idempotent."""
+    if any(name == "__getattribute__" for _, name, _ in _originals):
+        return
+    for path in ("distribute", "distribute.experimental"):
+        keep = set(SURFACE_2_1[path])
+        for module in emulation._modules(path, v1=False):
+            for name in [n for n in dir(module) if not n.startswith("_") and n not in keep]:
+                _originals.append((module, name, getattr(module, name)))
+                try:
+                    delattr(module, name)
+                except AttributeError:
+                    _originals.pop()
+    base = tf.distribute.Strategy
+    _set(base, "__getattribute__", _strategy_attributes_of_2_1(base))
 
 
 def uninstall():

@@ -291,9 +291,10 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, t
     else:
         emu.STATE.tf_api = tf_api
         text = "no TPU emulation: TF {} with the TF {} API".format(emu.tf.__version__, tf_api)
-    if tf_api == "2.1" and emu.tf_version() >= (2, 2):
+    if tf_api == "2.1":
         from migrate_tpu.runtime import legacy
-        legacy.install(emulated=emulation)
+        legacy.install(emulated=emulation)  # nothing to add on TF 2.0/2.1 itself
+        legacy.restrict_to_2_1()
     if not quiet:
         sys.stderr.write("migrate-tpu run: {}\n".format(text))
         sys.stderr.flush()

@@ -54,7 +54,7 @@ strategy = tf.distribute.experimental.TPUStrategy(resolver)
 obs["class_name"] = type(strategy).__name__
 obs["replicas"] = strategy.num_replicas_in_sync
 obs["worker_devices"] = len(strategy.extended.worker_devices)
-obs["cluster_resolver_is_resolver"] = strategy.cluster_resolver is resolver
+obs["cluster_resolver_is_resolver"] = getattr(strategy, "cluster_resolver", None) is resolver
 obs["experimental_has"] = {name: hasattr(strategy, name) for name in (
     "run", "experimental_run_v2", "experimental_make_numpy_dataset",
     "experimental_assign_to_logical_device", "experimental_split_to_logical_devices",
