@@ -13,7 +13,9 @@ and the parts where a TPU behaves differently are added on top:
   (``experimental_run_v2``, ``experimental_make_numpy_dataset``, ...) on a
   newer TensorFlow, so code written before the migration can execute;
 * :mod:`migrate_tpu.runtime.runner` -- runs a script or notebook under both;
-* :mod:`migrate_tpu.runtime.launch` -- starts the runner in any interpreter.
+* :mod:`migrate_tpu.runtime.launch` -- starts the runner in any interpreter;
+* :mod:`migrate_tpu.runtime.pod` -- starts and supervises the host processes of
+  an emulated pod (``--hosts``).
 
 This package module and ``launch`` import neither TensorFlow nor anything
 outside the standard library, and everything here keeps Python 3.7 syntax, so
