@@ -187,6 +187,9 @@ SURFACE_2_1 = {
 }
 
 
+_INTERNAL_PACKAGES = frozenset({"tensorflow", "keras", "tf_keras", "tensorflow_estimator"})
+
+
 def _package_folders():
     """Folders whose code is TensorFlow's, Keras's, the runtime's or Python's own: code
     there may use what a newer TensorFlow has; only user code sees the TF 2.1 surface."""
@@ -223,8 +226,13 @@ def _strategy_attributes_of_2_1(base):
 
     def __getattribute__(self, name):
         if name[:1] != "_" and name in hidden(type(self)):
-            caller = sys._getframe(1).f_code.co_filename
-            if not caller.startswith(internal):
+            frame = sys._getframe(1)
+            # AutoGraph runs converted code from generated files, with the globals of
+            # the module the function came from: the module tells whose code it is
+            module = frame.f_globals.get("__name__") or ""
+            if not (frame.f_code.co_filename.startswith(internal) or
+                    module.split(".")[0] in _INTERNAL_PACKAGES or
+                    module.startswith("migrate_tpu.runtime")):
                 klass = type(self)
                 shown = getattr(klass, "_tf_class_name", klass.__name__)
                 raise AttributeError("'{}' object has no attribute '{}'".format(shown, name))

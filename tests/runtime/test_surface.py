@@ -65,3 +65,6 @@ def test_emulated_surface_has_what_tf_2_1_had_and_nothing_more(name):
         assert emulated[key] == real[key], (key, sorted(set(emulated[key]) ^ set(real[key])))
     # the error names TensorFlow's class, not the emulation's
     assert emulated["_run_error"] == "'TPUStrategy' object has no attribute 'run'"
+    # also from a tf.function (AutoGraph-converted user code)
+    assert emulated["_graph_run_error"] == "AttributeError: 'TPUStrategy' object has no attribute 'run'"
+    assert emulated["_axis_sum"] == 8 * 2.0  # TensorFlow's own use of run still works
