@@ -320,7 +320,7 @@ def main(argv=None):
         sys.stderr.write("migrate-tpu run: {}\n".format(error))
         return EXIT_USAGE
     status = execute(options.script, options.args)
-    if status == 0 and options.hosts and options.hosts > 1 and emulate:
+    if status == 0 and options.hosts and emulate:
         _end_pod_host()
     return status
 
