@@ -752,18 +752,26 @@ def _spread_over(extended, devices):
         extended._num_devices_per_worker = len(devices)
 
 
-class _EmulatedPodStrategyBase(_EmulatedTPU, _collective_strategy_class()):
+# Looked up now: ``--tf-api 2.1`` later hides the stable name from ``tf.distribute``.
+_COLLECTIVE_STRATEGY = _collective_strategy_class()
+
+
+class _EmulatedPodStrategyBase(_EmulatedTPU, _COLLECTIVE_STRATEGY):
     """One host of a TPU pod: TensorFlow's multi-worker strategy (``TF_CONFIG``, gRPC,
     collective all-reduce across the host processes) with this host's cores as its
     local replicas."""
 
     def _start_replicas(self, device_assignment):
+        if tf_version() < (2, 4):
+            raise NotImplementedError(
+                "migrate_tpu.runtime: an emulated pod's TPUStrategy needs TensorFlow >= 2.4 "
+                "(this is {}); run the pod with --python tf2.4 --tf-api 2.1".format(tf.__version__))
         resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
         spec = resolver.cluster_spec().as_dict()
         if len(spec.get("worker", ())) != STATE.hosts:
             raise RuntimeError("migrate_tpu.runtime: TF_CONFIG names {} workers for a pod of {} "
                                "hosts".format(len(spec.get("worker", ())), STATE.hosts))
-        _collective_strategy_class().__init__(self, cluster_resolver=resolver)
+        _COLLECTIVE_STRATEGY.__init__(self, cluster_resolver=resolver)
         ext = self.extended
         worker = "/job:{}/task:{}".format(resolver.task_type, resolver.task_id)
         ordinals = [device_assignment.tpu_ordinal(r, 0)

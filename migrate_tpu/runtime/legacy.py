@@ -208,12 +208,50 @@ def _package_folders():
     return tuple(folder + os.sep for folder in folders)
 
 
+_USER_CODE_CHECK = []
+
+
+def _is_user_code(frame):
+    """Whether ``frame`` runs the user's code (not TensorFlow's, Keras's, the runtime's or
+    Python's).  AutoGraph runs converted code from generated files, with the globals of
+    the module the function came from: the module tells whose code it is."""
+    if not _USER_CODE_CHECK:
+        _USER_CODE_CHECK.append(_package_folders())
+    module = frame.f_globals.get("__name__") or ""
+    return not (frame.f_code.co_filename.startswith(_USER_CODE_CHECK[0]) or
+                module.split(".")[0] in _INTERNAL_PACKAGES or
+                module.startswith("migrate_tpu.runtime"))
+
+
+class _Surface21Module(types.ModuleType):
+    """A ``tf.distribute`` module whose names from after TF 2.1.0 user code cannot see
+    (TensorFlow and Keras use them: they stay in the module)."""
+
+    def __getattribute__(self, name):
+        if name[:1] != "_" and name in _HIDDEN_MODULE_NAMES.get(id(self), ()):
+            import sys
+            if _is_user_code(sys._getframe(1)):
+                raise AttributeError("module '{}' has no attribute '{}'".format(
+                    types.ModuleType.__getattribute__(self, "__name__"), name))
+        return types.ModuleType.__getattribute__(self, name)
+
+    def __dir__(self):
+        import sys
+        names = types.ModuleType.__dir__(self)
+        if _is_user_code(sys._getframe(1)):
+            hidden = _HIDDEN_MODULE_NAMES.get(id(self), ())
+            names = [n for n in names if n not in hidden]
+        return names
+
+
+_HIDDEN_MODULE_NAMES = {}
+
+
 def _strategy_attributes_of_2_1(base):
     """A ``__getattribute__`` for ``base`` that hides, from user code only, the public
     strategy attributes that TF 2.1.0 did not have (``run``, ``gather``, ...)."""
     import sys
     known = frozenset(SURFACE_2_1["Strategy"])
-    internal = _package_folders()
     original = base.__getattribute__
     hidden_by_class = {}
 
@@ -226,13 +264,7 @@ def _strategy_attributes_of_2_1(base):
 
     def __getattribute__(self, name):
         if name[:1] != "_" and name in hidden(type(self)):
-            frame = sys._getframe(1)
-            # AutoGraph runs converted code from generated files, with the globals of
-            # the module the function came from: the module tells whose code it is
-            module = frame.f_globals.get("__name__") or ""
-            if not (frame.f_code.co_filename.startswith(internal) or
-                    module.split(".")[0] in _INTERNAL_PACKAGES or
-                    module.startswith("migrate_tpu.runtime")):
+            if _is_user_code(sys._getframe(1)):
                 klass = type(self)
                 shown = getattr(klass, "_tf_class_name", klass.__name__)
                 raise AttributeError("'{}' object has no attribute '{}'".format(shown, name))
@@ -250,12 +282,12 @@ def restrict_to_2_1():
     for path in ("distribute", "distribute.experimental"):
         keep = set(SURFACE_2_1[path])
         for module in emulation._modules(path, v1=False):
-            for name in [n for n in dir(module) if not n.startswith("_") and n not in keep]:
-                _originals.append((module, name, getattr(module, name)))
-                try:
-                    delattr(module, name)
-                except AttributeError:
-                    _originals.pop()
+            if type(module) is not types.ModuleType:
+                continue  # a lazy loader or wrapper: left as it is
+            _HIDDEN_MODULE_NAMES[id(module)] = frozenset(
+                n for n in types.ModuleType.__dir__(module) if not n.startswith("_") and n not in keep)
+            _originals.append((module, "__class__", types.ModuleType))
+            module.__class__ = _Surface21Module
     base = tf.distribute.Strategy
     _set(base, "__getattribute__", _strategy_attributes_of_2_1(base))
 
