@@ -28,9 +28,11 @@ REPLICAS = 4
 _runs = {}
 
 
-def cli_run(python, script, hosts=None, label=None):
+def cli_run(python, script, hosts=None, label=None, tf_api=None):
     """``python -m migrate_tpu run`` (the real CLI) in the interpreter ``python``."""
     argv = [sys.executable, "-m", "migrate_tpu", "run", "--python", python, "--timeout", "280"]
+    if tf_api is not None:
+        argv += ["--tf-api", tf_api]
     if hosts is not None:
         argv += ["--hosts", str(hosts), "--replicas", str(REPLICAS)]
     argv.append(str(script))
@@ -76,6 +78,9 @@ def runs(tmp_path_factory):
         script = folder / "mwms_{}.py".format(name.replace(".", "_"))
         script.write_text(MWMS_SCRIPT % {"make": make, "port": port})
         _runs["mwms", name] = cli_run(python, script, None, "MWMS script on TF " + name)
+    # the unmigrated original on a pod, with the TF 2.1 surface on TF 2.21 (and tf_keras)
+    _runs["original", 2] = cli_run(py221, original, 2, "original on TF 2.21 --tf-api 2.1, 2 hosts",
+                                   tf_api="2.1")
     _runs["mwms", "2.21", 2] = cli_run(py221, folder / "mwms_2_21.py", 2,
                                        "MWMS script on TF 2.21, 2 workers")
     return _runs
@@ -106,6 +111,17 @@ def test_pod_program_gives_the_tf_2_1_numbers_on_every_pod_size(tf_name, hosts, 
         # each host builds its own pipeline: num_input_pipelines == H, input_pipeline_id == K
         assert result["_pipelines"] == [[hosts, host]], run.describe()
         assert_same(before, result, where="{} host {}".format(run.label, host))
+
+
+def test_original_pod_program_runs_on_a_pod_with_the_2_1_surface(tmp_path_factory):
+    all_runs = runs(tmp_path_factory)
+    run = all_runs["original", 2]
+    assert run.returncode == 0, run.describe()
+    results = host_results(run)
+    assert sorted(results) == [0, 1], run.describe()
+    for host, result in results.items():
+        assert result["_pipelines"] == [[2, host]]
+        assert_same(all_runs["before"].result(), result, where="{} host {}".format(run.label, host))
 
 
 def test_pod_program_was_migrated(tmp_path_factory):
