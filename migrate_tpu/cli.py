@@ -498,13 +498,20 @@ def explain(rule_id: str) -> None:
 @click.option("--tf-api", type=click.Choice(["2.1", "2.4"]), default=None, help="API surface to provide (2.1: before migration).")
 @click.option("--python", "python", default=None, metavar="PATH|ENV", help="Interpreter to run in: a path, or an env made by scripts/tf-envs (tf2.1, tf2.4, tf2.21).")
 @click.option("--no-emulation", is_flag=True, help="Use the real TPU; emulate nothing.")
+@click.option("--hosts", type=click.IntRange(min=1), default=None,
+              help="Emulate a pod of this many hosts: one worker process each, joined by TF_CONFIG (--replicas then counts all hosts' cores; default 8 per host).")
+@click.option("--tpu-env", type=click.Choice(["colab", "none"]), default=None,
+              help="Machine the emulated TPU is attached to: colab (TPU_NAME announces it; default) or none (TPUClusterResolver(tpu='') fails as on TF >= 2.2 without TPU_NAME).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+              help="Stop every process after this long (exit status 124).")
 @click.argument("script", type=click.Path(exists=True, dir_okay=False))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def run(replicas, tf_api, python, no_emulation, script, args) -> None:
+def run(replicas, tf_api, python, no_emulation, hosts, tpu_env, timeout, script, args) -> None:
     """Execute a script or notebook under the runtime's TPU emulation."""
     from migrate_tpu.runtime.launch import launch
 
-    sys.exit(launch(script, list(args), replicas=replicas, tf_api=tf_api, python=python, emulation=not no_emulation))
+    sys.exit(launch(script, list(args), replicas=replicas, tf_api=tf_api, python=python,
+                    emulation=not no_emulation, hosts=hosts, timeout=timeout, tpu_env=tpu_env))
 
 
 if __name__ == "__main__":  # pragma: no cover

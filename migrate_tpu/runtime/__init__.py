@@ -13,7 +13,9 @@ and the parts where a TPU behaves differently are added on top:
   (``experimental_run_v2``, ``experimental_make_numpy_dataset``, ...) on a
   newer TensorFlow, so code written before the migration can execute;
 * :mod:`migrate_tpu.runtime.runner` -- runs a script or notebook under both;
-* :mod:`migrate_tpu.runtime.launch` -- starts the runner in any interpreter.
+* :mod:`migrate_tpu.runtime.launch` -- starts the runner in any interpreter;
+* :mod:`migrate_tpu.runtime.pod` -- starts and supervises the host processes of
+  an emulated pod (``--hosts``).
 
 This package module and ``launch`` import neither TensorFlow nor anything
 outside the standard library, and everything here keeps Python 3.7 syntax, so
@@ -32,10 +34,26 @@ TF_API_CHOICES = ("2.1", "2.4")
 TPU_ENV_VARS = ("TPU_NAME", "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS")
 
 
+#: The machines an emulated TPU can be attached to (``--tpu-env``), as the environment
+#: variables they announce it by.  TensorFlow >= 2.2 resolves ``TPUClusterResolver()``
+#: and ``TPUClusterResolver(tpu='')`` through ``TPU_NAME``; without it they raise
+#: ``ValueError: Please provide a TPU Name to connect to.`` (TF 2.1: ``tpu=''`` is the
+#: local TPU, ``None`` is looked up like this).
+TPU_ENVIRONMENTS = {
+    # a Colab (or Kaggle) TPU runtime: the TPU's address in both variables
+    "colab": {"COLAB_TPU_ADDR": "localhost:8470", "TPU_NAME": "grpc://localhost:8470"},
+    # a machine where nothing announces a TPU: only a name, an address or 'local' resolves
+    "none": {},
+}
+DEFAULT_TPU_ENVIRONMENT = "colab"
+TPU_ENVIRONMENT_VARIABLE = "MIGRATE_TPU_ENVIRONMENT"
+
+
 def real_tpu_reachable(environ=None):
     """Whether a real TPU is announced in the environment (then nothing is emulated)."""
     env = os.environ if environ is None else environ
     return any(env.get(name) for name in TPU_ENV_VARS)
 
 
-__all__ = ["DEFAULT_REPLICAS", "TF_API_CHOICES", "TPU_ENV_VARS", "real_tpu_reachable"]
+__all__ = ["DEFAULT_REPLICAS", "DEFAULT_TPU_ENVIRONMENT", "TF_API_CHOICES", "TPU_ENVIRONMENTS",
+           "TPU_ENVIRONMENT_VARIABLE", "TPU_ENV_VARS", "real_tpu_reachable"]

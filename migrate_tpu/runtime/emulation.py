@@ -93,7 +93,10 @@ EXPERIMENTAL_DEPRECATION = (
 class _State(object):
     def __init__(self):
         self.installed = False
-        self.replicas = None
+        self.replicas = None       # emulated cores in all (every host)
+        self.local_replicas = None # emulated cores of this host
+        self.hosts = 1             # hosts of the emulated pod (worker processes)
+        self.task_id = 0           # this host's index (its TF_CONFIG task index)
         self.tf_api = None
         self.devices = []          # logical device names, one per emulated TPU core
         self.device_type = "CPU"
@@ -101,6 +104,7 @@ class _State(object):
         self.connected = None      # resolver given to experimental_connect_to_cluster
         self.originals = []        # (module, name, value or _MISSING) for uninstall
         self.shared_gpu = False    # logical GPUs split from one physical GPU
+        self.pod_strategies = []   # emulated TPUStrategy objects of a pod host
 
 
 _MISSING = object()
@@ -134,12 +138,15 @@ def _split_device(physical, count, memory_limit=None):
 
 
 def configure_devices(replicas):
-    """Split the machine into ``replicas`` logical devices; return their names.
+    """Split the machine into ``replicas`` logical devices (this host's emulated cores).
 
-    Must run before TensorFlow initialises its context (before the first op).
-    GPUs are used when there are at least ``replicas`` of them, or when each can
-    be split evenly (``MIGRATE_TPU_GPU_MEMORY_MB`` per logical GPU, default
-    1024); ``MIGRATE_TPU_DEVICE=cpu`` forces CPUs.
+    Must run before TensorFlow initialises its context (before the first op),
+    and leaves the context uninitialised: a script may still configure
+    collective ops (``MultiWorkerMirroredStrategy``) afterwards.  The devices'
+    names are looked up when first needed (:func:`local_devices`).  GPUs are
+    used when there are at least ``replicas`` of them, or when each can be split
+    evenly (``MIGRATE_TPU_GPU_MEMORY_MB`` per logical GPU, default 1024);
+    ``MIGRATE_TPU_DEVICE=cpu`` forces CPUs.
     """
     replicas = int(replicas)
     if replicas < 1:
@@ -161,16 +168,40 @@ def configure_devices(replicas):
     except RuntimeError:
         # The context already exists; use what is there if it is enough.
         pass
-    names = [d.name for d in _list_logical(kind)]
-    if len(names) < replicas:
-        raise RuntimeError(
-            "migrate_tpu.runtime: {} logical {} devices are needed but TensorFlow was "
-            "already initialised with {}; configure the emulation before running any "
-            "TensorFlow op".format(replicas, kind, len(names)))
-    STATE.devices = names[:replicas]
+    STATE.devices = []
     STATE.device_type = kind
-    STATE.replicas = replicas
+    STATE.local_replicas = replicas
+    if STATE.replicas is None or STATE.hosts == 1:
+        STATE.replicas = replicas * STATE.hosts
+
+
+def local_devices():
+    """Names of this host's emulated cores (initialises TensorFlow's context)."""
+    if not STATE.devices:
+        wanted = STATE.local_replicas or STATE.replicas
+        names = [d.name for d in _list_logical(STATE.device_type)]
+        if len(names) < wanted:
+            raise RuntimeError(
+                "migrate_tpu.runtime: {} logical {} devices are needed but TensorFlow was "
+                "already initialised with {}; configure the emulation before running any "
+                "TensorFlow op".format(wanted, STATE.device_type, len(names)))
+        STATE.devices = names[:wanted]
     return list(STATE.devices)
+
+
+def configure_pod(hosts, task_id, replicas):
+    """Make this process host ``task_id`` of an emulated pod of ``hosts`` hosts with
+    ``replicas`` cores in all (``replicas // hosts`` here).  The hosts find each
+    other through ``TF_CONFIG`` (one ``worker`` task per host) and all-reduce
+    with TensorFlow's collective runtime.  Call before :func:`configure_devices`."""
+    hosts, task_id, replicas = int(hosts), int(task_id), int(replicas)
+    if hosts < 1 or not 0 <= task_id < hosts:
+        raise ValueError("host {} of {} hosts does not exist".format(task_id, hosts))
+    if replicas % hosts:
+        raise ValueError("{} replicas cannot be spread evenly over {} hosts".format(replicas, hosts))
+    STATE.hosts = hosts
+    STATE.task_id = task_id
+    STATE.replicas = replicas
 
 
 # --------------------------------------------------------------------------
@@ -222,7 +253,10 @@ class Topology(object):
                 for axis, value in zip(order, combo):
                     point[axis] = value
                 coords.append(point)
-            device_coordinates = [coords]
+            hosts = STATE.hosts if len(coords) % STATE.hosts == 0 else 1
+            per_host = len(coords) // hosts
+            # host k holds the k-th run of cores in ordinal order (a block of chips)
+            device_coordinates = [coords[k * per_host:(k + 1) * per_host] for k in range(hosts)]
         self._device_coordinates = np.asarray(device_coordinates, dtype=np.int32)
         if (self._device_coordinates.ndim != 3 or
                 self._device_coordinates.shape[2] != rank):
@@ -273,7 +307,11 @@ class Topology(object):
         return _host_device_name(job, self.task_ordinal_at_coordinates(device_coordinates))
 
     def tpu_device_name_at_coordinates(self, device_coordinates, job=None):
-        return STATE.devices[self.tpu_device_ordinal_at_coordinates(device_coordinates)]
+        task, ordinal = self._lookup(device_coordinates)
+        if STATE.hosts > 1:
+            return "/job:{}/replica:0/task:{}/device:{}:{}".format(
+                job or "worker", task, STATE.device_type, ordinal)
+        return local_devices()[ordinal]
 
     def serialized(self):
         return b""
@@ -283,7 +321,8 @@ class Topology(object):
 
 
 def _host_device_name(job, task):
-    del job, task
+    if STATE.hosts > 1:
+        return "/job:{}/replica:0/task:{}/device:CPU:0".format(job or "worker", task)
     return "/job:localhost/replica:0/task:0/device:CPU:0"
 
 
@@ -400,7 +439,7 @@ def build_device_assignment(topology, computation_shape=None, computation_stride
                  for offset in itertools.product(*[range(int(s)) for s in shape])]
         replicas.append(cores)
     # First replica on TPU:0, and so on: order copies by their first core's ordinal.
-    replicas.sort(key=lambda cores: topology.tpu_device_ordinal_at_coordinates(cores[0]))
+    replicas.sort(key=lambda cores: topology._lookup(cores[0]))  # (task, ordinal)
     return DeviceAssignment(topology, np.asarray(replicas[:num_replicas], dtype=np.int32))
 
 
@@ -437,8 +476,14 @@ class TPUClusterResolver(tf.distribute.cluster_resolver.ClusterResolver):
         self._coordinator_address = coordinator_address
         self._credentials = credentials
         self._task_type = job_name
-        self._task_id = 0
+        self._task_id = STATE.task_id
         self._rpc_layer = "grpc"
+        if not tpu and not (STATE.tf_api == "2.1" and tpu == ""):
+            # None (and from 2.2 on also ''): the TPU the environment announces
+            tpu = (os.environ.get("KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS") or
+                   os.environ.get("TPU_NAME") or None)
+            if tpu is None:
+                raise ValueError("Please provide a TPU Name to connect to.")
         if STATE.tf_api == "2.1":
             if tpu == "" or tpu == "local":
                 self._master = tpu
@@ -475,13 +520,16 @@ class TPUClusterResolver(tf.distribute.cluster_resolver.ClusterResolver):
         return self._job_name
 
     def cluster_spec(self):
+        if STATE.hosts > 1:
+            return tf.train.ClusterSpec({self._job_name: pod_addresses()})
         if not self._master:
             return tf.train.ClusterSpec({})
         return tf.train.ClusterSpec({self._job_name: [self._master[len("grpc://"):]]})
 
     def num_accelerators(self, task_type=None, task_id=None, config_proto=None):
+        """TPU cores of one host, as TensorFlow reports them."""
         del task_type, task_id, config_proto
-        return {"TPU": STATE.replicas or 8}
+        return {"TPU": STATE.local_replicas or STATE.replicas or 8}
 
     def get_tpu_system_metadata(self):
         return _system_metadata()
@@ -518,12 +566,22 @@ class TPUClusterResolver(tf.distribute.cluster_resolver.ClusterResolver):
         return "TPUClusterResolver(emulated, tpu={!r}, master={!r})".format(self._requested, self._master)
 
 
+def pod_addresses():
+    """``host:port`` of every host of the emulated pod, from ``TF_CONFIG``."""
+    import json
+    config = json.loads(os.environ.get("TF_CONFIG") or "{}")
+    return list(config.get("cluster", {}).get("worker", []))
+
+
 def _system_metadata():
     from collections import namedtuple
     meta = namedtuple("TPUSystemMetadata",
                       ["num_cores", "num_hosts", "num_of_cores_per_host", "topology", "devices"])
     topo = _current_topology()
-    return meta(len(STATE.devices), 1, len(STATE.devices), topo, list(STATE.devices))
+    cores = STATE.replicas
+    names = ["/job:worker/replica:0/task:{}/device:TPU:{}".format(t, i)
+             for t in range(STATE.hosts) for i in range(cores // STATE.hosts)]
+    return meta(cores, STATE.hosts, cores // STATE.hosts, topo, names)
 
 
 def _current_topology():
@@ -548,7 +606,7 @@ def initialize_tpu_system(cluster_resolver=None):
     """Emulated: returns the :class:`Topology` of the emulated slice."""
     del cluster_resolver
     _log.info("Initializing the emulated TPU system: %d cores on %s",
-              len(STATE.devices), STATE.device_type)
+              STATE.replicas, STATE.device_type)
     STATE.topology = Topology()
     return STATE.topology
 
@@ -594,7 +652,7 @@ def reject_eager_plain_function(fn, message):
 
 
 def _mirrored_run(strategy, fn, args, kwargs, options):
-    base = tf.distribute.MirroredStrategy
+    base = tf.distribute.Strategy
     if hasattr(base, "run"):
         if options is None:
             return base.run(strategy, fn, args=args, kwargs=kwargs)
@@ -602,8 +660,13 @@ def _mirrored_run(strategy, fn, args, kwargs, options):
     return base.experimental_run_v2(strategy, fn, args=args, kwargs=kwargs)
 
 
-class _EmulatedTPUStrategyBase(tf.distribute.MirroredStrategy):
-    """A MirroredStrategy with one replica per emulated TPU core of the device assignment."""
+class _EmulatedTPU(object):
+    """What every emulated TPUStrategy adds to the ``tf.distribute`` strategy it runs on:
+    the device assignment, the resolver, TPU's attributes of ``extended``, and
+    TensorFlow's class name in users' errors."""
+
+    #: the name TensorFlow's own class has (errors name it, not the emulation)
+    _tf_class_name = "TPUStrategy"
 
     def _emulated_init(self, tpu_cluster_resolver, device_assignment):
         if not STATE.installed:
@@ -617,15 +680,12 @@ class _EmulatedTPUStrategyBase(tf.distribute.MirroredStrategy):
         elif not isinstance(device_assignment, DeviceAssignment):
             raise ValueError("device_assignment must be a tf.tpu.experimental.DeviceAssignment, "
                              "got {}".format(type(device_assignment)))
-        devices = [STATE.devices[device_assignment.tpu_ordinal(r, 0)]
-                   for r in range(device_assignment.num_replicas)]
-        cross_device_ops = tf.distribute.ReductionToOneDevice() if STATE.shared_gpu else None
-        tf.distribute.MirroredStrategy.__init__(self, devices=devices, cross_device_ops=cross_device_ops)
+        self._start_replicas(device_assignment)
         self._emulated_resolver = tpu_cluster_resolver
         self._emulated_device_assignment = device_assignment
         ext = self.extended
-        ext.num_hosts = 1
-        ext.num_replicas_per_host = device_assignment.num_replicas
+        ext.num_hosts = STATE.hosts
+        ext.num_replicas_per_host = device_assignment.num_replicas // STATE.hosts
         ext.experimental_enable_dynamic_batch_size = True
         ext.steps_per_run = 1
         ext._tpu_cluster_resolver = tpu_cluster_resolver
@@ -640,6 +700,96 @@ class _EmulatedTPUStrategyBase(tf.distribute.MirroredStrategy):
     def emulated_device_assignment(self):
         return self._emulated_device_assignment
 
+    def __getattr__(self, name):
+        # only reached when normal lookup failed: say it as TensorFlow would
+        raise AttributeError("'{}' object has no attribute '{}'".format(self._tf_class_name, name))
+
+
+class _EmulatedTPUStrategyBase(_EmulatedTPU, tf.distribute.MirroredStrategy):
+    """One TPU host: a MirroredStrategy with one replica per emulated core of the assignment."""
+
+    _mirrored_class = tf.distribute.MirroredStrategy
+
+    def _start_replicas(self, device_assignment):
+        devices = local_devices()
+        devices = [devices[device_assignment.tpu_ordinal(r, 0)]
+                   for r in range(device_assignment.num_replicas)]
+        cross_device_ops = tf.distribute.ReductionToOneDevice() if STATE.shared_gpu else None
+        self._mirrored_class.__init__(self, devices=devices, cross_device_ops=cross_device_ops)
+
+
+def _collective_strategy_class():
+    """TensorFlow's multi-worker all-reduce strategy class (stable from TF 2.4 on)."""
+    stable = getattr(tf.distribute, "MultiWorkerMirroredStrategy", None)
+    if stable is not None:
+        return stable
+    return tf.distribute.experimental.MultiWorkerMirroredStrategy
+
+
+def _spread_over(extended, devices):
+    """Give a multi-worker strategy's ``extended`` these local devices (one replica each)
+    in place of the one CPU device TensorFlow picks on a CPU-only worker.
+
+    The all-reduce is TensorFlow's own ``CollectiveAllReduce`` over the group of
+    every host's devices; the replicas, the input pipeline and the default device
+    are set up by TensorFlow's own single-worker initialiser, as the multi-worker
+    constructor does for GPUs.
+    """
+    from tensorflow.python.distribute import cross_device_ops, mirrored_strategy
+    kwargs = {"devices": devices, "group_size": len(devices) * extended._num_workers,
+              "collective_keys": extended._collective_keys}
+    try:
+        params = inspect.signature(cross_device_ops.CollectiveAllReduce.__init__).parameters
+    except (TypeError, ValueError):
+        params = {}
+    if "options" in params:
+        kwargs["options"] = extended._communication_options
+    extended._cross_device_ops = cross_device_ops.CollectiveAllReduce(**kwargs)
+    default_device = extended._default_device
+    mirrored_strategy.MirroredExtended._initialize_single_worker(extended, devices)
+    extended._default_device = default_device
+    if hasattr(extended, "_num_devices_per_worker"):
+        extended._num_devices_per_worker = len(devices)
+
+
+# Looked up now: ``--tf-api 2.1`` later hides the stable name from ``tf.distribute``.
+_COLLECTIVE_STRATEGY = _collective_strategy_class()
+
+
+class _EmulatedPodStrategyBase(_EmulatedTPU, _COLLECTIVE_STRATEGY):
+    """One host of a TPU pod: TensorFlow's multi-worker strategy (``TF_CONFIG``, gRPC,
+    collective all-reduce across the host processes) with this host's cores as its
+    local replicas."""
+
+    def _start_replicas(self, device_assignment):
+        if tf_version() < (2, 4):
+            raise NotImplementedError(
+                "migrate_tpu.runtime: an emulated pod's TPUStrategy needs TensorFlow >= 2.4 "
+                "(this is {}); run the pod with --python tf2.4 --tf-api 2.1".format(tf.__version__))
+        resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+        spec = resolver.cluster_spec().as_dict()
+        if len(spec.get("worker", ())) != STATE.hosts:
+            raise RuntimeError("migrate_tpu.runtime: TF_CONFIG names {} workers for a pod of {} "
+                               "hosts".format(len(spec.get("worker", ())), STATE.hosts))
+        _COLLECTIVE_STRATEGY.__init__(self, cluster_resolver=resolver)
+        ext = self.extended
+        worker = "/job:{}/task:{}".format(resolver.task_type, resolver.task_id)
+        ordinals = [device_assignment.tpu_ordinal(r, 0)
+                    for r in device_assignment.lookup_replicas(STATE.task_id, 0)]
+        _spread_over(ext, ["{}/device:{}:{}".format(worker, STATE.device_type, i) for i in ordinals])
+        STATE.pod_strategies.append(self)
+
+
+def pod_barrier():
+    """Wait until every host got here (an all-reduce over the pod), so that hosts end
+    together: TensorFlow reports a host that ends early as a crashed peer."""
+    if not STATE.pod_strategies:
+        return
+    strategy = STATE.pod_strategies[-1]
+    with strategy.scope():
+        strategy.reduce(tf.distribute.ReduceOp.SUM,
+                        strategy.run(tf.function(lambda: tf.constant(1.0))), axis=None)
+
 
 def _strategy_run(self, fn, args=(), kwargs=None, options=None):
     """Like ``Strategy.run``, with TPU's refusal of eager plain functions."""
@@ -653,8 +803,10 @@ def _strategy_experimental_run_v2(self, fn, args=(), kwargs=None):
     return _mirrored_run(self, fn, args, kwargs, None)
 
 
-class EmulatedTPUStrategyExperimental(_EmulatedTPUStrategyBase):
+class _ExperimentalTPUStrategy(object):
     """``tf.distribute.experimental.TPUStrategy`` on emulated TPU cores."""
+
+    _tf_class_name = "TPUStrategy"
 
     def __init__(self, tpu_cluster_resolver=None, device_assignment=None):
         if STATE.tf_api != "2.1":
@@ -666,9 +818,10 @@ def _num_logical_devices_per_replica(strategy):
     return strategy._emulated_device_assignment.num_cores_per_replica
 
 
-class EmulatedTPUStrategyV2(_EmulatedTPUStrategyBase):
+class _StableTPUStrategy(object):
     """``tf.distribute.TPUStrategy`` (TF >= 2.3) on emulated TPU cores."""
 
+    _tf_class_name = "TPUStrategyV2"
     _extra_kwargs = ()
 
     def __init__(self, tpu_cluster_resolver=None, experimental_device_assignment=None, **kwargs):
@@ -714,9 +867,53 @@ class EmulatedTPUStrategyV2(_EmulatedTPUStrategyBase):
         return tf.identity(tensor)
 
 
-# Keras and user code look at these; keep the public TF names in reprs.
-EmulatedTPUStrategyExperimental.__module__ = "migrate_tpu.runtime.emulation"
-EmulatedTPUStrategyV2.__module__ = "migrate_tpu.runtime.emulation"
+class EmulatedTPUStrategyExperimental(_ExperimentalTPUStrategy, _EmulatedTPUStrategyBase):
+    """``tf.distribute.experimental.TPUStrategy`` on one emulated TPU host."""
+
+
+class EmulatedTPUStrategyV2(_StableTPUStrategy, _EmulatedTPUStrategyBase):
+    """``tf.distribute.TPUStrategy`` (TF >= 2.3) on one emulated TPU host."""
+
+
+class EmulatedPodTPUStrategyExperimental(_ExperimentalTPUStrategy, _EmulatedPodStrategyBase):
+    """``tf.distribute.experimental.TPUStrategy`` on one host of an emulated pod."""
+
+
+class EmulatedPodTPUStrategyV2(_StableTPUStrategy, _EmulatedPodStrategyBase):
+    """``tf.distribute.TPUStrategy`` (TF >= 2.3) on one host of an emulated pod."""
+
+
+class EmulatedTPUStrategyCompatV1(_EmulatedTPU, tf.compat.v1.distribute.MirroredStrategy):
+    """``tf.compat.v1.distribute.experimental.TPUStrategy`` on one emulated TPU host: the
+    TF1-style API (``experimental_run``, ``make_dataset_iterator``, ...) of a
+    ``compat.v1`` MirroredStrategy, with ``steps_per_run``."""
+
+    _tf_class_name = "TPUStrategyV1"
+    _mirrored_class = tf.compat.v1.distribute.MirroredStrategy
+
+    def __init__(self, tpu_cluster_resolver=None, steps_per_run=None, device_assignment=None):
+        if STATE.hosts > 1:
+            raise NotImplementedError(
+                "migrate_tpu.runtime: tf.compat.v1.distribute.experimental.TPUStrategy is emulated "
+                "on one host only; use tf.distribute.TPUStrategy on an emulated pod")
+        self._emulated_init(tpu_cluster_resolver, device_assignment)
+        self.extended.steps_per_run = steps_per_run or 1
+
+    _start_replicas = _EmulatedTPUStrategyBase.__dict__["_start_replicas"]
+
+    @property
+    def steps_per_run(self):
+        """DEPRECATED: use .extended.steps_per_run instead."""
+        return self.extended.steps_per_run
+
+
+def strategy_classes():
+    """(experimental, stable) emulated TPUStrategy classes for this process: one host, or
+    one host of a pod."""
+    if STATE.hosts > 1:
+        return EmulatedPodTPUStrategyExperimental, EmulatedPodTPUStrategyV2
+    return EmulatedTPUStrategyExperimental, EmulatedTPUStrategyV2
+
 
 
 # --------------------------------------------------------------------------
@@ -728,8 +925,9 @@ def _tpu_names_of_logical_devices(original):
     def list_logical_devices(device_type=None):
         if device_type is not None and device_type.upper() == "TPU":
             make = getattr(tf.config, "LogicalDevice", None)
-            names = ["/job:worker/replica:0/task:0/device:TPU:{}".format(i)
-                     for i in range(len(STATE.devices))]
+            per_host = STATE.replicas // STATE.hosts
+            names = ["/job:worker/replica:0/task:{}/device:TPU:{}".format(t, i)
+                     for t in range(STATE.hosts) for i in range(per_host)]
             if make is None:
                 return names
             return [make(name=n, device_type="TPU") for n in names]
@@ -789,7 +987,7 @@ def _keras_metrics_written_on_update():
 
     def add_weight(self, *args, **kwargs):
         if tf.distribute.has_strategy() and isinstance(tf.distribute.get_strategy(),
-                                                       _EmulatedTPUStrategyBase):
+                                                       _EmulatedTPU):
             on_write = tf.VariableSynchronization.ON_WRITE
             if len(args) > 3:
                 args = args[:3] + (on_write,) + args[4:]
@@ -811,7 +1009,7 @@ def install(replicas=None, tf_api=None):
         raise ValueError("tf_api must be '2.1' or '2.4'; got {!r}".format(tf_api))
     if tf_api == "2.4" and tf_version() < (2, 2):
         raise ValueError("--tf-api 2.4 needs TensorFlow >= 2.4; this is TensorFlow {}".format(tf.__version__))
-    if not STATE.devices:
+    if STATE.local_replicas is None:
         configure_devices(replicas or 8)
     STATE.tf_api = tf_api
 
@@ -819,7 +1017,7 @@ def install(replicas=None, tf_api=None):
     if real_stable is not None:
         try:
             params = inspect.signature(real_stable.__init__).parameters
-            EmulatedTPUStrategyV2._extra_kwargs = tuple(
+            _StableTPUStrategy._extra_kwargs = tuple(
                 p for p in params if p not in ("self", "tpu_cluster_resolver", "experimental_device_assignment"))
         except (TypeError, ValueError):
             pass
@@ -842,15 +1040,18 @@ def install(replicas=None, tf_api=None):
     # Methods exist only where the emulated TF version had them.
     base = tf.distribute.MirroredStrategy
     if hasattr(base, "run"):
-        _patch(_EmulatedTPUStrategyBase, "run", _strategy_run, only_if_present=False)
+        _patch(_EmulatedTPU, "run", _strategy_run, only_if_present=False)
     if tf_api == "2.1":
-        _patch(_EmulatedTPUStrategyBase, "experimental_run_v2", _strategy_experimental_run_v2,
+        _patch(_EmulatedTPU, "experimental_run_v2", _strategy_experimental_run_v2,
                only_if_present=False)
+    experimental, stable = strategy_classes()
     for mod in _modules("distribute.experimental", v1=False):
-        _patch(mod, "TPUStrategy", EmulatedTPUStrategyExperimental)
+        _patch(mod, "TPUStrategy", experimental)
     for mod in _modules("distribute", v1=False):
         if getattr(mod, "TPUStrategy", None) is not None:
-            _patch(mod, "TPUStrategy", EmulatedTPUStrategyV2)
+            _patch(mod, "TPUStrategy", stable)
+    _patch(getattr(getattr(getattr(tf.compat, "v1", None), "distribute", None), "experimental", None),
+           "TPUStrategy", EmulatedTPUStrategyCompatV1)
     if tf_version() < (2, 2):
         _keras_metrics_written_on_update()
     STATE.installed = True
@@ -874,8 +1075,13 @@ def uninstall():
 
 def describe():
     """One line about the emulated system, for the runner's banner."""
+    if STATE.hosts > 1:
+        return ("TPU emulation: host {} of a {}-host pod, {} replicas in all, {} on logical {} "
+                "devices here, TF {} with the TF {} API".format(
+                    STATE.task_id, STATE.hosts, STATE.replicas, STATE.local_replicas,
+                    STATE.device_type, tf.__version__, STATE.tf_api))
     return "TPU emulation: {} replicas on {} logical {} devices, TF {} with the TF {} API".format(
-        len(STATE.devices), len(STATE.devices), STATE.device_type, tf.__version__, STATE.tf_api)
+        STATE.replicas, STATE.replicas, STATE.device_type, tf.__version__, STATE.tf_api)
 
 
 if sys.version_info < (3, 7):  # pragma: no cover

@@ -13,7 +13,7 @@ import sys
 import tempfile
 
 import migrate_tpu
-from migrate_tpu.runtime import envs
+from migrate_tpu.runtime import DEFAULT_REPLICAS, envs, pod
 
 
 def package_root():
@@ -21,15 +21,22 @@ def package_root():
     return os.path.dirname(os.path.dirname(os.path.abspath(migrate_tpu.__file__)))
 
 
-def command(script, args=(), replicas=None, tf_api=None, python=None, emulation=True):
-    """The argv that :func:`launch` runs."""
+def command(script, args=(), replicas=None, tf_api=None, python=None, emulation=True,
+            hosts=None, quiet=False, tpu_env=None):
+    """The argv that :func:`launch` runs (for one host of a pod when ``hosts`` is given)."""
     argv = [python or sys.executable, "-m", "migrate_tpu.runtime"]
+    if hosts is not None:
+        argv += ["--hosts", str(int(hosts))]
     if replicas is not None:
         argv += ["--replicas", str(int(replicas))]
     if tf_api is not None:
         argv += ["--tf-api", str(tf_api)]
     if not emulation:
         argv.append("--no-emulation")
+    if quiet:
+        argv.append("--quiet")
+    if tpu_env is not None:
+        argv += ["--tpu-env", str(tpu_env)]
     argv.append(os.fspath(script) if hasattr(os, "fspath") else str(script))
     argv += [str(a) for a in args]
     return argv
@@ -71,35 +78,71 @@ def resolve_python(python):
     return python
 
 
-def launch(script, args, replicas=None, tf_api=None, python=None, emulation=True):
+def pod_replicas(hosts, replicas=None):
+    """Cores of a pod of ``hosts`` hosts: ``replicas``, or 8 per host (v3-8 hosts)."""
+    return DEFAULT_REPLICAS * int(hosts) if replicas is None else int(replicas)
+
+
+def launch(script, args, replicas=None, tf_api=None, python=None, emulation=True,
+           hosts=None, timeout=None, tpu_env=None):
     """Run ``script`` (a .py file or .ipynb notebook) with ``args`` under the runtime.
 
     stdin, stdout and stderr are inherited; returns the script's exit status.
     ``python`` picks the interpreter (default: this one; ``tf2.1``, ``tf2.4`` and
     ``tf2.21`` name the environments of ``scripts/tf-envs``); ``tf_api`` is
     ``'2.1'``, ``'2.4'`` or ``None`` (the interpreter's own TF); ``emulation``
-    False runs on a real TPU.  Exit status 2 means the runtime refused the
-    request (bad options, missing file); 127 that the interpreter was not found.
+    False runs on a real TPU.  ``hosts`` runs an emulated pod of that many
+    worker processes (see :mod:`migrate_tpu.runtime.pod`), ``replicas`` then
+    counting the cores of all hosts; ``tpu_env`` names the machine the emulated
+    TPU is attached to (``colab``, ``none``); ``timeout`` (seconds) stops every process
+    after that long (exit status 124).  Exit status 2 means the runtime refused
+    the request (bad options, missing file); 127 that the interpreter was not
+    found.
     """
+    if hosts is not None and int(hosts) < 1:
+        sys.stderr.write("migrate-tpu run: --hosts must be >= 1\n")
+        return 2
+    if hosts is not None and pod_replicas(hosts, replicas) % int(hosts):
+        sys.stderr.write("migrate-tpu run: {} replicas cannot be spread evenly over {} hosts\n"
+                         .format(replicas, hosts))
+        return 2
     resolved = resolve_python(python)
     if python and resolved is None:
         sys.stderr.write("migrate-tpu run: no environment {!r} under {}; create it with "
                          "scripts/tf-envs {}\n".format(python, envs.envs_dir(), python))
         return 127
-    argv = command(script, args, replicas, tf_api, resolved, emulation)
     root = package_root()
     temporary = isolated_root() if _is_shared(root) else None
     try:
+        env = environment(root=temporary or root)
+        if hosts is not None or timeout is not None:
+            count = int(hosts or 1)
+            argvs = [command(script, args, pod_replicas(count, replicas), tf_api, resolved,
+                             emulation, hosts=count, quiet=k > 0, tpu_env=tpu_env)
+                     for k in range(count)]
+            envs_ = []
+            for config in pod.tf_configs(count):
+                host_env = dict(env)
+                host_env["TF_CONFIG"] = config
+                envs_.append(host_env)
+            return pod.run_hosts(argvs, envs_, timeout=timeout)
+        argv = command(script, args, replicas, tf_api, resolved, emulation, tpu_env=tpu_env)
+        read_end, write_end = os.pipe()  # closes when this process ends: the runner ends too
+        env[pod.WATCH_FD_VARIABLE] = str(read_end)
         try:
-            process = subprocess.Popen(argv, env=environment(root=temporary or root))
+            process = subprocess.Popen(argv, env=env, pass_fds=(read_end,))
         except OSError as error:
             sys.stderr.write("migrate-tpu run: cannot start {}: {}\n".format(argv[0], error))
             return 127
+        finally:
+            os.close(read_end)
         try:
             return process.wait()
         except KeyboardInterrupt:
             process.wait()
             return 130
+        finally:
+            os.close(write_end)
     finally:
         if temporary is not None:
             shutil.rmtree(temporary, ignore_errors=True)

@@ -49,7 +49,7 @@ def _set(owner, name, value):
 
 
 def _is_tpu_strategy(strategy):
-    if isinstance(strategy, emulation._EmulatedTPUStrategyBase):
+    if isinstance(strategy, emulation._EmulatedTPU):
         return True
     return type(strategy).__name__.startswith("TPUStrategy")
 
@@ -123,7 +123,8 @@ def _mixed_precision_experimental(mp):
 
 def install(emulated=True):
     """Add the TF 2.1 names that this TensorFlow lacks.  Idempotent."""
-    if _originals or emulation.tf_version() < (2, 2):
+    if any(name == "experimental_run_v2" for _, name, _ in _originals) or \
+            emulation.tf_version() < (2, 2):
         return
     strategy = tf.distribute.Strategy
     if not hasattr(strategy, "experimental_run_v2"):
@@ -162,6 +163,133 @@ def install(emulated=True):
             _set(mp, "experimental", _mixed_precision_experimental(mp))
         except (AttributeError, TypeError):
             pass
+
+
+# What TF 2.1.0 had: ``dir()`` of these objects in TensorFlow 2.1.0 (public names),
+# read on the real interpreter (tests/runtime/test_surface.py compares again).
+SURFACE_2_1 = {
+    "distribute": (
+        "CrossDeviceOps", "HierarchicalCopyAllReduce", "InputContext", "InputReplicationMode",
+        "MirroredStrategy", "NcclAllReduce", "OneDeviceStrategy", "ReduceOp",
+        "ReductionToOneDevice", "ReplicaContext", "Server", "Strategy", "StrategyExtended",
+        "cluster_resolver", "experimental", "experimental_set_strategy", "get_replica_context",
+        "get_strategy", "has_strategy", "in_cross_replica_context"),
+    "distribute.experimental": (
+        "CentralStorageStrategy", "CollectiveCommunication", "MultiWorkerMirroredStrategy",
+        "ParameterServerStrategy", "TPUStrategy"),
+    # tf.distribute.Strategy, MirroredStrategy and experimental.TPUStrategy alike
+    "Strategy": (
+        "colocate_vars_with", "configure", "experimental_distribute_dataset",
+        "experimental_distribute_datasets_from_function", "experimental_local_results",
+        "experimental_make_numpy_dataset", "experimental_run", "experimental_run_v2", "extended",
+        "group", "make_dataset_iterator", "make_input_fn_iterator", "num_replicas_in_sync",
+        "reduce", "scope", "unwrap", "update_config_proto"),
+}
+
+
+_INTERNAL_PACKAGES = frozenset({"tensorflow", "keras", "tf_keras", "tensorflow_estimator"})
+
+
+def _package_folders():
+    """Folders whose code is TensorFlow's, Keras's, the runtime's or Python's own: code
+    there may use what a newer TensorFlow has; only user code sees the TF 2.1 surface."""
+    import importlib.util
+    import os
+    import sysconfig
+    folders = [os.path.dirname(os.path.abspath(emulation.__file__)),
+               sysconfig.get_paths().get("stdlib") or os.path.dirname(os.__file__)]
+    for name in ("tensorflow", "keras", "tf_keras", "tensorflow_estimator"):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and spec.submodule_search_locations:
+            folders.extend(os.path.abspath(p) for p in spec.submodule_search_locations)
+    return tuple(folder + os.sep for folder in folders)
+
+
+_USER_CODE_CHECK = []
+
+
+def _is_user_code(frame):
+    """Whether ``frame`` runs the user's code (not TensorFlow's, Keras's, the runtime's or
+    Python's).  AutoGraph runs converted code from generated files, with the globals of
+    the module the function came from: the module tells whose code it is."""
+    if not _USER_CODE_CHECK:
+        _USER_CODE_CHECK.append(_package_folders())
+    module = frame.f_globals.get("__name__") or ""
+    return not (frame.f_code.co_filename.startswith(_USER_CODE_CHECK[0]) or
+                module.split(".")[0] in _INTERNAL_PACKAGES or
+                module.startswith("migrate_tpu.runtime"))
+
+
+class _Surface21Module(types.ModuleType):
+    """A ``tf.distribute`` module whose names from after TF 2.1.0 user code cannot see
+    (TensorFlow and Keras use them: they stay in the module)."""
+
+    def __getattribute__(self, name):
+        if name[:1] != "_" and name in _HIDDEN_MODULE_NAMES.get(id(self), ()):
+            import sys
+            if _is_user_code(sys._getframe(1)):
+                raise AttributeError("module '{}' has no attribute '{}'".format(
+                    types.ModuleType.__getattribute__(self, "__name__"), name))
+        return types.ModuleType.__getattribute__(self, name)
+
+    def __dir__(self):
+        import sys
+        names = types.ModuleType.__dir__(self)
+        if _is_user_code(sys._getframe(1)):
+            hidden = _HIDDEN_MODULE_NAMES.get(id(self), ())
+            names = [n for n in names if n not in hidden]
+        return names
+
+
+_HIDDEN_MODULE_NAMES = {}
+
+
+def _strategy_attributes_of_2_1(base):
+    """A ``__getattribute__`` for ``base`` that hides, from user code only, the public
+    strategy attributes that TF 2.1.0 did not have (``run``, ``gather``, ...)."""
+    import sys
+    known = frozenset(SURFACE_2_1["Strategy"])
+    original = base.__getattribute__
+    hidden_by_class = {}
+
+    def hidden(klass):
+        names = hidden_by_class.get(klass)
+        if names is None:
+            names = frozenset(n for n in dir(klass) if not n.startswith("_") and n not in known)
+            hidden_by_class[klass] = names
+        return names
+
+    def __getattribute__(self, name):
+        if name[:1] != "_" and name in hidden(type(self)):
+            if _is_user_code(sys._getframe(1)):
+                klass = type(self)
+                shown = getattr(klass, "_tf_class_name", klass.__name__)
+                raise AttributeError("'{}' object has no attribute '{}'".format(shown, name))
+        return original(self, name)
+
+    return __getattribute__
+
+
+def restrict_to_2_1():
+    """Make the names TF 2.1.0 lacked absent for user code (``AttributeError``):
+    ``tf.distribute.TPUStrategy``, ``strategy.run``, ``gather``, ... .  Runs on TF 2.1
+    itself too, where it hides only what the emulation adds.  Idempotent."""
+    if any(name == "__getattribute__" for _, name, _ in _originals):
+        return
+    for path in ("distribute", "distribute.experimental"):
+        keep = set(SURFACE_2_1[path])
+        for module in emulation._modules(path, v1=False):
+            if type(module) is not types.ModuleType:
+                continue  # a lazy loader or wrapper: left as it is
+            _HIDDEN_MODULE_NAMES[id(module)] = frozenset(
+                n for n in types.ModuleType.__dir__(module) if not n.startswith("_") and n not in keep)
+            _originals.append((module, "__class__", types.ModuleType))
+            module.__class__ = _Surface21Module
+    base = tf.distribute.Strategy
+    _set(base, "__getattribute__", _strategy_attributes_of_2_1(base))
 
 
 def uninstall():

@@ -6,11 +6,13 @@ runs as ``__main__`` with ``sys.argv = [SCRIPT, *ARGS]`` and its folder first on
 ``sys.path``; its output and exit status pass through, and an uncaught
 exception prints a traceback (from the script's frames down) and exits 1.
 
-A notebook's code cells run in order in one namespace.  IPython magics are
-skipped: ``%line`` and ``!shell`` lines become ``pass`` (``%time``/``%timeit``/
-``%prun STATEMENT`` run the statement once); a cell starting with
-``%%time``/``%%timeit``/``%%capture`` runs its body, any other ``%%`` cell is
-skipped.  As in a notebook, the value of a cell's last expression is printed
+A notebook's code cells run in order in one namespace.  IPython lines (as
+:mod:`migrate_tpu.magics` recognises them) are skipped: ``%line`` and ``!shell``
+lines become ``pass`` (``%time``/``%timeit``/``%prun STATEMENT`` run the
+statement once); a cell starting with ``%%time``/``%%timeit``/``%%capture``/
+``%%prun`` runs its body, any other ``%%`` cell is skipped.  Each cell's source
+is registered with ``linecache`` under its own file name, as IPython does, so
+AutoGraph and tracebacks can read it.  As in a notebook, the value of a cell's last expression is printed
 unless the line ends with ``;``.
 
 Before the script runs, the logical devices are configured and the TPU
@@ -28,16 +30,17 @@ import argparse
 import ast
 import io
 import json
+import linecache
 import os
 import sys
 import traceback
 import types
 
-from migrate_tpu.runtime import DEFAULT_REPLICAS, TF_API_CHOICES, real_tpu_reachable
+from migrate_tpu import magics
+from migrate_tpu.runtime import (DEFAULT_REPLICAS, DEFAULT_TPU_ENVIRONMENT, TF_API_CHOICES,
+                                 TPU_ENVIRONMENT_VARIABLE, TPU_ENVIRONMENTS, pod, real_tpu_reachable)
 
 EXIT_USAGE = 2
-
-_BODY_CELL_MAGICS = ("time", "timeit", "capture")
 
 
 def build_parser():
@@ -46,10 +49,19 @@ def build_parser():
         description="Run a TensorFlow TPU script or notebook on ordinary devices, "
                     "with TPU semantics emulated over tf.distribute.")
     parser.add_argument("--replicas", type=int, default=None,
-                        help="number of emulated TPU cores (default {}: a v3-8)".format(DEFAULT_REPLICAS))
+                        help="number of emulated TPU cores, of all hosts (default {} per host: "
+                             "v3-8 hosts)".format(DEFAULT_REPLICAS))
+    parser.add_argument("--hosts", type=int, default=None,
+                        help="this process is one host of an emulated pod of HOSTS hosts; "
+                             "TF_CONFIG says which (worker task K is host K)")
     parser.add_argument("--tf-api", choices=TF_API_CHOICES, default=None,
                         help="TensorFlow API the code is written for (default: 2.1 on TF 2.1, "
                              "else 2.4); 2.1 adds the TF 2.1 names on a newer TensorFlow")
+    parser.add_argument("--tpu-env", choices=sorted(TPU_ENVIRONMENTS), default=None,
+                        help="the machine the emulated TPU is attached to: colab (TPU_NAME and "
+                             "COLAB_TPU_ADDR announce it; the default) or none (nothing does: "
+                             "TPUClusterResolver(tpu='') fails from TF 2.2 on); also "
+                             "${}".format(TPU_ENVIRONMENT_VARIABLE))
     parser.add_argument("--no-emulation", action="store_true",
                         help="emulate nothing (run on a real TPU)")
     parser.add_argument("--quiet", action="store_true", help="no banner on stderr")
@@ -71,64 +83,35 @@ def _cell_source(cell):
 
 
 def _strip_magics(source):
-    """Python code of one notebook cell, magics removed; ``None`` if the cell is not Python."""
-    lines = source.splitlines()
-    first = next((i for i, line in enumerate(lines) if line.strip()), None)
-    if first is not None and lines[first].lstrip().startswith("%%"):
-        magic = lines[first].lstrip()[2:].split(None, 1)
-        if magic and magic[0] in _BODY_CELL_MAGICS:
-            lines = lines[first + 1:]
-        else:
-            return None
+    """Python code of one notebook cell, IPython lines replaced (the grammar is
+    :mod:`migrate_tpu.magics`); ``None`` if the cell is not Python.  Line numbers
+    are kept: a removed line becomes an empty one."""
+    kinds = magics.line_kinds(source)
+    if kinds is None:
+        return None
     out = []
-    continuation = False
-    for line in lines:
-        stripped = line.lstrip()
-        is_magic = stripped.startswith(("%", "!")) or (
-            not stripped.startswith("#") and _is_shell_assignment(stripped))
-        if continuation or is_magic:
-            indent = line[:len(line) - len(stripped)]
-            out.append(indent + _line_magic_replacement(stripped) if (is_magic and not continuation) else "")
-            continuation = line.rstrip().endswith("\\")
-            continue
-        if stripped.endswith("?") and not stripped.startswith("#") and stripped[:-1].strip().isidentifier():
-            out.append(line[:len(line) - len(stripped)] + "pass")
-            continue
-        out.append(line)
+    for line, kind in zip(source.splitlines(), kinds):
+        if kind == magics.PYTHON:
+            out.append(line)
+        elif kind == magics.IPYTHON:
+            stripped = line.lstrip(" \t")
+            out.append(line[:len(line) - len(stripped)] + _line_magic_replacement(stripped))
+        else:  # the %% line of a Python-body cell magic, continuations of IPython lines
+            out.append("")
     return "\n".join(out) + "\n"
 
 
-_STATEMENT_MAGICS = ("time", "timeit", "prun")
-
-
 def _line_magic_replacement(stripped):
-    """Python for one magic line: the statement of ``%time``/``%timeit``/``%prun`` (run
-    once), ``pass`` for anything else."""
-    target = ""
-    body = stripped
-    if not stripped.startswith(("%", "!")):
+    """Python for one IPython line: the statement of ``%time``/``%timeit``/``%prun``
+    (run once), ``pass`` for anything else (``target = None`` for an assignment)."""
+    target, body = "", stripped
+    if not stripped.startswith(("%", "!", "?", "/", ",", ";")) and "=" in stripped:
         left, _, right = stripped.partition("=")
         target, body = left.strip() + " = ", right.strip()
-    if body.startswith("%") and not body.startswith("%%"):
-        name, _, rest = body[1:].partition(" ")
-        if name in _STATEMENT_MAGICS:
-            rest = rest.strip()
-            while rest.startswith("-"):
-                option, _, rest = rest.partition(" ")
-                rest = rest.lstrip()
-                if option in ("-n", "-r", "-p", "-T", "-D", "-l", "-s") and rest:
-                    rest = rest.partition(" ")[2].lstrip()  # the option's value
-            if rest:
-                return target + rest
-    return "pass" if not target else target + "None"
-
-
-def _is_shell_assignment(stripped):
-    # `files = !ls` / `x = %timeit -o f()`
-    if "=" not in stripped:
-        return False
-    left, _, right = stripped.partition("=")
-    return left.strip().isidentifier() and right.lstrip().startswith(("!", "%")) and not right.startswith("=")
+    timed = magics.timed_statement(body)
+    if timed is not None:
+        return target + timed[2]
+    return target + "None" if target else "pass"
 
 
 def notebook_cells(path):
@@ -151,7 +134,16 @@ def notebook_cells(path):
     return out
 
 
+def _register_source(code, label):
+    """Put the cell's code in ``linecache`` under its file name, with no modification
+    time so that it is never checked against a file (as IPython does): ``inspect``,
+    and so AutoGraph, find the source of functions defined in the cell."""
+    lines = code.splitlines(True)
+    linecache.cache[label] = (len(code), None, lines, label)
+
+
 def _run_cell(code, label, namespace):
+    _register_source(code, label)
     tree = ast.parse(code, label, "exec")
     display = None
     if tree.body and isinstance(tree.body[-1], ast.Expr) and not code.rstrip().endswith(";"):
@@ -249,9 +241,27 @@ def prepare_environment(emulate):
     del emulate
 
 
-def setup(replicas=None, tf_api=None, emulation=True, quiet=False):
+def pod_task(hosts, environ=None):
+    """This host's index in a pod of ``hosts`` hosts, from ``TF_CONFIG``."""
+    env = os.environ if environ is None else environ
+    try:
+        config = json.loads(env.get("TF_CONFIG") or "{}")
+        workers = config["cluster"]["worker"]
+        task = config["task"]
+        index = int(task["index"])
+    except (ValueError, KeyError, TypeError):
+        raise ValueError("--hosts needs TF_CONFIG naming one worker task per host "
+                         "(`migrate-tpu run --hosts` sets it)")
+    if len(workers) != hosts or task.get("type") != "worker" or not 0 <= index < hosts:
+        raise ValueError("TF_CONFIG names {} workers and task {}; --hosts is {}".format(
+            len(workers), task, hosts))
+    return index
+
+
+def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, tpu_env=None):
     """Import TensorFlow and switch on what was asked for.  Returns a description."""
     prepare_environment(emulation)
+    task = pod_task(hosts) if hosts else 0
     try:
         import tensorflow  # noqa: F401
     except ImportError as error:
@@ -264,17 +274,27 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False):
         raise ValueError("--tf-api 2.4 needs TensorFlow >= 2.4; this interpreter has TensorFlow {}"
                          .format(emu.tf.__version__))
     if emulation:
-        # Colab-era notebooks build the TPU address from this variable.
-        os.environ.setdefault("COLAB_TPU_ADDR", "localhost:8470")
-        emu.configure_devices(replicas or DEFAULT_REPLICAS)
+        tpu_env = tpu_env or os.environ.get(TPU_ENVIRONMENT_VARIABLE) or DEFAULT_TPU_ENVIRONMENT
+        if tpu_env not in TPU_ENVIRONMENTS:
+            raise ValueError("unknown TPU environment {!r} (choose from {})".format(
+                tpu_env, ", ".join(sorted(TPU_ENVIRONMENTS))))
+        for name, value in TPU_ENVIRONMENTS[tpu_env].items():
+            os.environ.setdefault(name, value)
+        if hosts:
+            replicas = replicas or DEFAULT_REPLICAS * hosts
+            emu.configure_pod(hosts, task, replicas)
+            emu.configure_devices(replicas // hosts)
+        else:
+            emu.configure_devices(replicas or DEFAULT_REPLICAS)
         emu.install(tf_api=tf_api)
         text = emu.describe()
     else:
         emu.STATE.tf_api = tf_api
         text = "no TPU emulation: TF {} with the TF {} API".format(emu.tf.__version__, tf_api)
-    if tf_api == "2.1" and emu.tf_version() >= (2, 2):
+    if tf_api == "2.1":
         from migrate_tpu.runtime import legacy
-        legacy.install(emulated=emulation)
+        legacy.install(emulated=emulation)  # nothing to add on TF 2.0/2.1 itself
+        legacy.restrict_to_2_1()
     if not quiet:
         sys.stderr.write("migrate-tpu run: {}\n".format(text))
         sys.stderr.flush()
@@ -284,15 +304,38 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False):
 def main(argv=None):
     parser = build_parser()
     options = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    pod.watch_launcher()
     if options.replicas is not None and options.replicas < 1:
         parser.error("--replicas must be >= 1")
+    if options.hosts is not None and options.hosts < 1:
+        parser.error("--hosts must be >= 1")
     if not os.path.exists(options.script):
         sys.stderr.write("migrate-tpu run: {}: no such file\n".format(options.script))
         return EXIT_USAGE
     emulate = not options.no_emulation and not real_tpu_reachable()
     try:
-        setup(options.replicas, options.tf_api, emulate, options.quiet)
+        setup(options.replicas, options.tf_api, emulate, options.quiet, options.hosts,
+              options.tpu_env)
     except ValueError as error:
         sys.stderr.write("migrate-tpu run: {}\n".format(error))
         return EXIT_USAGE
-    return execute(options.script, options.args)
+    status = execute(options.script, options.args)
+    if status == 0 and options.hosts and emulate:
+        _end_pod_host()
+    return status
+
+
+def _end_pod_host():
+    """End one host of a pod once the script is done: together with the others (a
+    barrier), the first host last, and without TensorFlow's slow teardown, during
+    which the coordination service would report the host as lost."""
+    import atexit
+    from migrate_tpu.runtime import emulation
+    emulation.pod_barrier()
+    if emulation.STATE.task_id == 0:
+        pod.wait_until_closed(emulation.pod_addresses()[1:])
+    run_exit_functions = getattr(atexit, "_run_exitfuncs", None)
+    if run_exit_functions is not None:
+        run_exit_functions()
+    _flush()
+    os._exit(0)

@@ -159,6 +159,18 @@ def script_runs(tmp_path_factory):
          "source": ["print('printed', n)\n", "n;"]},
     ]}))
     cases["notebook"] = start(py24, notebook, label="nb.ipynb")
+    autograph = folder / "autograph.ipynb"
+    autograph.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 4, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": source}
+        for source in (
+            "import tensorflow as tf",
+            # AutoGraph turns this `if` on a tensor into tf.cond: it must read the cell's source
+            "@tf.function\ndef f(x):\n    if tf.reduce_sum(x) > 0:\n        return x * 2\n"
+            "    return -x\nprint('F', f(tf.constant([1.0, 2.0])).numpy().tolist(), "
+            "f(tf.constant([-3.0])).numpy().tolist())",
+            "%%prun -q\nprint('prun body runs')",
+        )]}))
+    cases["autograph"] = start(py24, autograph, label="autograph.ipynb")
     return folder, cases
 
 
@@ -238,6 +250,13 @@ def test_notebook_cells_run_in_order_with_magics_skipped(script_runs):
     run = script_runs[1]["notebook"]
     assert run.returncode == 0, run.describe()
     assert run.stdout.strip().splitlines()[-2:] == ["98", "printed 49"], run.describe()
+
+
+@TF
+def test_notebook_functions_are_converted_by_autograph(script_runs):
+    run = script_runs[1]["autograph"]
+    assert run.returncode == 0, run.describe()
+    assert run.stdout.splitlines()[-2:] == ["F [2.0, 4.0] [3.0]", "prun body runs"], run.describe()
 
 
 @TF

@@ -54,7 +54,7 @@ strategy = tf.distribute.experimental.TPUStrategy(resolver)
 obs["class_name"] = type(strategy).__name__
 obs["replicas"] = strategy.num_replicas_in_sync
 obs["worker_devices"] = len(strategy.extended.worker_devices)
-obs["cluster_resolver_is_resolver"] = strategy.cluster_resolver is resolver
+obs["cluster_resolver_is_resolver"] = getattr(strategy, "cluster_resolver", None) is resolver
 obs["experimental_has"] = {name: hasattr(strategy, name) for name in (
     "run", "experimental_run_v2", "experimental_make_numpy_dataset",
     "experimental_assign_to_logical_device", "experimental_split_to_logical_devices",
@@ -89,7 +89,7 @@ probe("graph_plain", lambda: values(tf.function(lambda: run(plain))(), strategy)
 if hasattr(strategy, "experimental_run_v2") and hasattr(strategy, "run"):
     probe("eager_plain_experimental_run_v2", lambda: values(strategy.experimental_run_v2(plain), strategy))
 
-mirrored = tf.distribute.MirroredStrategy(emulation.STATE.devices[:2])
+mirrored = tf.distribute.MirroredStrategy(emulation.local_devices()[:2])
 probe("mirrored_eager_plain", lambda: values(run_method(mirrored)(plain), mirrored))
 probe("mirrored_has_experimental_run_v2", lambda: hasattr(mirrored, "experimental_run_v2"))
 

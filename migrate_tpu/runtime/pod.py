@@ -1,0 +1,253 @@
+"""Start and supervise the worker processes of ``migrate-tpu run`` (standard library only).
+
+An emulated pod of H hosts is H processes of the runner on this machine, one
+per host.  They find each other through ``TF_CONFIG``: one ``worker`` task per
+host, at ``localhost:PORT`` on ports that were free when the pod started, and
+host K is task K.  TensorFlow's own gRPC server and collective runtime join
+them (the emulated ``TPUStrategy`` is a ``MultiWorkerMirroredStrategy`` there).
+
+Supervision keeps the promise that no process outlives ``run``:
+
+* each host runs in its own session (process group), so ending a host ends
+  whatever it started;
+* each host watches a pipe from the launcher and ends its own process group
+  when the pipe closes, which also happens when the launcher is killed with
+  SIGKILL (see :func:`watch_launcher`);
+* the first host to fail, a ``timeout`` or Ctrl-C stops every other host:
+  SIGTERM to its group, then SIGKILL after :data:`GRACE_SECONDS`.
+
+Host 0's stdout and stderr are the launcher's own; the other hosts' lines are
+prefixed ``[host K] ``.  The exit status is the first failing host's (128+N for
+a host killed by signal N), 124 after a timeout, 130 after Ctrl-C.
+"""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+#: How long a stopped host may take to exit after SIGTERM before it is killed.
+GRACE_SECONDS = 3.0
+
+EXIT_TIMEOUT = 124
+EXIT_INTERRUPTED = 130
+
+#: Environment variable that carries the launcher pipe's file descriptor to a host.
+WATCH_FD_VARIABLE = "MIGRATE_TPU_LAUNCHER_FD"
+
+
+def free_ports(count, host="localhost"):
+    """``count`` distinct TCP ports free on ``host`` right now."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind((host, 0))
+            sockets.append(sock)
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def tf_configs(hosts, ports=None):
+    """The ``TF_CONFIG`` of every host of a pod of ``hosts`` hosts (host K is worker K)."""
+    ports = ports or free_ports(hosts)
+    cluster = {"worker": ["localhost:{}".format(port) for port in ports]}
+    return [json.dumps({"cluster": cluster, "task": {"type": "worker", "index": k}})
+            for k in range(hosts)]
+
+
+# --------------------------------------------------------------------------
+# Inside a host: end with the launcher
+# --------------------------------------------------------------------------
+
+
+def _end_own_group():
+    try:
+        if os.getpgrp() == os.getpid():
+            os.killpg(os.getpid(), signal.SIGKILL)
+    finally:
+        os._exit(137)
+
+
+def watch_launcher(environ=None, label="migrate-tpu run"):
+    """In a host: end this process (and its group) as soon as the launcher is gone.
+
+    The launcher keeps the write end of a pipe whose read end each host
+    inherits (its number is in ``MIGRATE_TPU_LAUNCHER_FD``); reading it returns
+    only when every write end is closed, that is when the launcher has exited,
+    however it ended.  Returns the watching thread, or ``None`` when no pipe
+    was given.
+    """
+    env = os.environ if environ is None else environ
+    value = env.pop(WATCH_FD_VARIABLE, None)
+    if not value:
+        return None
+    fd = int(value)
+
+    def watch():
+        try:
+            while os.read(fd, 1):
+                pass
+        except OSError:
+            pass
+        try:  # stderr may be a pipe to the launcher that is gone
+            sys.stderr.write("{}: the launcher is gone; stopping\n".format(label))
+            sys.stderr.flush()
+        except Exception:
+            pass
+        _end_own_group()
+
+    thread = threading.Thread(target=watch, name="migrate-tpu-launcher-watch")
+    thread.daemon = True
+    thread.start()
+    return thread
+
+
+def wait_until_closed(addresses, timeout=10.0, poll=0.05):
+    """Wait (at most ``timeout`` seconds) until nothing listens at any ``host:port``
+    of ``addresses`` any more: the first host, which leads TensorFlow's
+    coordination service, ends after the others so that none reports it lost."""
+    deadline = time.time() + timeout
+    pending = list(addresses)
+    while pending and time.time() < deadline:
+        host, _, port = pending[0].rpartition(":")
+        try:
+            socket.create_connection((host, int(port)), timeout=1.0).close()
+        except (OSError, ValueError):
+            pending.pop(0)
+            continue
+        time.sleep(poll)
+    return not pending
+
+
+# --------------------------------------------------------------------------
+# In the launcher
+# --------------------------------------------------------------------------
+
+
+def _forward(stream, sink, prefix, lock):
+    """Copy ``stream`` line by line to ``sink`` with ``prefix`` before each line."""
+    for line in iter(stream.readline, b""):
+        with lock:
+            sink.write(prefix + line)
+            sink.flush()
+    stream.close()
+
+
+def _sink(stream):
+    return getattr(stream, "buffer", stream)
+
+
+def _status(returncode):
+    if returncode is None:
+        return None
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def _signal_group(process, signum):
+    try:
+        os.killpg(process.pid, signum)
+    except (OSError, ProcessLookupError):
+        pass
+
+
+def _stop(processes, say):
+    """SIGTERM every running host's group, then SIGKILL what is left after the grace time."""
+    running = [(k, p) for k, p in enumerate(processes) if p.poll() is None]
+    for _, process in running:
+        _signal_group(process, signal.SIGTERM)
+    deadline = time.time() + GRACE_SECONDS
+    for k, process in running:
+        try:
+            process.wait(max(0.0, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            say("host {} did not stop within {:.0f}s; killed".format(k, GRACE_SECONDS))
+    for _, process in enumerate(processes):
+        _signal_group(process, signal.SIGKILL)  # anything the host started, too
+        process.wait()
+
+
+def run_hosts(argvs, envs, timeout=None, label="migrate-tpu run", poll=0.05):
+    """Start one process per host (``argvs[k]`` with environment ``envs[k]``) and
+    supervise them until all have exited; returns the pod's exit status."""
+    lock = threading.Lock()
+    stdout, stderr = _sink(sys.stdout), _sink(sys.stderr)
+
+    def say(text):
+        with lock:
+            stderr.write("{}: {}\n".format(label, text).encode("utf-8", "replace"))
+            stderr.flush()
+
+    read_end, write_end = os.pipe()
+    processes, threads = [], []
+    try:
+        for k, (argv, env) in enumerate(zip(argvs, envs)):
+            env = dict(env)
+            env[WATCH_FD_VARIABLE] = str(read_end)
+            pipes = {} if k == 0 else {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE,
+                                      "stderr": subprocess.PIPE}
+            try:
+                process = subprocess.Popen(argv, env=env, pass_fds=(read_end,),
+                                           start_new_session=True, **pipes)
+            except OSError as error:
+                say("cannot start host {} ({}): {}".format(k, argv[0], error))
+                _stop(processes, say)
+                return 127
+            processes.append(process)
+            if k:
+                prefix = "[host {}] ".format(k).encode("ascii")
+                for stream, sink in ((process.stdout, stdout), (process.stderr, stderr)):
+                    thread = threading.Thread(target=_forward, args=(stream, sink, prefix, lock))
+                    thread.daemon = True
+                    thread.start()
+                    threads.append(thread)
+        os.close(read_end)
+        read_end = None
+        started = time.time()
+        status = 0
+        while True:
+            codes = [p.poll() for p in processes]
+            failed = [k for k, code in enumerate(codes) if code not in (None, 0)]
+            if failed:
+                first = failed[0]
+                status = _status(codes[first])
+                if any(code is None for code in codes):
+                    say("host {} exited with status {}; stopping the other hosts".format(first, status))
+                    _stop(processes, say)
+                elif len(processes) > 1:
+                    say("host {} exited with status {}".format(first, status))
+                break
+            for process, code in zip(processes, codes):
+                if code is not None:  # what a finished host started ends with it
+                    _signal_group(process, signal.SIGKILL)
+            if all(code is not None for code in codes):
+                break
+            if timeout is not None and time.time() - started > timeout:
+                waiting = [k for k, code in enumerate(codes) if code is None]
+                say("host{} {} still running after the {:g}s timeout; stopping every host".format(
+                    "s" if len(waiting) > 1 else "", ", ".join(str(k) for k in waiting), timeout))
+                _stop(processes, say)
+                status = EXIT_TIMEOUT
+                break
+            time.sleep(poll)
+        return status
+    except KeyboardInterrupt:
+        say("interrupted; stopping every host")
+        _stop(processes, say)
+        return EXIT_INTERRUPTED
+    finally:
+        for process in processes:  # whatever happened above, nothing survives
+            if process.poll() is None:
+                _signal_group(process, signal.SIGKILL)
+                process.wait()
+        for thread in threads:
+            thread.join(5)
+        if read_end is not None:
+            os.close(read_end)
+        os.close(write_end)

@@ -1,0 +1,52 @@
+"""Public names of the TF 2.1 surface as user code sees them; prints ``RESULT {json}``.
+Runs under ``python -m migrate_tpu.runtime --tf-api 2.1`` or, bare, in a TF 2.1.0 interpreter."""
+import json
+import sys
+
+import tensorflow as tf
+
+
+def public(obj):
+    return sorted(n for n in dir(obj) if not n.startswith("_"))
+
+
+emulated = "migrate_tpu.runtime.emulation" in sys.modules
+if emulated:
+    resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="")
+    tf.config.experimental_connect_to_cluster(resolver)
+    tf.tpu.experimental.initialize_tpu_system(resolver)
+    strategy = tf.distribute.experimental.TPUStrategy(resolver)
+    strategy_names = sorted(n for n in public(type(strategy)) if hasattr(strategy, n))
+    mirrored = tf.distribute.MirroredStrategy(["/cpu:0"])
+    mirrored_names = sorted(n for n in public(type(mirrored)) if hasattr(mirrored, n))
+    try:
+        strategy.run
+        run_error = None
+    except AttributeError as error:
+        run_error = str(error)
+
+    @tf.function
+    def step():  # AutoGraph converts this: its code runs from a generated file
+        return strategy.run(lambda: tf.constant(1.0))
+
+    try:
+        step()
+        graph_run_error = None
+    except AttributeError as error:
+        graph_run_error = str(error).strip().splitlines()[-1].strip()
+    # TensorFlow's own code may call what it has (reduce with axis calls run)
+    axis_sum = float(strategy.reduce("SUM", strategy.experimental_run_v2(
+        tf.function(lambda: tf.ones([2]))), axis=0))
+else:  # real TF 2.1.0 without a TPU: the class's names
+    strategy_names = public(tf.distribute.experimental.TPUStrategy)
+    mirrored_names = public(tf.distribute.MirroredStrategy)
+    run_error = graph_run_error = axis_sum = None
+print("RESULT " + json.dumps({
+    "tf.distribute": public(tf.distribute),
+    "tf.distribute.experimental": public(tf.distribute.experimental),
+    "TPUStrategy": strategy_names,
+    "MirroredStrategy": mirrored_names,
+    "_run_error": run_error,
+    "_graph_run_error": graph_run_error,
+    "_axis_sum": axis_sum,
+}))

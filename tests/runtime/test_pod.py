@@ -1,0 +1,177 @@
+"""Pods: the supervision of host processes (real processes, no TensorFlow) and, under the
+``roundtrip`` marker, emulated pods of 1, 2 and 4 hosts in the real TensorFlow interpreters."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from migrate_tpu.runtime import launch, pod
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is dead for our purpose
+    try:
+        with open("/proc/{}/stat".format(pid)) as handle:
+            return handle.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def _wait_dead(pids, seconds=20):
+    deadline = time.time() + seconds
+    while time.time() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    return [p for p in pids if _alive(p)]
+
+
+def _host_program(tmp_path, body):
+    """A host stand-in: watches the launcher as the runner does, records its pid (and the
+    pid of a child it starts, to check that groups end), then runs ``body``."""
+    script = tmp_path / "host.py"
+    script.write_text(textwrap.dedent("""\
+        import json, os, subprocess, sys, time
+        from migrate_tpu.runtime import pod
+        pod.watch_launcher()
+        k = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+        with open(os.path.join(sys.argv[1], "pids-%d" % k), "w") as f:
+            f.write("%d %d" % (os.getpid(), child.pid))
+        print("line one of", k, flush=True)
+        sys.stderr.write("err of %d\\n" % k)
+        sys.stderr.flush()
+        """) + textwrap.dedent(body))
+    return script
+
+
+def _pids(folder):
+    found = []
+    for path in Path(folder).glob("pids-*"):
+        found += [int(v) for v in path.read_text().split()]
+    return found
+
+
+def _supervise(tmp_path, body, hosts=3, timeout=None):
+    """Run ``hosts`` stand-ins under pod.run_hosts in a separate launcher process."""
+    script = _host_program(tmp_path, body)
+    code = textwrap.dedent("""\
+        import os, sys
+        from migrate_tpu.runtime import launch, pod
+        hosts, folder, script = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+        timeout = float(sys.argv[4]) if sys.argv[4] != "-" else None
+        envs = []
+        for config in pod.tf_configs(hosts):
+            env = launch.environment()
+            env["TF_CONFIG"] = config
+            envs.append(env)
+        sys.exit(pod.run_hosts([[sys.executable, script, folder]] * hosts, envs, timeout=timeout))
+        """)
+    argv = [sys.executable, "-c", code, str(hosts), str(tmp_path), str(script),
+            "-" if timeout is None else str(timeout)]
+    return argv
+
+
+def _run(argv, limit=120):
+    start = time.time()
+    done = subprocess.run(argv, cwd=str(REPO), env=launch.environment(), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=limit)
+    return done, time.time() - start
+
+
+def test_tf_configs_give_each_host_its_worker_task():
+    configs = [json.loads(c) for c in pod.tf_configs(3, ports=[1001, 1002, 1003])]
+    assert [c["task"] for c in configs] == [{"type": "worker", "index": k} for k in range(3)]
+    assert all(c["cluster"] == {"worker": ["localhost:1001", "localhost:1002", "localhost:1003"]}
+               for c in configs)
+    ports = pod.free_ports(4)
+    assert len(set(ports)) == 4
+
+
+def test_hosts_output_exit_status_and_nothing_left(tmp_path):
+    done, _ = _run(_supervise(tmp_path, "sys.exit(0 if k != 2 else 0)\n"))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "line one of 0" in lines  # host 0 unchanged
+    assert "[host 1] line one of 1" in lines and "[host 2] line one of 2" in lines
+    assert "[host 2] err of 2" in done.stderr.splitlines() and "err of 0" in done.stderr.splitlines()
+    assert _wait_dead(_pids(tmp_path)) == []  # the hosts' own children too
+
+
+def test_a_failing_host_stops_every_host_and_gives_its_status(tmp_path):
+    body = "if k == 1:\n    time.sleep(1); sys.exit(5)\ntime.sleep(300)\n"
+    done, took = _run(_supervise(tmp_path, body))
+    assert done.returncode == 5, done.stderr
+    assert "host 1 exited with status 5; stopping the other hosts" in done.stderr
+    assert took < 60
+    assert _wait_dead(_pids(tmp_path)) == []
+
+
+def test_a_host_killed_by_a_signal(tmp_path):
+    body = "if k == 2:\n    os.kill(os.getpid(), 9)\ntime.sleep(300)\n"
+    done, _ = _run(_supervise(tmp_path, body))
+    assert done.returncode == 128 + 9, done.stderr
+    assert "host 2 exited with status 137" in done.stderr
+    assert _wait_dead(_pids(tmp_path)) == []
+
+
+def test_timeout_stops_a_hanging_pod_and_names_the_hosts(tmp_path):
+    body = "if k == 0:\n    sys.exit(0)\ntime.sleep(300)\n"
+    done, took = _run(_supervise(tmp_path, body, timeout=3))
+    assert done.returncode == pod.EXIT_TIMEOUT, done.stderr
+    assert "hosts 1, 2 still running after the 3s timeout; stopping every host" in done.stderr
+    assert took < 60
+    assert _wait_dead(_pids(tmp_path)) == []
+
+
+def _wait_for_pids(folder, count, seconds=60):
+    deadline = time.time() + seconds
+    while time.time() < deadline and len(_pids(folder)) < count:
+        time.sleep(0.1)
+    return _pids(folder)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGKILL])
+def test_launcher_interrupted_or_killed_leaves_no_process(tmp_path, signum):
+    """Ctrl-C (SIGINT to the launcher) stops the pod; SIGKILL of the launcher, which can do
+    nothing, is noticed by every host through the launcher's pipe."""
+    launcher = subprocess.Popen(_supervise(tmp_path, "time.sleep(300)\n"), cwd=str(REPO),
+                                env=launch.environment(), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, universal_newlines=True)
+    try:
+        pids = _wait_for_pids(tmp_path, 6)
+        assert len(pids) == 6, launcher.stderr.read() if launcher.poll() is not None else pids
+        launcher.send_signal(signum)
+        out, err = launcher.communicate(timeout=60)
+        if signum == signal.SIGINT:
+            assert launcher.returncode == pod.EXIT_INTERRUPTED, err
+            assert "interrupted; stopping every host" in err
+        assert _wait_dead(pids) == [], err
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait()
+        for pid in _pids(tmp_path):
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_uneven_replicas_are_a_usage_error(tmp_path, capsys):
+    script = tmp_path / "x.py"
+    script.write_text("print('never')\n")
+    assert launch.launch(str(script), [], replicas=6, hosts=4) == 2
+    assert "6 replicas cannot be spread evenly over 4 hosts" in capsys.readouterr().err
+    assert launch.command("s.py", [], replicas=8, hosts=2, quiet=True)[3:] == [
+        "--hosts", "2", "--replicas", "8", "--quiet", "s.py"]
+    assert launch.pod_replicas(4) == 32 and launch.pod_replicas(2, 4) == 4
