@@ -455,7 +455,7 @@ def markdown_report(results: List[FileResult], summary: RunSummary, rules: List[
     total = sum(summary.by_rule.values())
     out = ["## migrate-tpu", ""]
     if not total and not summary.errors:
-        out += [f"No TensorFlow 2.1 TPU code to migrate: {count(summary.files, 'file')} scanned.", ""]
+        out += [f"Nothing to migrate: {count(summary.files, 'file')} scanned.", ""]
         return "\n".join(out)
     out.append(
         f"**{count(summary.files, 'file')}** scanned, **{summary.changed}** would change, **{count(total, 'finding')}** "

@@ -167,7 +167,7 @@ def test_markdown_when_clean(run_cli, tmp_path):
     (tmp_path / "clean.py").write_text("x = 1\n", "utf-8")
     result = run_cli("check", "--format", "markdown", "clean.py")
     assert result.returncode == 0
-    assert "No TensorFlow 2.1 TPU code to migrate: 1 file scanned." in result.stdout
+    assert "Nothing to migrate: 1 file scanned." in result.stdout
 
 
 @pytest.mark.parametrize("output_format", ["text", "json", "github", "sarif", "markdown"])
