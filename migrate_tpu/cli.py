@@ -121,12 +121,17 @@ def _start(
     return Run(paths, settings, quiet=quiet, stdin_filename=stdin_filename, **run_options)
 
 
-def _stdin(run, mode: str) -> int:
-    """``-`` as the only path: source from stdin, result to stdout.
+def _stdin(run, mode: str, exit_zero: bool = False) -> int:
+    """``-`` as the only path: source from stdin, result to stdout; the exit status.
 
     The source goes through a worker process like any file, so that a parser
     crash or a time-out is reported instead of taking the command down.
     """
+    status = _stdin_status(run, mode)
+    return 0 if exit_zero and status == 1 else status
+
+
+def _stdin_status(run, mode: str) -> int:
     from migrate_tpu.engine.pipeline import migrate_isolated
     from migrate_tpu.engine.report import finding_line, patch_bytes
 
@@ -218,7 +223,7 @@ def diff(paths, exit_zero, output_file, notebook_diff, **options) -> None:
     paths = _no_paths(paths, default=".")
     run = _start(paths, notebook_diff=notebook_diff, **options)
     if paths == ("-",):
-        sys.exit(_stdin(run, "diff"))
+        sys.exit(_stdin(run, "diff", exit_zero))
     from migrate_tpu.compose import patch_root
     from migrate_tpu.engine.report import RunSummary, error_line, patch_bytes, summary_text, write_text_findings
 
@@ -258,7 +263,7 @@ def fix(paths, exit_zero, show_fixes, **options) -> None:
     paths = _no_paths(paths)
     run = _start(paths, **options)
     if paths == ("-",):
-        sys.exit(_stdin(run, "fix"))
+        sys.exit(_stdin(run, "fix", exit_zero))
     from migrate_tpu.engine.report import RunSummary, error_line, finding_line, fixes_text, summary_text
 
     summary = RunSummary()
@@ -299,7 +304,7 @@ def check(paths, exit_zero, output_format, output_file, statistics, show_fixes, 
     # The markdown report shows notebooks' diffs cell by cell: it is read, not applied.
     run = _start(paths, want_edits=output_format in ("json", "sarif"), notebook_diff="cells", **options)
     if paths == ("-",) and output_format == "text" and not statistics and not show_fixes:
-        sys.exit(_stdin(run, "check"))
+        sys.exit(_stdin(run, "check", exit_zero))
     if "-" in paths:
         _fail("`-` (stdin) works with --format text only; name files instead")
     from migrate_tpu.compose import rule_infos

@@ -241,3 +241,11 @@ def test_explain_by_id_or_name(cli):
     assert cli("explain", "tpu101").stdout == by_id.stdout
     unknown = cli("explain", "no-such-rule")
     assert unknown.returncode == 2 and b"no rule 'no-such-rule'" in unknown.stderr
+
+
+def test_exit_zero_from_stdin(cli):
+    assert cli("check", "-", input=TF21).returncode == 1
+    assert cli("check", "--exit-zero", "-", input=TF21).returncode == 0
+    fixed = cli("fix", "--exit-zero", "-", input=MANUAL)
+    assert fixed.returncode == 0 and fixed.stdout == MANUAL
+    assert cli("diff", "--exit-zero", "-", input=b"import tensorflow as tf\ndef f(:\n    strategy.experimental_run_v2(g)\n").returncode == 2
