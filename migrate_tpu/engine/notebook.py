@@ -621,7 +621,7 @@ def _migrate_program(program: _Program, migrator, path: str):
 def migrate_notebook(
     data: bytes, migrator, path: str, name: str, want_diff: bool = False, cell_errors: Optional[List[FileError]] = None
 ) -> Tuple[bytes, list, str]:
-    """``(new bytes, reports with cells, per-cell diff)`` for one notebook.
+    """``(new bytes, reports with cells, diff)`` for one notebook (the diff: see :func:`notebook_diff`).
 
     A code cell that does not parse raises :class:`FileError` naming it; with
     ``cell_errors`` given, its error is added there instead, the cell is left
