@@ -1,4 +1,4 @@
-"""Command line: parse options, call the engine, pick a reporter.
+"""Command line: parse options and dispatch; ``compose.py`` wires the rest.
 
 Exit status: ``diff`` 0 nothing to change, 1 changes due, 2 errors; ``fix`` 0
 all done, 1 manual work remains, 2 errors; ``check`` 0 clean, 1 findings, 2
@@ -15,24 +15,15 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import Optional, Tuple
 
 import click
 
 from migrate_tpu import __version__
+from migrate_tpu.codemod.targets import TARGETS
 
-TARGETS = ("2.4", "latest")
 REPORT_FORMATS = ("text", "json", "github", "sarif", "markdown")
-# Up to this many files named one by one (a pre-commit batch, an editor) run in
-# this process: pre-commit already runs one hook process per core.
-SMALL_BATCH = 64
-
-
-def _split(values: Sequence[str]) -> Tuple[str, ...]:
-    items: List[str] = []
-    for value in values:
-        items += [part.strip() for part in value.split(",") if part.strip()]
-    return tuple(items)
+NOTEBOOK_DIFF_STYLES = ("json", "cells")
 
 
 def _parse_shard(context, parameter, value):
@@ -79,218 +70,70 @@ def _under_pre_commit() -> bool:
     return bool(os.environ.get("PRE_COMMIT"))
 
 
-def _no_paths(paths) -> None:
-    """pre-commit may call a hook with no file: nothing to do is a success."""
-    if not paths:
-        if _under_pre_commit():
-            sys.exit(0)
-        raise click.UsageError("Missing argument 'PATHS...': name files or folders (`.` for the current one).")
+def _no_paths(paths, default: Optional[str] = None) -> Tuple[str, ...]:
+    """The paths to work on: pre-commit may call a hook with no file, and nothing to do is a success."""
+    if paths:
+        return tuple(paths)
+    if _under_pre_commit():
+        sys.exit(0)
+    if default is not None:
+        return (default,)
+    raise click.UsageError("Missing argument 'PATHS...': name files or folders (`.` for the current one).")
 
 
-class Run:
-    """Everything one invocation decided, shared by the subcommands."""
+def _start(
+    paths,
+    *,
+    select=(),
+    ignore=(),
+    exclude=(),
+    force_exclude=None,
+    target=None,
+    unsafe_fixes=None,
+    jobs=None,
+    no_gitignore=False,
+    config_file=None,
+    isolated=False,
+    stdin_filename=None,
+    quiet=False,
+    **run_options,
+):
+    """Settings resolved (``compose.settings_for``), then the run set up; bad settings end with status 2."""
+    from migrate_tpu.compose import Run, settings_for
+    from migrate_tpu.settings import CommandLine, SettingsError
 
-    def __init__(
-        self,
-        paths,
-        select=(),
-        ignore=(),
-        exclude=(),
-        force_exclude=None,
-        target=None,
-        unsafe_fixes=None,
-        jobs=None,
-        no_gitignore=False,
-        config_file=None,
-        isolated=False,
-        no_progress=False,
-        quiet=False,
-        stdin_filename=None,
-        want_edits=False,
-        no_cache=False,
-        cache_dir=None,
-        shard=None,
-        follow_symlinks=False,
-        timeout=None,
-    ):
-        from migrate_tpu.engine.config import ConfigError, Settings, find_config, load_config
-
-        self.paths = paths
-        self.no_cache = no_cache
-        self.follow_symlinks = follow_symlinks
-        self.timeout = timeout
-        self.cache_dir = cache_dir
-        self.shard = shard
-        self.quiet = quiet
-        self.no_progress = no_progress
-        self.stdin_filename = stdin_filename
-        self.want_edits = want_edits
-        self.start = self._start_folder()
-        values = {}
-        config_path = None
-        if not isolated:
-            try:
-                config_path = Path(config_file) if config_file else find_config(self.start)
-                if config_path is not None:
-                    values = load_config(config_path)
-            except ConfigError as error:
-                _fail(str(error))
-        base = str(config_path.parent.resolve()) if config_path else None
-
-        target = target or values.get("target") or "2.4"
-        if target not in TARGETS + ("auto",):
-            _fail(f"{config_path}: [tool.migrate-tpu] target must be one of {', '.join(TARGETS + ('auto',))}, not {target!r}")
-        self.target_note = None
-        if target == "auto":
-            from migrate_tpu.engine.config import find_tensorflow_pin, target_for_pin
-
-            target, self.target_note = target_for_pin(find_tensorflow_pin(self.start))
-        explicit_jobs = jobs or values.get("jobs") or 0
-        self.settings = Settings(
-            select=_split(select) if select else tuple(values.get("select", ())),
-            # A --select given here starts a new selection: the config's ignore goes with its select.
-            ignore=(() if select else tuple(values.get("ignore", ()))) + _split(ignore),
-            exclude=tuple(values.get("exclude", ())) + _split(exclude),
-            target=target,
-            unsafe_fixes=bool(unsafe_fixes if unsafe_fixes is not None else values.get("unsafe-fixes", False)),
-            jobs=explicit_jobs or self._default_jobs(),
-            respect_gitignore=not no_gitignore and bool(values.get("respect-gitignore", True)),
-            per_file_ignores=tuple(values.get("per-file-ignores", ())),
-            force_exclude=bool(force_exclude if force_exclude is not None else values.get("force-exclude", False)),
-            base=base,
-            config_file=str(config_path) if config_path else None,
-        )
-        self._check_rule_ids()
-        if self.target_note and not quiet:
-            click.echo(f"migrate-tpu: --target auto: {self.target_note}", err=True)
-
-    def _start_folder(self) -> Path:
-        for raw in self.paths:
-            if raw != "-":
-                return Path(raw)
-        if self.stdin_filename:
-            return Path(self.stdin_filename).parent if Path(self.stdin_filename).parent.is_dir() else Path.cwd()
-        return Path.cwd()
-
-    def _default_jobs(self) -> int:
-        """No pool under pre-commit or for a small batch of named files."""
-        if _under_pre_commit():
-            return 1
-        files = [p for p in self.paths if p != "-"]
-        if files and len(files) <= SMALL_BATCH and all(Path(p).is_file() for p in files):
-            return 1
-        return 0
-
-    def _check_rule_ids(self) -> None:
-        patterns = self.settings.select + self.settings.ignore + tuple(i for _, ids in self.settings.per_file_ignores for i in ids)
-        if not patterns:
-            return
-        from migrate_tpu.codemod.rule import all_rules
-
-        ids = [rule.id for rule in all_rules()]
-        for pattern in patterns:
-            if pattern.upper() != "ALL" and not any(rule_id.startswith(pattern.upper()) for rule_id in ids):
-                raise click.BadParameter(f"no rule matches {pattern!r} (see `migrate-tpu rules`)", param_hint="--select/--ignore or [tool.migrate-tpu]")
-
-    def migrator(self, mode: str = "diff"):
-        from migrate_tpu.codemod.options import Options
-        from migrate_tpu.codemod.migrator import TPUMigrator
-        from migrate_tpu.engine.config import PathMigrator
-
-        roots = tuple(str(Path(p).resolve()) for p in self.paths if p != "-" and Path(p).is_dir())
-
-        def build(extra_ignores: Tuple[str, ...] = ()):
-            options = Options(
-                select=self.settings.select,
-                ignore=self.settings.ignore + extra_ignores,
-                target=self.settings.target,
-                unsafe_fixes=self.settings.unsafe_fixes,
-                want_edits=self.want_edits,
-                mode=mode,
-            )
-            return TPUMigrator(options, roots)
-
-        default = build()
-        if not self.settings.per_file_ignores:
-            return default
-        variants = [((glob,), build(ids)) for glob, ids in self.settings.per_file_ignores]
-        return PathMigrator(default, variants, self.settings.base)
-
-    def files(self):
-        """``(files to process, problems found while walking)``."""
-        from migrate_tpu.engine.config import path_matches
-        from migrate_tpu.engine.discover import discover
-        from migrate_tpu.engine.pipeline import FileResult
-
-        settings = self.settings
-        base = Path(settings.base) if settings.base else None
-        named = {os.path.normpath(p) for p in self.paths if p != "-" and Path(p).is_file()}
-        files, errors, notes = [], [], []
-        from migrate_tpu.engine.discover import in_shard
-
-        shard_base = base or Path.cwd()
-        for found in discover(self.paths, settings.exclude, settings.respect_gitignore, base=base, follow_symlinks=self.follow_symlinks):
-            if self.shard is not None and not in_shard(found.path, self.shard, shard_base):
-                continue
-            if found.problem is None:
-                if (
-                    settings.force_exclude
-                    and os.path.normpath(str(found.path)) in named
-                    and any(path_matches(str(found.path), glob, settings.base) for glob in settings.exclude)
-                ):
-                    continue
-                files.append(found.path)
-            elif found.is_error:
-                errors.append(FileResult(found.path.as_posix(), error=found.problem))
-            else:
-                notes.append(f"{found.path.as_posix()}: {found.problem}")
-        return files, errors, notes
-
-    def results(self, mode: str, progress_label: str = "files"):
-        """Every file's result, in path order; problems found while walking first.
-
-        ``self.progress`` is set while this runs: messages for stderr go
-        through ``self.echo`` so that they do not tear the progress bar.
-        """
-        from migrate_tpu.engine.pipeline import run
-        from migrate_tpu.engine.progress import Progress, wanted
-
-        files, errors, notes = self.files()
-        self.progress = Progress(len(files), wanted(len(files), disabled=self.no_progress or self.quiet), label=progress_label)
-        try:
-            if not self.quiet:
-                for note in notes:
-                    self.echo(note)
-            yield from errors
-            migrator = self.migrator(mode)
-            cache = None
-            if not self.no_cache and hasattr(migrator, "cache_salt"):
-                from migrate_tpu.engine.cache import default_cache
-
-                cache = default_cache(migrator.cache_salt(), self.cache_dir)
-            for result in run(files, migrator, mode, self.settings.jobs or None, timeout=self.timeout, cache=cache):
-                self.progress.advance(result.path)
-                yield result
-        finally:
-            self.progress.close()
-
-    progress = None
-
-    def echo(self, text: str) -> None:
-        if self.progress is not None and self.progress.enabled:
-            self.progress.echo(text)
-        else:
-            click.echo(text, err=True)
+    typed = CommandLine(
+        select=tuple(select),
+        ignore=tuple(ignore),
+        exclude=tuple(exclude),
+        force_exclude=force_exclude,
+        target=target,
+        unsafe_fixes=unsafe_fixes,
+        jobs=jobs,
+        no_gitignore=no_gitignore,
+    )
+    try:
+        settings, note = settings_for(paths, typed, config_file=config_file, isolated=isolated, stdin_filename=stdin_filename)
+    except SettingsError as error:
+        _fail(str(error))
+    if note and not quiet:
+        click.echo(f"migrate-tpu: --target auto: {note}", err=True)
+    return Run(paths, settings, quiet=quiet, stdin_filename=stdin_filename, **run_options)
 
 
-def _stdin(run: Run, mode: str) -> int:
-    """``-`` as the only path: source from stdin, result to stdout.
+def _stdin(run, mode: str, exit_zero: bool = False) -> int:
+    """``-`` as the only path: source from stdin, result to stdout; the exit status.
 
     The source goes through a worker process like any file, so that a parser
     crash or a time-out is reported instead of taking the command down.
     """
+    status = _stdin_status(run, mode)
+    return 0 if exit_zero and status == 1 else status
+
+
+def _stdin_status(run, mode: str) -> int:
     from migrate_tpu.engine.pipeline import migrate_isolated
-    from migrate_tpu.engine.report import finding_line
+    from migrate_tpu.engine.report import finding_line, patch_bytes
 
     name = run.stdin_filename or "<stdin>"
     data = sys.stdin.buffer.read()
@@ -311,7 +154,7 @@ def _stdin(run: Run, mode: str) -> int:
                 click.echo(finding_line(name, report), err=True)
         return 1 if any(not r.applied for r in reports) else 0
     if mode == "diff":
-        sys.stdout.buffer.write(result.diff)
+        sys.stdout.buffer.write(patch_bytes(result))
         return 1 if result.changed else 0
     for report in reports:
         click.echo(finding_line(name, report))
@@ -343,54 +186,94 @@ def main() -> None:
     """Migrate TensorFlow 2.1 TPU code to TensorFlow 2.4 form."""
 
 
+def _rule_names():
+    from migrate_tpu.compose import rule_infos
+
+    return {info.id: info.name for info in rule_infos()}
+
+
+def _write_output(output_file: Optional[str], data: bytes) -> None:
+    """``data`` to ``output_file``, or to stdout without one."""
+    if output_file:
+        try:
+            Path(output_file).write_bytes(data)
+        except OSError as error:
+            _fail(f"cannot write {output_file}: {error.strerror or error}")
+    else:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+
+
+exit_zero_option = click.option("--exit-zero", is_flag=True, help="Exit with status 0 even when findings or changes remain (2 still means errors).")
+
+
 @main.command()
 @click.argument("paths", nargs=-1)
 @shared_options
-def diff(paths, **options) -> None:
-    """Print the changes `fix` would make, as a unified diff; write nothing.
+@exit_zero_option
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the patch here instead of stdout.")
+@click.option("--notebook-diff", type=click.Choice(NOTEBOOK_DIFF_STYLES), default="json", show_default=True, help="json: a notebook's change as a patch of its file; cells: cell by cell, for reading (not a patch).")
+def diff(paths, exit_zero, output_file, notebook_diff, **options) -> None:
+    """Print the changes `fix` would make as a patch; write nothing. PATHS default to `.`.
 
-    Notebooks are shown cell by cell (`notebook.ipynb:cell 4`)."""
-    _no_paths(paths)
-    run = Run(paths, **options)
+    `git apply` and `patch -p1` take the output, notebooks included, run in
+    the repository's top folder (else the current folder). A
+    `# migrate-tpu: ID, ...` line before each file names the rules behind
+    its change; both tools skip it."""
+    paths = _no_paths(paths, default=".")
+    run = _start(paths, notebook_diff=notebook_diff, **options)
     if paths == ("-",):
-        sys.exit(_stdin(run, "diff"))
-    from migrate_tpu.engine.report import RunSummary, error_line, summary_text, write_text_findings
+        sys.exit(_stdin(run, "diff", exit_zero))
+    from migrate_tpu.compose import patch_root
+    from migrate_tpu.engine.report import RunSummary, error_line, patch_bytes, summary_text, write_text_findings
 
+    root = patch_root(paths)
+    if root != Path.cwd().resolve() and not run.quiet:
+        run.echo(f"migrate-tpu: paths in the patch are relative to {root}: apply it there")
     summary = RunSummary()
     remaining = []
-    out = sys.stdout.buffer
+    patch = []
     for result in run.results("diff"):
         summary.add(result)
         if result.failed:
             run.echo(error_line(result))
         if result.diff:
-            run.progress.clear()
-            out.write(result.diff)
-            out.flush()
+            if output_file:
+                patch.append(patch_bytes(result, str(root)))
+            else:
+                run.progress.clear()
+                _write_output(None, patch_bytes(result, str(root)))
         if any(not r.applied for r in result.reports):
             remaining.append(result)
+    if output_file:
+        _write_output(output_file, b"".join(patch))
     if not run.quiet:
         write_text_findings(remaining, sys.stderr, only_remaining=True)
         click.echo(summary_text(summary, "diff"), err=True)
-    sys.exit(2 if summary.errors else 1 if summary.changed else 0)
+    sys.exit(2 if summary.errors else 0 if exit_zero else 1 if summary.changed else 0)
 
 
 @main.command()
 @click.argument("paths", nargs=-1)
 @shared_options
-def fix(paths, **options) -> None:
-    """Rewrite files in place (atomically); `fix -` reads stdin and writes stdout."""
-    _no_paths(paths)
-    run = Run(paths, **options)
+@exit_zero_option
+@click.option("--show-fixes", is_flag=True, help="List the fixes made, per file and rule.")
+def fix(paths, exit_zero, show_fixes, **options) -> None:
+    """Rewrite files in place (atomically); `fix -` reads stdin and writes stdout. Name the PATHS: `fix` writes."""
+    paths = _no_paths(paths)
+    run = _start(paths, **options)
     if paths == ("-",):
-        sys.exit(_stdin(run, "fix"))
-    from migrate_tpu.engine.report import RunSummary, error_line, finding_line, summary_text
+        sys.exit(_stdin(run, "fix", exit_zero))
+    from migrate_tpu.engine.report import RunSummary, error_line, finding_line, fixes_text, summary_text
 
     summary = RunSummary()
+    written = []
     for result in run.results("fix"):
         summary.add(result)
         if result.failed:
             run.echo(error_line(result))
+        if result.written and show_fixes:
+            written.append(result)
         if not run.quiet:
             if result.written:
                 fixed = sum(1 for r in result.reports if r.applied)
@@ -398,39 +281,33 @@ def fix(paths, **options) -> None:
             for report in result.reports:
                 if not report.applied:
                     run.echo(finding_line(result.path, report))
+    if show_fixes:
+        click.echo(fixes_text(written, _rule_names(), "Fixed"), nl=False, err=True)
     if not run.quiet:
         click.echo(summary_text(summary, "fix"), err=True)
-    sys.exit(2 if summary.errors else 1 if summary.remaining else 0)
-
-
-def _rule_infos():
-    from migrate_tpu.codemod.rule import all_rules
-    from migrate_tpu.engine.report import RuleInfo
-
-    infos = []
-    for rule in all_rules():
-        try:
-            docs = rule.docs()
-        except Exception:  # a rule with broken docs must not break the report
-            docs = ""
-        safety = getattr(rule.safety, "value", str(rule.safety))
-        infos.append(RuleInfo(rule.id, rule.name, rule.title, docs, safety, getattr(rule, "since", "")))
-    return infos
+    sys.exit(2 if summary.errors else 0 if exit_zero else 1 if summary.remaining else 0)
 
 
 @main.command()
 @click.argument("paths", nargs=-1)
 @shared_options
+@exit_zero_option
 @click.option("--format", "output_format", type=click.Choice(REPORT_FORMATS), default="text", help="Report format: text, json, github (workflow annotations), sarif (2.1.0) or markdown (summary and diff).")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the report here instead of stdout.")
-def check(paths, output_format, output_file, **options) -> None:
-    """List findings (fixable and manual) with rule id, file, line and column."""
-    _no_paths(paths)
-    run = Run(paths, want_edits=output_format in ("json", "sarif"), **options)
-    if paths == ("-",) and output_format == "text":
-        sys.exit(_stdin(run, "check"))
+@click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them (text format).")
+@click.option("--show-fixes", is_flag=True, help="Also list, per file and rule, the fixes `fix` would make.")
+def check(paths, exit_zero, output_format, output_file, statistics, show_fixes, **options) -> None:
+    """List findings (fixable and manual) with rule id, file, line and column. PATHS default to `.`."""
+    paths = _no_paths(paths, default=".")
+    if statistics and output_format != "text":
+        _fail("--statistics works with --format text only")
+    # The markdown report shows notebooks' diffs cell by cell: it is read, not applied.
+    run = _start(paths, want_edits=output_format in ("json", "sarif"), notebook_diff="cells", **options)
+    if paths == ("-",) and output_format == "text" and not statistics and not show_fixes:
+        sys.exit(_stdin(run, "check", exit_zero))
     if "-" in paths:
         _fail("`-` (stdin) works with --format text only; name files instead")
+    from migrate_tpu.compose import rule_infos
     from migrate_tpu.engine import report as reporting
 
     summary = reporting.RunSummary()
@@ -445,34 +322,30 @@ def check(paths, output_format, output_file, **options) -> None:
         if result.reports or result.failed or result.diff:
             results.append(result)
     buffer = io.StringIO()
-    if output_format == "json":
+    if statistics:
+        buffer.write(reporting.statistics_text(results, _rule_names()))
+    elif output_format == "json":
         buffer.write(reporting.json_report(results, summary))
     elif output_format == "github":
         buffer.write(reporting.github_report(results))
     elif output_format == "sarif":
-        buffer.write(reporting.sarif_report(results, _rule_infos(), __version__))
+        buffer.write(reporting.sarif_report(results, rule_infos(), __version__))
     elif output_format == "markdown":
-        buffer.write(reporting.markdown_report(results, summary, _rule_infos()))
+        buffer.write(reporting.markdown_report(results, summary, rule_infos()))
     else:
         reporting.write_text_findings(results, buffer)
-    text = buffer.getvalue()
-    if output_file:
-        try:
-            Path(output_file).write_text(text, encoding="utf-8")
-        except OSError as error:
-            _fail(f"cannot write {output_file}: {error.strerror or error}")
-    else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+    _write_output(output_file, buffer.getvalue().encode("utf-8"))
+    if show_fixes:
+        click.echo(reporting.fixes_text(results, _rule_names(), "`migrate-tpu fix` would fix"), nl=False, err=True)
     if not run.quiet:
         click.echo(reporting.summary_text(summary, "check"), err=True)
-    sys.exit(2 if summary.errors else 1 if summary.by_rule else 0)
+    sys.exit(2 if summary.errors else 0 if exit_zero else 1 if summary.by_rule else 0)
 
 
 @main.command(name="rules")
 @click.option("--target", type=click.Choice(TARGETS), default=None, help="Only rules for this target.")
 def list_rules(target: Optional[str]) -> None:
-    """The rule catalogue: id, fix safety, TF version of the new form, title."""
+    """The rule catalogue: id, fix safety, TF version of the new form, name and title."""
     from migrate_tpu.codemod.rule import all_rules
 
     for rule in all_rules():
@@ -482,15 +355,15 @@ def list_rules(target: Optional[str]) -> None:
 
 
 @main.command()
-@click.argument("rule_id")
-def explain(rule_id: str) -> None:
-    """One rule's documentation with its before/after example."""
-    from migrate_tpu.codemod.rule import get_rule
+@click.argument("rule")
+def explain(rule: str) -> None:
+    """One rule's documentation with its before/after example; RULE is its id (TPU101) or name (experimental-run-v2)."""
+    from migrate_tpu.compose import find_rule
 
-    rule = get_rule(rule_id)
-    if rule is None:
-        raise click.BadParameter(f"no rule {rule_id!r} (see `migrate-tpu rules`)", param_hint="RULE_ID")
-    click.echo(rule.docs())
+    found = find_rule(rule)
+    if found is None:
+        raise click.BadParameter(f"no rule {rule!r} (see `migrate-tpu rules`)", param_hint="RULE")
+    click.echo(found.docs())
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})

@@ -33,10 +33,10 @@ def test_second_run_reads_the_cache(cli, tmp_path):
     # Prove the second run takes results from the cache: doctor one entry.
     victim = stored[0]
     result = pickle.loads(victim.read_bytes())
-    result.diff = b"--- a/doctored\n+++ b/doctored\n"
+    result.diff = b"--- a/doctored\n+++ b/doctored\n@@ -1 +1 @@\n-doctored\n+doctored\n"
     victim.write_bytes(pickle.dumps(result))
     second = cli("diff", "src")
-    assert b"--- a/doctored" in second.stdout
+    assert b"\n-doctored\n+doctored\n" in second.stdout  # (the CLI puts its own paths in the headers)
     assert cli("diff", "src", "--no-cache").stdout == first.stdout
 
 

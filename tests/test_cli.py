@@ -179,3 +179,73 @@ def test_stdin_survives_a_parser_crash(cli):
     assert result.returncode == 2
     assert result.stdout == source  # the input comes back unchanged
     assert b"<stdin>: error:" in result.stderr and b"Traceback" not in result.stderr
+
+
+def test_check_and_diff_default_to_the_current_folder_fix_needs_paths(cli, tmp_path):
+    write(tmp_path / "pkg" / "old.py", TF21)
+    checked = cli("check")
+    assert checked.returncode == 1
+    assert b"pkg/old.py:3:12: TPU103 [*]" in checked.stdout
+    shown = cli("diff")
+    assert shown.returncode == 1 and b"+++ b/pkg/old.py" in shown.stdout
+    refused = cli("fix")
+    assert refused.returncode == 2 and b"Missing argument 'PATHS...'" in refused.stderr
+    assert (tmp_path / "pkg" / "old.py").read_bytes() == TF21
+    # pre-commit may call a hook with no file: nothing to do.
+    assert cli("check", env={"PRE_COMMIT": "1"}).returncode == 0
+
+
+def test_exit_zero(cli, tmp_path):
+    write(tmp_path / "old.py", TF21)
+    write(tmp_path / "manual.py", MANUAL)
+    assert cli("check", "--exit-zero", ".").returncode == 0
+    assert cli("diff", "--exit-zero", "old.py").returncode == 0
+    fixed = cli("fix", "--exit-zero", "manual.py")
+    assert fixed.returncode == 0 and b"TPU202" in fixed.stderr
+    # Errors still fail the run.
+    write(tmp_path / "broken.py", b"import tensorflow as tf\ns = tf.distribute.experimental.TPUStrategy(r)\ndef broken(:\n")
+    assert cli("check", "--exit-zero", "broken.py").returncode == 2
+
+
+def test_statistics_count_per_rule(cli, tmp_path):
+    write(tmp_path / "a.py", TF21)
+    write(tmp_path / "b.py", TF21 + MANUAL.split(b"\n", 1)[1])
+    result = cli("check", "--statistics", ".")
+    assert result.returncode == 1
+    assert result.stdout.decode().splitlines() == [
+        "2\tTPU101\t[*] experimental-run-v2",
+        "2\tTPU103\t[*] experimental-tpu-strategy",
+        "1\tTPU202\t[ ] tpu-cluster-resolver-empty-name",
+    ]
+    assert cli("check", "--statistics", "--format", "json", ".").returncode == 2
+
+
+def test_show_fixes(cli, tmp_path):
+    write(tmp_path / "old.py", TF21)
+    write(tmp_path / "manual.py", MANUAL)
+    would = cli("check", "--show-fixes", ".")
+    assert "`migrate-tpu fix` would fix 2 findings:\n- old.py:\n    1 \u00d7 TPU101 (experimental-run-v2)\n    1 \u00d7 TPU103 (experimental-tpu-strategy)\n" in would.stderr.decode()
+    fixed = cli("fix", "--show-fixes", ".")
+    assert fixed.returncode == 1
+    listing = fixed.stderr.decode().split("Fixed 2 findings:\n")[1].splitlines()[:4]
+    # Only what was fixed: manual.py's TPU202 is a finding, not a fix.
+    assert listing[:3] == ["- old.py:", "    1 \u00d7 TPU101 (experimental-run-v2)", "    1 \u00d7 TPU103 (experimental-tpu-strategy)"]
+    assert not listing[3].startswith(("- ", "    "))
+
+
+def test_explain_by_id_or_name(cli):
+    by_id = cli("explain", "TPU101")
+    by_name = cli("explain", "experimental-run-v2")
+    assert by_id.returncode == by_name.returncode == 0
+    assert by_id.stdout == by_name.stdout and by_id.stdout.startswith(b"# TPU101")
+    assert cli("explain", "tpu101").stdout == by_id.stdout
+    unknown = cli("explain", "no-such-rule")
+    assert unknown.returncode == 2 and b"no rule 'no-such-rule'" in unknown.stderr
+
+
+def test_exit_zero_from_stdin(cli):
+    assert cli("check", "-", input=TF21).returncode == 1
+    assert cli("check", "--exit-zero", "-", input=TF21).returncode == 0
+    fixed = cli("fix", "--exit-zero", "-", input=MANUAL)
+    assert fixed.returncode == 0 and fixed.stdout == MANUAL
+    assert cli("diff", "--exit-zero", "-", input=b"import tensorflow as tf\ndef f(:\n    strategy.experimental_run_v2(g)\n").returncode == 2

@@ -1,16 +1,27 @@
-"""The codemod as the engine sees it: a prefilter and a ``migrate(text, path)``.
+"""The codemod as a whole: a prefilter and a ``migrate(text, path)``.
 
 Instances are sent to worker processes, so they hold only plain settings;
 LibCST and the rules are imported in the process that first needs them.
+Input it cannot handle raises :class:`CannotMigrate`; the composition root
+(``migrate_tpu/compose.py``) turns that into the engine's per-file error, and
+hands in how to find and read other modules of the project (the codemod
+itself knows no files).
 """
 
 from __future__ import annotations
 
 import re
 import sys
-from typing import Tuple
 
-from migrate_tpu.engine.pipeline import FileError
+
+class CannotMigrate(Exception):
+    """Input the codemod cannot handle: a one-line reason, and its 1-based line (0: unknown)."""
+
+    def __init__(self, message: str, line: int = 0) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
 
 # Names that only TensorFlow code uses: a file mentioning one may need work.
 # Kept in step with the rules by a test (every rule's examples must pass).
@@ -34,11 +45,16 @@ _RECURSION_LIMIT = 6000
 
 
 class TPUMigrator:
-    def __init__(self, options=None, roots: Tuple[str, ...] = ()) -> None:
+    def __init__(self, options=None, project=None) -> None:
+        """``project``: how to reach the other modules of the project, for
+        cross-module facts (a strategy made in another module). An object with
+        ``resolve_module(module, importing_path) -> Optional[str]`` and
+        ``read_text(path) -> str``, picklable; None: each file on its own.
+        """
         from migrate_tpu.codemod.options import Options
 
         self.options = options or Options()
-        self.roots = roots
+        self.project = project
         self._lookup = None
         self._strong = re.compile(_STRONG)
         self._weak = re.compile(_WEAK)
@@ -46,10 +62,10 @@ class TPUMigrator:
         self._run_receiver = re.compile(_RUN_RECEIVER, re.IGNORECASE)
 
     def __getstate__(self):
-        return {"options": self.options, "roots": self.roots}
+        return {"options": self.options, "project": self.project}
 
     def __setstate__(self, state) -> None:
-        self.__init__(state["options"], state["roots"])
+        self.__init__(state["options"], state["project"])
 
     def cache_salt(self) -> str:
         """What a cached result depends on besides the file: version, settings, rules."""
@@ -89,15 +105,10 @@ class TPUMigrator:
         return False
 
     def _project(self):
-        if self._lookup is None:
+        if self._lookup is None and self.project is not None:
             from migrate_tpu.codemod.project import ProjectLookup
-            from migrate_tpu.engine.discover import resolve_module
-            from migrate_tpu.engine.source import decode, read_bytes
 
-            def read_text(path: str) -> str:
-                return decode(read_bytes(path)).text
-
-            self._lookup = ProjectLookup(lambda module, path: resolve_module(module, path, self.roots), read_text)
+            self._lookup = ProjectLookup(self.project.resolve_module, self.project.read_text)
         return self._lookup
 
     def migrate(self, text: str, path: str = "<stdin>", line_offset: int = 0):
@@ -114,21 +125,21 @@ class TPUMigrator:
         except cst.ParserSyntaxError as error:
             raise _syntax_error(text, error)
         except OutputDoesNotParse as error:
-            raise FileError(f"internal error: {error}; please report it")
+            raise CannotMigrate(f"internal error: {error}; please report it")
         except RecursionError:
-            raise FileError("too deeply nested to analyse")
+            raise CannotMigrate("too deeply nested to analyse")
         except Exception as error:  # a rule bug must cost one file, never the run
-            raise FileError(f"internal error ({type(error).__name__}: {error}); file left unchanged, please report it")
+            raise CannotMigrate(f"internal error ({type(error).__name__}: {error}); file left unchanged, please report it")
 
 
-def _syntax_error(text: str, error) -> FileError:
+def _syntax_error(text: str, error) -> CannotMigrate:
     """CPython's own message where it has one: it names the line and the cause best."""
     try:
         compile(text, "<source>", "exec", dont_inherit=True, flags=0x400)  # ast.PyCF_ONLY_AST
     except SyntaxError as python_error:
         column = f", column {python_error.offset}" if python_error.offset else ""
-        return FileError(f"cannot parse: {python_error.msg}{column}", line=python_error.lineno or 0)
+        return CannotMigrate(f"cannot parse: {python_error.msg}{column}", line=python_error.lineno or 0)
     except (ValueError, MemoryError, RecursionError):
         pass
     message = str(error.message).splitlines()[0] if error.message else "syntax error"
-    return FileError(f"cannot parse: {message}", line=error.raw_line)
+    return CannotMigrate(f"cannot parse: {message}", line=error.raw_line)

@@ -1,13 +1,14 @@
-"""Run settings as the engine and the CLI share them, and where they come from.
+"""Where settings come from: the ``[tool.migrate-tpu]`` table, path patterns, requirements.
 
 Settings come from ``[tool.migrate-tpu]`` in the nearest ``pyproject.toml``
 (searched from the first path given, upwards), then from the command line,
 which wins. Path patterns in the file (``exclude``, ``per-file-ignores``) are
 relative to the folder of that ``pyproject.toml``.
 
-``--target auto`` reads the ``tensorflow`` requirement from the nearest
+:func:`find_requirement` reads a package's requirement from the nearest
 ``pyproject.toml`` (PEP 621 dependencies and extras, Poetry) or
-``requirements*.txt``.
+``requirements*.txt``; which package, and what its version means, the caller
+says (``--target auto``: the codemod's ``targets`` module).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 if sys.version_info >= (3, 11):
     import tomllib as _toml
@@ -26,24 +27,6 @@ else:  # pragma: no cover - Python < 3.11
     import tomli as _toml
 
 SECTION = "migrate-tpu"
-
-
-@dataclass
-class Settings:
-    select: Tuple[str, ...] = ()
-    ignore: Tuple[str, ...] = ()
-    exclude: Tuple[str, ...] = ()
-    target: str = "2.4"
-    unsafe_fixes: bool = False
-    jobs: int = 0
-    respect_gitignore: bool = True
-    # (glob, rule ids) pairs: those rules are off for matching files.
-    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
-    # Apply `exclude` to files named on the command line too (pre-commit).
-    force_exclude: bool = False
-    # The folder path patterns are relative to, and the file they came from.
-    base: Optional[str] = None
-    config_file: Optional[str] = None
 
 
 class ConfigError(Exception):
@@ -180,44 +163,15 @@ def path_matches(path: str, pattern: str, base: Optional[str]) -> bool:
     )
 
 
-class PathMigrator:
-    """A migrator that hands each file to the variant its path calls for.
+# -- a package's requirement ---------------------------------------------------------
 
-    ``variants`` are ``(glob, migrator)`` pairs (per-file ignores); the first
-    glob matching a file's path picks its migrator, else ``default`` does.
-    Picklable, so the process pool can carry it.
-    """
-
-    def __init__(self, default, variants: Sequence[Tuple[Tuple[str, ...], object]], base: Optional[str]) -> None:
-        self.default = default
-        self.variants = list(variants)
-        self.base = base
-
-    def cache_salt(self) -> str:
-        parts = [self.default.cache_salt()] + [f"{globs}:{variant.cache_salt()}" for globs, variant in self.variants]
-        return "|".join(parts)
-
-    def needs_work(self, data: bytes) -> bool:
-        return self.default.needs_work(data)
-
-    def choose(self, path: str):
-        for globs, migrator in self.variants:
-            if any(path_matches(path, glob, self.base) for glob in globs):
-                return migrator
-        return self.default
-
-    def migrate(self, text: str, path: str = "<stdin>", *args, **kwargs):
-        return self.choose(path).migrate(text, path, *args, **kwargs)
-
-
-# -- --target auto ------------------------------------------------------------------
-
-_PACKAGE = re.compile(r"^\s*(tensorflow(?:[-_](?:cpu|gpu))?|tf[-_]nightly)\s*(\[[^\]]*\])?\s*(?P<spec>[^;#]*)", re.IGNORECASE)
 _CLAUSE = re.compile(r"(===|==|~=|>=|<=|!=|>|<)\s*v?(\d+)(?:\.(\d+|\*))?")
 
 
 @dataclass(frozen=True)
-class Pin:
+class Requirement:
+    """One requirement line naming a package: as written, the file it is in, its lowest (major, minor)."""
+
     requirement: str
     source: str
     lower: Optional[Tuple[int, int]]
@@ -232,18 +186,19 @@ def _lower_bound(spec: str) -> Optional[Tuple[int, int]]:
     return lower
 
 
-def _requirement_pin(line: str, source: str) -> Optional[Pin]:
-    match = _PACKAGE.match(line)
+def requirement_in_line(line: str, source: str, packages: str) -> Optional[Requirement]:
+    """The requirement ``line`` states for a package whose name matches ``packages`` (a regular expression), if any."""
+    match = re.match(rf"^\s*({packages})\s*(\[[^\]]*\])?\s*(?P<spec>[^;#]*)", line, re.IGNORECASE)
     if not match:
         return None
     rest = line[match.end(1) :]
     if rest[:1] and not (rest[:1].isspace() or rest[:1] in "[=<>~!;#"):
-        return None  # tensorflow-datasets, tensorflow_hub, ...
+        return None  # a longer name that starts the same (``name-datasets`` for ``name``)
     spec = match.group("spec").strip()
-    return Pin(line.strip(), source, _lower_bound(spec))
+    return Requirement(line.strip(), source, _lower_bound(spec))
 
 
-def _pins_in_pyproject(path: Path) -> Iterable[Pin]:
+def _requirements_in_pyproject(path: Path, packages: str) -> Iterable[Requirement]:
     try:
         document = _read_toml(path)
     except ConfigError:
@@ -254,57 +209,47 @@ def _pins_in_pyproject(path: Path) -> Iterable[Pin]:
         requirements += list(extra or [])
     for requirement in requirements:
         if isinstance(requirement, str):
-            pin = _requirement_pin(requirement, str(path))
-            if pin:
-                yield pin
+            found = requirement_in_line(requirement, str(path), packages)
+            if found:
+                yield found
     poetry = ((document.get("tool") or {}).get("poetry") or {}).get("dependencies") or {}
     for name, value in poetry.items():
-        if re.fullmatch(r"tensorflow([-_](cpu|gpu))?", name, re.IGNORECASE):
+        if re.fullmatch(packages, name, re.IGNORECASE):
             spec = value.get("version", "") if isinstance(value, dict) else str(value)
             spec = re.sub(r"^\^(\d+(?:\.\d+)?)", r">=\1", spec.strip())
             spec = re.sub(r"^(\d)", r"==\1", spec)
-            yield Pin(f"{name} {value}", str(path), _lower_bound(spec))
+            yield Requirement(f"{name} {value}", str(path), _lower_bound(spec))
 
 
-def _pins_in_requirements(path: Path) -> Iterable[Pin]:
+def _requirements_in_file(path: Path, packages: str) -> Iterable[Requirement]:
     try:
         lines = path.read_text("utf-8", errors="replace").splitlines()
     except OSError:
         return
     for line in lines:
-        pin = _requirement_pin(line, str(path))
-        if pin:
-            yield pin
+        found = requirement_in_line(line, str(path), packages)
+        if found:
+            yield found
 
 
-def find_tensorflow_pin(start: Path) -> Optional[Pin]:
-    """The ``tensorflow`` requirement nearest to ``start``: pyproject first, then requirements files."""
+def find_requirement(start: Path, packages: str) -> Optional[Requirement]:
+    """The requirement on ``packages`` nearest to ``start``: pyproject first, then requirements files.
+
+    The search goes up from ``start`` and stops at the repository root (a
+    folder holding ``.git``). A requirement with a lower bound wins over one
+    without in the same folder.
+    """
     folder = Path(os.path.abspath(start if start.is_dir() else start.parent))
     for candidate in [folder, *folder.parents]:
-        found: List[Pin] = []
+        found: List[Requirement] = []
         pyproject = candidate / "pyproject.toml"
         if pyproject.is_file():
-            found += list(_pins_in_pyproject(pyproject))
+            found += list(_requirements_in_pyproject(pyproject, packages))
         for requirements in sorted(candidate.glob("requirements*.txt")):
-            found += list(_pins_in_requirements(requirements))
+            found += list(_requirements_in_file(requirements, packages))
         if found:
-            with_bound = [pin for pin in found if pin.lower is not None]
+            with_bound = [item for item in found if item.lower is not None]
             return with_bound[0] if with_bound else found[0]
         if (candidate / ".git").exists():
             break
     return None
-
-
-def target_for_pin(pin: Optional[Pin]) -> Tuple[str, str]:
-    """``(target, note)`` for ``--target auto``."""
-    if pin is None:
-        return "2.4", "no tensorflow requirement found; migrating to 2.4"
-    where = f"{pin.requirement!r} in {Path(pin.source).name}"
-    if pin.lower is None:
-        return "2.4", f"{where} sets no lower bound; migrating to 2.4"
-    version = f"{pin.lower[0]}.{pin.lower[1]}"
-    if pin.lower >= (2, 5):
-        return "latest", f"{where}: TensorFlow {version}, migrating to the latest API"
-    if pin.lower >= (2, 4):
-        return "2.4", f"{where}: TensorFlow {version}, migrating to 2.4"
-    return "2.4", f"{where} allows TensorFlow {version}; migrating to 2.4 (raise the requirement to 2.4 with the migration)"

@@ -621,7 +621,7 @@ def _migrate_program(program: _Program, migrator, path: str):
 def migrate_notebook(
     data: bytes, migrator, path: str, name: str, want_diff: bool = False, cell_errors: Optional[List[FileError]] = None
 ) -> Tuple[bytes, list, str]:
-    """``(new bytes, reports with cells, per-cell diff)`` for one notebook.
+    """``(new bytes, reports with cells, diff)`` for one notebook (the diff: see :func:`notebook_diff`).
 
     A code cell that does not parse raises :class:`FileError` naming it; with
     ``cell_errors`` given, its error is added there instead, the cell is left
@@ -680,11 +680,21 @@ def migrate_notebook(
     new_data = bom + new_text.encode("utf-8")
     diff_text = ""
     if want_diff:
-        diff_text = "".join(
-            _cell_diff(by_number[number].source, changed[number], name, number)
-            for number in sorted(changed)
-        )
+        diff_text = notebook_diff(text, new_text, by_number, changed, name, getattr(migrator, "notebook_diff", "json"), bom="\ufeff" if bom else "")
     return new_data, reports, diff_text
+
+
+def notebook_diff(text: str, new_text: str, by_number: Dict[int, "Cell"], changed: Dict[int, str], name: str, style: str = "json", bom: str = "") -> str:
+    """The notebook's diff: ``json``, a unified diff of the file's own text, which
+    ``git apply`` and ``patch`` take (only the changed source lines differ, so
+    it stays as small as the change); ``cells``, one diff per changed cell's
+    code (``name:cell N`` headers), easier to read and not a patch."""
+    if style == "cells":
+        return "".join(_cell_diff(by_number[number].source, changed[number], name, number) for number in sorted(changed))
+    from migrate_tpu.engine.pipeline import unified_diff
+
+    # A BOM stays part of line 1, so that the patch matches the file's bytes.
+    return unified_diff(bom + text, bom + new_text, name)
 
 
 def _verify(new_text: str, document: dict, changed: Dict[int, str]) -> None:

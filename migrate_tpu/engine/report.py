@@ -13,6 +13,7 @@ them. What the rules are (ids, titles, docs) comes in as plain data
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -138,6 +139,79 @@ def summary_text(summary: RunSummary, mode: str) -> str:
     return "\n".join(lines)
 
 
+def statistics_text(results: List[FileResult], names: Dict[str, str]) -> str:
+    """Findings counted per rule, most first (``check --statistics``, as ruff prints it):
+    ``count<TAB>ID<TAB>[*] name``, ``[*]`` when ``fix`` fixes them with these settings."""
+    counts: Counter = Counter()
+    fixable = set()
+    for result in results:
+        for report in result.reports:
+            counts[report.rule] += 1
+            if report.applied:
+                fixable.add(report.rule)
+    if not counts:
+        return ""
+    width = len(str(max(counts.values())))
+    id_width = max(len(rule) for rule in counts)
+    lines = [
+        f"{number:>{width}}\t{rule:<{id_width}}\t{'[*]' if rule in fixable else '[ ]'} {names.get(rule, rule)}"
+        for rule, number in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def fixes_text(results: List[FileResult], names: Dict[str, str], heading: str) -> str:
+    """The fixes per file and rule (``--show-fixes``): ``heading`` and N, then
+    ``- path:`` and ``    N × ID (name)`` lines; empty when there is none."""
+    by_file = []
+    total = 0
+    for result in results:
+        applied = Counter(report.rule for report in result.reports if report.applied)
+        if applied and not result.failed:
+            by_file.append((result.path, applied))
+            total += sum(applied.values())
+    if not total:
+        return ""
+    lines = [f"{heading} {count(total, 'finding')}:"]
+    for path, applied in by_file:
+        lines.append(f"- {path}:")
+        lines += [f"    {number} \u00d7 {rule} ({names.get(rule, rule)})" for rule, number in sorted(applied.items())]
+    return "\n".join(lines) + "\n"
+
+
+# -- patches ----------------------------------------------------------------------
+
+RULES_LINE_PREFIX = "# migrate-tpu: "
+
+
+def patch_path(path: str, root: str) -> str:
+    """``path`` (as shown, relative to the current folder) relative to ``root``, with ``/``."""
+    return os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
+
+
+def patch_bytes(result: FileResult, root: Optional[str] = None) -> bytes:
+    """One file's diff as part of a patch.
+
+    A ``# migrate-tpu: ID, ...`` line first names the rules behind it: both
+    ``git apply`` and ``patch`` skip lines before a file's ``---`` header.
+    With ``root``, the ``a/`` ``b/`` paths are made relative to it (the
+    folder the patch is applied in), so that no path needs ``..``. The
+    cell-by-cell view of a notebook (``name:cell N`` headers) is not a patch
+    and keeps its headers.
+    """
+    diff = result.diff
+    if not diff:
+        return b""
+    rules = sorted({report.rule for report in result.reports if report.applied})
+    head = (RULES_LINE_PREFIX + ", ".join(rules) + "\n").encode("utf-8") if rules else b""
+    if root is not None and diff.startswith(b"--- a/"):
+        first, second, rest = diff.split(b"\n", 2)
+        if second.startswith(b"+++ b/") and not re.search(rb":cell \d+$", first):
+            name = patch_path(result.path, root).encode("utf-8")
+            diff = b"--- a/" + name + b"\n+++ b/" + name + b"\n" + rest
+    return head + diff
+
+
 # -- JSON -------------------------------------------------------------------------
 
 _INTERNAL_FIELDS = ("file_line", "file_column")
@@ -225,14 +299,18 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 @dataclass(frozen=True)
 class RuleInfo:
-    """What a report needs to know of a rule, as plain data."""
+    """What a report needs to know of a rule, as plain data.
+
+    ``properties`` are shown as they are (SARIF rule properties): what the
+    rule is about is the caller's business.
+    """
 
     id: str
     name: str
     title: str
     docs: str = ""
     safety: str = "safe"
-    since: str = ""
+    properties: Dict[str, str] = field(default_factory=dict, hash=False, compare=False)
 
 
 def _sarif_region(line: int, column: int, end_line: int = 0, end_column: int = 0) -> Dict[str, int]:
@@ -345,8 +423,7 @@ def _sarif_rule(rule: RuleInfo) -> Dict[str, object]:
     }
     if rule.docs:
         entry["help"] = {"text": rule.docs, "markdown": rule.docs}
-    if rule.since:
-        entry["properties"]["tensorflow"] = rule.since
+    entry["properties"].update(rule.properties)
     return entry
 
 
@@ -378,11 +455,12 @@ def markdown_report(results: List[FileResult], summary: RunSummary, rules: List[
     total = sum(summary.by_rule.values())
     out = ["## migrate-tpu", ""]
     if not total and not summary.errors:
-        out += [f"No TensorFlow 2.1 TPU code to migrate: {count(summary.files, 'file')} scanned.", ""]
+        out += [f"Nothing to migrate: {count(summary.files, 'file')} scanned.", ""]
         return "\n".join(out)
     out.append(
         f"**{count(summary.files, 'file')}** scanned, **{summary.changed}** would change, **{count(total, 'finding')}** "
-        f"({summary.applied} fixable with `migrate-tpu fix`, {summary.remaining} for manual work), **{count(summary.errors, 'error')}**."
+        f"({summary.applied} fixable with `migrate-tpu fix`, {summary.unsafe_hidden} with `migrate-tpu fix --unsafe-fixes`, "
+        f"{summary.remaining - summary.unsafe_hidden} for manual work), **{count(summary.errors, 'error')}**."
     )
     out.append("")
     fixable = Counter(r.rule for result in results for r in result.reports if r.applied)
@@ -391,12 +469,16 @@ def markdown_report(results: List[FileResult], summary: RunSummary, rules: List[
         for rule, number in sorted(summary.by_rule.items()):
             out.append(f"| `{rule}` | {_cell(titles.get(rule, ''))} | {number} | {fixable.get(rule, 0)} |")
         out.append("")
-    manual = [(result.path, r) for result in results for r in result.reports if not r.applied]
-    if manual:
-        out += [f"<details><summary>Manual work ({len(manual)})</summary>", "", "| Where | Rule | Message |", "| --- | --- | --- |"]
-        for path, report in manual:
-            out.append(f"| `{_cell(location(path, report))}` | `{report.rule}` | {_cell(report.message)} |")
-        out += ["", "</details>", ""]
+    # Not fixed with these settings: an unsafe fix is one flag away, the rest is manual work.
+    remaining = [(result.path, r) for result in results for r in result.reports if not r.applied]
+    unsafe = [(path, report) for path, report in remaining if report.safety == "unsafe"]
+    manual = [(path, report) for path, report in remaining if report.safety != "unsafe"]
+    for title, group in ((f"Fixable with `--unsafe-fixes` ({len(unsafe)})", unsafe), (f"Manual work ({len(manual)})", manual)):
+        if group:
+            out += [f"<details><summary>{title}</summary>", "", "| Where | Rule | Message |", "| --- | --- | --- |"]
+            for path, report in group:
+                out.append(f"| `{_cell(location(path, report))}` | `{report.rule}` | {_cell(report.message)} |")
+            out += ["", "</details>", ""]
     failed = [result for result in results if result.failed]
     if failed:
         out += ["### Errors", ""]

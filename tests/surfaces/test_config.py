@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from migrate_tpu.engine.config import Pin, _requirement_pin, find_tensorflow_pin, target_for_pin
+from migrate_tpu.codemod.targets import TENSORFLOW_PACKAGES, target_for_requirement
+from migrate_tpu.engine.config import Requirement, find_requirement, requirement_in_line
 
 TRAIN = """\
 import tensorflow as tf
@@ -146,8 +147,8 @@ def test_target_auto(run_cli, tmp_path, files, target, note):
     result = run_cli("check", "--target", "auto", "project")
     assert result.returncode == 1
     assert note in result.stderr
-    found = find_tensorflow_pin(project / "train.py")
-    assert target_for_pin(found)[0] == target
+    found = find_requirement(project / "train.py", TENSORFLOW_PACKAGES)
+    assert target_for_requirement(found and found.requirement, found and found.source, found and found.lower)[0] == target
 
 
 def test_target_auto_from_config(run_cli, tmp_path):
@@ -167,10 +168,10 @@ def test_target_auto_from_config(run_cli, tmp_path):
     ],
 )
 def test_requirement_lines(line, lower):
-    pin = _requirement_pin(line, "requirements.txt")
-    assert isinstance(pin, Pin) and pin.lower == lower
+    found = requirement_in_line(line, "requirements.txt", TENSORFLOW_PACKAGES)
+    assert isinstance(found, Requirement) and found.lower == lower
 
 
 @pytest.mark.parametrize("line", ["tensorflow-datasets==4.0", "tensorflow_hub>=0.9", "# tensorflow==2.1", "tf-keras"])
 def test_other_packages_are_not_tensorflow(line):
-    assert _requirement_pin(line, "requirements.txt") is None
+    assert requirement_in_line(line, "requirements.txt", TENSORFLOW_PACKAGES) is None

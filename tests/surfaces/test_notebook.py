@@ -115,10 +115,10 @@ def test_layouts_are_kept(run_cli, tmp_path, style, final_newline):
     assert notebook.read_text("utf-8") == json.dumps(expected, **style) + ("\n" if final_newline else "")
 
 
-def test_diff_is_shown_cell_by_cell(run_cli, fixture_copy):
+def test_diff_is_shown_cell_by_cell_on_request(run_cli, fixture_copy):
     notebook = fixture_copy("tpu_colab.ipynb")
     before = notebook.read_bytes()
-    result = run_cli("diff", notebook.name)
+    result = run_cli("diff", "--notebook-diff", "cells", notebook.name)
     assert result.returncode == 1
     headers = re.findall(r"^(?:---|\+\+\+) (.*)$", result.stdout, re.M)
     assert headers == ["a/tpu_colab.ipynb:cell 4", "b/tpu_colab.ipynb:cell 4", "a/tpu_colab.ipynb:cell 6", "b/tpu_colab.ipynb:cell 6"]
@@ -307,7 +307,7 @@ def test_notebook_through_stdin(run_cli, fixture_copy):
     checked = run_cli("check", "-", "--stdin-filename", "nb.ipynb", input=data)
     assert "nb.ipynb:cell 4:7:12: TPU103 [*]" in checked.stdout
     diffed = run_cli("diff", "-", "--stdin-filename", "nb.ipynb", input=data)
-    assert diffed.returncode == 1 and "+++ b/nb.ipynb:cell 6" in diffed.stdout
+    assert diffed.returncode == 1 and "--- a/nb.ipynb\n+++ b/nb.ipynb\n" in diffed.stdout
     broken = run_cli("fix", "-", "--stdin-filename", "nb.ipynb", input="{ TPUStrategy tensorflow")
     assert broken.returncode == 2 and broken.stdout == "{ TPUStrategy tensorflow"
     assert "nb.ipynb:1: error: not a notebook: invalid JSON" in broken.stderr

@@ -121,22 +121,28 @@ def test_hook_called_with_no_files_succeeds(run_cli):
 
 
 def test_no_process_pool_under_pre_commit(tmp_path):
-    # Settings the CLI derives, in-process: no pool under pre-commit or for a
-    # small batch of named files; the default (one per core) for folders.
-    from migrate_tpu.cli import Run
+    # Settings the composition root derives, in-process: no pool under
+    # pre-commit or for a small batch of named files; the default (one per
+    # core) for folders.
+    from migrate_tpu.compose import settings_for
+    from migrate_tpu.settings import CommandLine
 
     files = []
     for index in range(10):
         path = tmp_path / f"m{index}.py"
         path.write_text(TRAIN, "utf-8")
         files.append(str(path))
+
+    def jobs(paths, **typed):
+        return settings_for(tuple(paths), CommandLine(**typed), isolated=True)[0].jobs
+
     old = os.environ.pop("PRE_COMMIT", None)
     try:
-        assert Run(tuple(files), isolated=True).settings.jobs == 1
-        assert Run((str(tmp_path),), isolated=True).settings.jobs == 0
-        assert Run((str(tmp_path),), isolated=True, jobs=3).settings.jobs == 3
+        assert jobs(files) == 1
+        assert jobs([str(tmp_path)]) == 0
+        assert jobs([str(tmp_path)], jobs=3) == 3
         os.environ["PRE_COMMIT"] = "1"
-        assert Run((str(tmp_path),), isolated=True).settings.jobs == 1
+        assert jobs([str(tmp_path)]) == 1
     finally:
         os.environ.pop("PRE_COMMIT", None)
         if old is not None:

@@ -76,5 +76,7 @@ def test_no_bar_in_pipes_and_the_summary(run_cli, tree):
 
 
 def test_no_bar_for_a_few_files(tree):
-    _, err = _run_on_terminal(["check", "pkg/m00.py", "pkg/m03.py"], tree)
+    status, err = _run_on_terminal(["check", "pkg/m00.py", "pkg/m03.py"], tree)
+    assert status == 1  # both files have a finding, and the run finished
+    assert b"2 files scanned" in err
     assert b"\r[" not in err

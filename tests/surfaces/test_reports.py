@@ -167,7 +167,7 @@ def test_markdown_when_clean(run_cli, tmp_path):
     (tmp_path / "clean.py").write_text("x = 1\n", "utf-8")
     result = run_cli("check", "--format", "markdown", "clean.py")
     assert result.returncode == 0
-    assert "No TensorFlow 2.1 TPU code to migrate: 1 file scanned." in result.stdout
+    assert "Nothing to migrate: 1 file scanned." in result.stdout
 
 
 @pytest.mark.parametrize("output_format", ["text", "json", "github", "sarif", "markdown"])
@@ -180,3 +180,29 @@ def test_output_file_for_every_format(run_cli, project, tmp_path, output_format)
     assert "TPU101" in out.read_text("utf-8")
     # The closing summary still goes to stderr.
     assert "1 file scanned (1 parsed, 0 skipped by the prefilter), 1 would change, 3 findings" in result.stderr
+
+
+UNSAFE_FIXABLE = """\
+import tensorflow as tf
+
+resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu='')
+strategy = tf.distribute.TPUStrategy(resolver)
+
+
+def step(x):
+    print(x)
+    return x
+
+
+strategy.run(step, args=(1.0,))
+"""
+
+
+def test_markdown_keeps_unsafe_fixes_apart_from_manual_work(run_cli, tmp_path):
+    (tmp_path / "train.py").write_text(UNSAFE_FIXABLE, "utf-8")
+    text = run_cli("check", "--format", "markdown", ".").stdout
+    sections = dict(re.findall(r"<summary>(.*?) \(\d+\)</summary>\n\n\| Where \| Rule \| Message \|\n\| --- \| --- \| --- \|\n((?:\|.*\n)+)", text))
+    assert set(sections) == {"Fixable with `--unsafe-fixes`", "Manual work"}
+    assert re.findall(r"`(TPU\d+)`", sections["Fixable with `--unsafe-fixes`"]) == ["TPU301"]
+    assert re.findall(r"`(TPU\d+)`", sections["Manual work"]) == ["TPU202"]
+    assert "0 fixable with `migrate-tpu fix`, 1 with `migrate-tpu fix --unsafe-fixes`, 1 for manual work" in text

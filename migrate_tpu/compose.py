@@ -1,0 +1,328 @@
+"""The composition root: the one place that knows the engine, the codemod and the settings.
+
+The engine (files, processes, reports) and the codemod (LibCST, rules) do not
+import each other; this module wires them for one run:
+
+- settings: the settings file is found and read here, then
+  :func:`migrate_tpu.settings.resolve` decides; ``--target auto`` asks the
+  engine for the requirement on the packages the codemod names;
+- the migrator handed to the engine is :class:`EngineMigrator`: it picks the
+  codemod variant for a file's path (per-file ignores) and turns the codemod's
+  :class:`CannotMigrate` into the engine's :class:`FileError`, so a file the
+  codemod cannot handle becomes one ``path:line: error:`` line;
+- the codemod reaches other modules of the project through
+  :class:`ProjectFiles`, which uses the engine's module resolution and decoding.
+
+The CLI parses options and calls :class:`Run`; nothing else imports both sides.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+from migrate_tpu.codemod.targets import TARGETS, TENSORFLOW_PACKAGES, target_for_requirement
+from migrate_tpu.engine.config import ConfigError, find_config, find_requirement, load_config, path_matches
+from migrate_tpu.engine.pipeline import FileError
+from migrate_tpu.settings import AUTO_TARGET, Circumstances, CommandLine, Settings, SettingsError, resolve, unknown_rule_patterns
+
+# Up to this many files named one by one (a pre-commit batch, an editor) run in
+# this process' single worker: pre-commit already runs one hook process per core.
+SMALL_BATCH = 64
+
+NOTEBOOK_DIFF_STYLES = ("json", "cells")
+
+
+class ProjectFiles:
+    """How the codemod finds and reads the other modules of the project (picklable)."""
+
+    def __init__(self, roots: Tuple[str, ...]) -> None:
+        self.roots = roots
+
+    def resolve_module(self, module: str, importing_path: str) -> Optional[str]:
+        from migrate_tpu.engine.discover import resolve_module
+
+        return resolve_module(module, importing_path, self.roots)
+
+    def read_text(self, path: str) -> str:
+        from migrate_tpu.engine.source import decode, read_bytes
+
+        return decode(read_bytes(Path(path))).text
+
+
+class EngineMigrator:
+    """The codemod as the engine's pipeline wants it (picklable: it travels to workers).
+
+    ``variants`` are ``(glob, codemod migrator)`` pairs (per-file ignores): the
+    first glob matching a file's path picks its migrator, else ``default``
+    does. ``notebook_diff`` tells the engine's notebook diff how to show a
+    notebook: ``json`` (a patch of the file) or ``cells`` (cell by cell).
+    """
+
+    def __init__(self, default, variants: Sequence[Tuple[str, object]] = (), base: Optional[str] = None, notebook_diff: str = "json") -> None:
+        self.default = default
+        self.variants = list(variants)
+        self.base = base
+        self.notebook_diff = notebook_diff
+
+    def cache_salt(self) -> str:
+        parts = [self.default.cache_salt(), self.notebook_diff] + [f"{glob}:{variant.cache_salt()}" for glob, variant in self.variants]
+        return "|".join(parts)
+
+    def needs_work(self, data: bytes) -> bool:
+        return self.default.needs_work(data)
+
+    def choose(self, path: str):
+        for glob, migrator in self.variants:
+            if path_matches(path, glob, self.base):
+                return migrator
+        return self.default
+
+    def migrate(self, text: str, path: str = "<stdin>"):
+        from migrate_tpu.codemod.migrator import CannotMigrate
+
+        try:
+            return self.choose(path).migrate(text, path)
+        except CannotMigrate as error:
+            raise FileError(error.message, line=error.line) from None
+
+
+def build_migrator(settings: Settings, paths: Sequence[str] = (), mode: str = "diff", want_edits: bool = False, notebook_diff: str = "json") -> EngineMigrator:
+    """The engine-side migrator for these settings; ``paths`` are the run's paths (folders among them are import roots)."""
+    from migrate_tpu.codemod.migrator import TPUMigrator
+    from migrate_tpu.codemod.options import Options
+
+    project = ProjectFiles(tuple(str(Path(p).resolve()) for p in paths if p != "-" and Path(p).is_dir()))
+
+    def codemod(extra_ignores: Tuple[str, ...] = ()):
+        options = Options(
+            select=settings.select,
+            ignore=settings.ignore + extra_ignores,
+            target=settings.target,
+            unsafe_fixes=settings.unsafe_fixes,
+            want_edits=want_edits,
+            mode=mode,
+        )
+        return TPUMigrator(options, project)
+
+    variants = [(glob, codemod(ids)) for glob, ids in settings.per_file_ignores]
+    return EngineMigrator(codemod(), variants, settings.base, notebook_diff)
+
+
+def rule_ids() -> List[str]:
+    from migrate_tpu.codemod.rule import all_rules
+
+    return [rule.id for rule in all_rules()]
+
+
+def rule_infos():
+    """What reports need to know of the rules, as the engine's plain data."""
+    from migrate_tpu.codemod.rule import all_rules
+    from migrate_tpu.engine.report import RuleInfo
+
+    infos = []
+    for rule in all_rules():
+        try:
+            docs = rule.docs()
+        except Exception:  # a rule with broken docs must not break the report
+            docs = ""
+        safety = getattr(rule.safety, "value", str(rule.safety))
+        since = getattr(rule, "since", "")
+        infos.append(RuleInfo(rule.id, rule.name, rule.title, docs, safety, properties={"tensorflow": since} if since else {}))
+    return infos
+
+
+def find_rule(name_or_id: str):
+    """A rule by its id (``TPU101``) or its name (``experimental-run-v2``); None when none matches."""
+    from migrate_tpu.codemod.rule import all_rules, get_rule
+
+    found = get_rule(name_or_id)
+    if found is not None:
+        return found
+    wanted = name_or_id.strip().lower().replace("_", "-")
+    for rule in all_rules():
+        if rule.name.lower() == wanted:
+            return rule
+    return None
+
+
+def under_pre_commit() -> bool:
+    return bool(os.environ.get("PRE_COMMIT"))
+
+
+def start_folder(paths: Sequence[str], stdin_filename: Optional[str]) -> Path:
+    """Where the settings file and requirements are searched from."""
+    for raw in paths:
+        if raw != "-":
+            return Path(raw)
+    if stdin_filename and Path(stdin_filename).parent.is_dir():
+        return Path(stdin_filename).parent
+    return Path.cwd()
+
+
+def settings_for(paths: Sequence[str], cli: CommandLine, config_file: Optional[str] = None, isolated: bool = False, stdin_filename: Optional[str] = None) -> Tuple[Settings, Optional[str]]:
+    """``(settings, note)``: the file read, the facts found, :func:`resolve` decides.
+
+    ``note`` says what ``--target auto`` chose and why. Raises
+    :class:`SettingsError` for settings that cannot be used.
+    """
+    start = start_folder(paths, stdin_filename)
+    values: dict = {}
+    config_path = None
+    if not isolated:
+        try:
+            config_path = Path(config_file) if config_file else find_config(start)
+            if config_path is not None:
+                values = load_config(config_path)
+        except ConfigError as error:
+            raise SettingsError(str(error))
+    named = [p for p in paths if p != "-"]
+    circumstances = Circumstances(
+        under_pre_commit=under_pre_commit(),
+        small_batch=bool(named) and len(named) <= SMALL_BATCH and all(Path(p).is_file() for p in named),
+        config_file=str(config_path) if config_path else None,
+        base=str(config_path.parent.resolve()) if config_path else None,
+    )
+    settings = resolve(cli, values, TARGETS, circumstances)
+    note = None
+    if settings.target == AUTO_TARGET:
+        found = find_requirement(start, TENSORFLOW_PACKAGES)
+        target, note = target_for_requirement(found and found.requirement, found and Path(found.source).name, found and found.lower)
+        settings = replace(settings, target=target)
+    if settings.select or settings.ignore or settings.per_file_ignores:
+        unknown = unknown_rule_patterns(settings, rule_ids())
+        if unknown:
+            raise SettingsError(f"no rule matches {unknown[0]!r} (see `migrate-tpu rules`)")
+    return settings, note
+
+
+def patch_root(paths: Sequence[str]) -> Path:
+    """The folder a run's patch is relative to: what ``git apply`` and ``patch -p1`` run in.
+
+    The repository's top level when the current folder is in one (git applies
+    patches there), else the current folder; widened to a common ancestor
+    when a path named lies outside it, so that no path needs ``..``.
+    """
+    here = Path.cwd().resolve()
+    root = here
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            root = folder
+            break
+    for raw in paths:
+        if raw == "-":
+            continue
+        absolute = Path(os.path.abspath(raw))
+        while root != root.parent and not _inside(absolute, root):
+            root = root.parent
+    return root
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        path.relative_to(folder)
+        return True
+    except ValueError:
+        return False
+
+
+class Run:
+    """One invocation's files and results, once its settings are known."""
+
+    def __init__(
+        self,
+        paths: Sequence[str],
+        settings: Settings,
+        *,
+        quiet: bool = False,
+        no_progress: bool = False,
+        no_cache: bool = False,
+        cache_dir: Optional[str] = None,
+        shard: Optional[Tuple[int, int]] = None,
+        follow_symlinks: bool = False,
+        timeout: Optional[float] = None,
+        stdin_filename: Optional[str] = None,
+        want_edits: bool = False,
+        notebook_diff: str = "json",
+    ) -> None:
+        self.paths = tuple(paths)
+        self.settings = settings
+        self.quiet = quiet
+        self.no_progress = no_progress
+        self.no_cache = no_cache
+        self.cache_dir = cache_dir
+        self.shard = shard
+        self.follow_symlinks = follow_symlinks
+        self.timeout = timeout
+        self.stdin_filename = stdin_filename
+        self.want_edits = want_edits
+        self.notebook_diff = notebook_diff
+        self.progress = None
+
+    def migrator(self, mode: str = "diff") -> EngineMigrator:
+        return build_migrator(self.settings, self.paths, mode, self.want_edits, self.notebook_diff)
+
+    def files(self):
+        """``(files to process, problems found while walking, notes)``."""
+        from migrate_tpu.engine.discover import discover, in_shard
+        from migrate_tpu.engine.pipeline import FileResult
+
+        settings = self.settings
+        base = Path(settings.base) if settings.base else None
+        named = {os.path.normpath(p) for p in self.paths if p != "-" and Path(p).is_file()}
+        files, errors, notes = [], [], []
+        shard_base = base or Path.cwd()
+        for found in discover(self.paths, settings.exclude, settings.respect_gitignore, base=base, follow_symlinks=self.follow_symlinks):
+            if self.shard is not None and not in_shard(found.path, self.shard, shard_base):
+                continue
+            if found.problem is None:
+                if (
+                    settings.force_exclude
+                    and os.path.normpath(str(found.path)) in named
+                    and any(path_matches(str(found.path), glob, settings.base) for glob in settings.exclude)
+                ):
+                    continue
+                files.append(found.path)
+            elif found.is_error:
+                errors.append(FileResult(found.path.as_posix(), error=found.problem))
+            else:
+                notes.append(f"{found.path.as_posix()}: {found.problem}")
+        return files, errors, notes
+
+    def results(self, mode: str, progress_label: str = "files") -> Iterator:
+        """Every file's result, in path order; problems found while walking first.
+
+        ``self.progress`` is set while this runs: messages for stderr go
+        through ``self.echo`` so that they do not tear the progress bar.
+        """
+        from migrate_tpu.engine.pipeline import run
+        from migrate_tpu.engine.progress import Progress, wanted
+
+        files, errors, notes = self.files()
+        self.progress = Progress(len(files), wanted(len(files), disabled=self.no_progress or self.quiet), label=progress_label)
+        try:
+            if not self.quiet:
+                for note in notes:
+                    self.echo(note)
+            yield from errors
+            migrator = self.migrator(mode)
+            cache = None
+            if not self.no_cache:
+                from migrate_tpu.engine.cache import default_cache
+
+                cache = default_cache(migrator.cache_salt(), self.cache_dir)
+            for result in run(files, migrator, mode, self.settings.jobs or None, timeout=self.timeout, cache=cache):
+                self.progress.advance(result.path)
+                yield result
+        finally:
+            self.progress.close()
+
+    def echo(self, text: str) -> None:
+        if self.progress is not None and self.progress.enabled:
+            self.progress.echo(text)
+        else:
+            sys.stderr.write(text + "\n")
+            sys.stderr.flush()

@@ -1,0 +1,129 @@
+"""`diff` is a patch: real `git apply` and real `patch -p1` of its output give what `fix` writes.
+
+On a tree with .py files and notebooks, run from a subfolder of a repository
+with a file named outside the current folder, and with a file outside the
+repository altogether.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import FIXTURES, clean_env
+
+TRAIN = """\
+import tensorflow as tf
+
+resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu='')
+strategy = tf.distribute.experimental.TPUStrategy(resolver)
+
+
+@tf.function
+def step(batch):
+    return strategy.experimental_run_v2(lambda x: x * 2, args=(batch,))
+"""
+
+MIXED = "import tensorflow as tf\r\nstrategy = tf.distribute.experimental.TPUStrategy()\r\n"
+CLEAN = "print('nothing to do')\n"
+
+
+def _tree(root: Path) -> None:
+    """repo/ (a git repository) with sub/ as the working folder, and outside/ beside it."""
+    repo = root / "repo"
+    (repo / "sub" / "pkg").mkdir(parents=True)
+    (repo / "sub" / "train.py").write_text(TRAIN, "utf-8")
+    (repo / "sub" / "pkg" / "crlf.py").write_bytes(MIXED.encode())
+    (repo / "sub" / "clean.py").write_text(CLEAN, "utf-8")
+    shutil.copyfile(FIXTURES / "tpu_colab.ipynb", repo / "sub" / "colab.ipynb")
+    shutil.copyfile(FIXTURES / "jupyter_layout.ipynb", repo / "sub" / "pkg" / "layout.ipynb")
+    (repo / "top.py").write_text(TRAIN, "utf-8")  # in the repository, outside the working folder
+    (root / "outside").mkdir()
+    (root / "outside" / "far.py").write_text(TRAIN, "utf-8")  # outside the repository
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+
+
+def _diff(*args, cwd: Path) -> subprocess.CompletedProcess:
+    """`migrate-tpu diff`, stdout as bytes (text mode would turn CRLF into LF)."""
+    return subprocess.run([sys.executable, "-m", "migrate_tpu", "diff", *args], cwd=cwd, capture_output=True, env=clean_env())
+
+
+def _snapshot(root: Path) -> dict:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and not {".git", ".migrate-tpu-cache"} & set(p.parts)}
+
+
+def _apply(tool: str, patch: bytes, where: Path) -> subprocess.CompletedProcess:
+    if tool == "patch":
+        return subprocess.run(["patch", "-p1", "--batch", "--forward", "--binary"], input=patch, cwd=where, capture_output=True)
+    return subprocess.run(["git", "apply", "--whitespace=nowarn", "-"], input=patch, cwd=where, capture_output=True)
+
+
+@pytest.fixture
+def trees(tmp_path, run_cli):
+    """Two copies of the same tree: one fixed by `fix`, one left for the patch."""
+    fixed, patched = tmp_path / "fixed", tmp_path / "patched"
+    for root in (fixed, patched):
+        _tree(root)
+    done = run_cli("fix", ".", "../top.py", cwd=fixed / "repo" / "sub")
+    assert done.returncode == 1, done.stderr  # TPU202 remains for manual work
+    return fixed, patched
+
+
+@pytest.mark.parametrize("tool", ["git", "patch"])
+def test_patch_from_a_subfolder_equals_fix(run_cli, trees, tool):
+    fixed, patched = trees
+    shown = _diff(".", "../top.py", cwd=patched / "repo" / "sub")
+    assert shown.returncode == 1, shown.stderr
+    patch = shown.stdout
+    # Paths are relative to the repository's top folder, never with `..`.
+    headers = re.findall(rb"^\+\+\+ b/(.*)$", patch, re.M)
+    assert sorted(headers) == [b"sub/colab.ipynb", b"sub/pkg/crlf.py", b"sub/pkg/layout.ipynb", b"sub/train.py", b"top.py"]
+    assert b"/../" not in patch and b"a/.." not in patch
+    assert f"paths in the patch are relative to {(patched / 'repo').resolve()}" in shown.stderr.decode()
+    # Each file's change names its rules, on a line both tools skip.
+    assert re.findall(rb"^# migrate-tpu: (.*)\n--- a/sub/train.py$", patch, re.M) == [b"TPU101, TPU103"]
+    applied = _apply(tool, patch, patched / "repo")
+    assert applied.returncode == 0, applied.stdout.decode() + applied.stderr.decode()
+    assert _snapshot(patched) == _snapshot(fixed)
+
+
+@pytest.mark.parametrize("tool", ["git", "patch"])
+def test_a_file_outside_the_repository(run_cli, tmp_path, tool):
+    fixed, patched = tmp_path / "fixed", tmp_path / "patched"
+    for root in (fixed, patched):
+        _tree(root)
+    run_cli("fix", "../outside/far.py", "sub/colab.ipynb", cwd=fixed / "repo")  # from the repository's top
+    shown = _diff("../outside/far.py", "sub/colab.ipynb", cwd=patched / "repo")
+    patch = shown.stdout
+    assert sorted(re.findall(rb"^\+\+\+ b/(.*)$", patch, re.M)) == [b"outside/far.py", b"repo/sub/colab.ipynb"]
+    assert f"relative to {patched.resolve()}" in shown.stderr.decode()
+    # Only one of the two trees is patched; the other half of it stays as it was.
+    assert _snapshot(patched) != _snapshot(fixed)
+    applied = _apply(tool, patch, patched)
+    assert applied.returncode == 0, applied.stdout.decode() + applied.stderr.decode()
+    assert _snapshot(patched) == _snapshot(fixed)
+
+
+def test_notebook_patch_touches_only_changed_source_lines(run_cli, tmp_path):
+    shutil.copyfile(FIXTURES / "tpu_colab.ipynb", tmp_path / "colab.ipynb")
+    shown = run_cli("diff", "colab.ipynb")
+    changed = [line for line in shown.stdout.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    # Two source lines change (a class moved, a method renamed): each is one JSON string line.
+    assert len(changed) == 4, changed
+    assert all(line[1:].lstrip().startswith('"') for line in changed), changed
+    cells = run_cli("diff", "--notebook-diff", "cells", "colab.ipynb")
+    assert "+++ b/colab.ipynb:cell 4" in cells.stdout
+
+
+def test_output_file_holds_the_patch(run_cli, tmp_path):
+    (tmp_path / "train.py").write_text(TRAIN, "utf-8")
+    shown = run_cli("diff", "train.py")
+    written = run_cli("diff", "--output-file", "out.patch", "train.py")
+    assert written.returncode == 1 and written.stdout == ""
+    assert (tmp_path / "out.patch").read_text("utf-8") == shown.stdout
+    assert (tmp_path / "train.py").read_text("utf-8") == TRAIN

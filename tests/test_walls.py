@@ -1,0 +1,141 @@
+"""The design's walls, read from the code: every module's imports, parsed with ``ast``.
+
+- ``migrate_tpu/codemod`` imports nothing from the engine or the runtime;
+- ``migrate_tpu/runtime`` imports nothing from the engine or the codemod and
+  never imports LibCST (it must run on Python 3.7 under old TensorFlow);
+- ``migrate_tpu/engine`` imports nothing from the codemod or the runtime and
+  names no TensorFlow: no import of it, no string naming the package;
+- TensorFlow is imported only under ``migrate_tpu/runtime``.
+
+Only the top-level modules (the CLI, the composition root, the settings) may
+import from several parts. Imports inside functions count as much as those at
+the top: a lazy import still crosses the wall.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Iterator, List, Tuple
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "migrate_tpu"
+
+# part -> module prefixes it must not import
+FORBIDDEN = {
+    "codemod": ("migrate_tpu.engine", "migrate_tpu.runtime", "migrate_tpu.cli", "migrate_tpu.compose", "migrate_tpu.settings", "tensorflow"),
+    "runtime": ("migrate_tpu.engine", "migrate_tpu.codemod", "migrate_tpu.cli", "migrate_tpu.compose", "migrate_tpu.settings", "libcst"),
+    "engine": ("migrate_tpu.codemod", "migrate_tpu.runtime", "migrate_tpu.cli", "migrate_tpu.compose", "migrate_tpu.settings", "tensorflow"),
+}
+# Outside the runtime, whatever the part.
+NOWHERE_BUT_RUNTIME = ("tensorflow", "tf_keras")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(source: str, module: str, is_package: bool = False) -> Iterator[Tuple[int, str]]:
+    """``(line, imported module)`` for every import in ``source``, relative ones made absolute.
+
+    ``importlib.import_module("x")`` and ``__import__("x")`` with a literal name count too.
+    """
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            yield node.lineno, target
+            for alias in node.names:  # `from migrate_tpu import engine` imports a part too
+                yield node.lineno, f"{target}.{alias.name}"
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            function = node.func
+            name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
+            if name in ("import_module", "__import__"):
+                yield node.lineno, node.args[0].value
+
+
+def _within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def _docstrings(tree: ast.AST) -> set:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                found.add(id(first.value))
+    return found
+
+
+def wall_breaks(source: str, module: str, is_package: bool = False) -> List[str]:
+    """Each import (or, in the engine, string naming TensorFlow) that breaks a wall, as ``line: why``."""
+    parts = module.split(".")
+    part = parts[1] if len(parts) > 1 else ""
+    breaks = []
+    for line, name in imports_of(source, module, is_package):
+        forbidden = [prefix for prefix in FORBIDDEN.get(part, ()) if _within(name, prefix)]
+        if forbidden:
+            breaks.append(f"{line}: {part} imports {name}")
+        elif part != "runtime" and any(_within(name, prefix) for prefix in NOWHERE_BUT_RUNTIME):
+            breaks.append(f"{line}: {name} imported outside the runtime")
+    if part == "engine":
+        tree = ast.parse(source)
+        docstrings = _docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                if "tensorflow" in node.value.lower():
+                    breaks.append(f"{node.lineno}: the engine names TensorFlow ({node.value[:40]!r})")
+    return breaks
+
+
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda path: str(path.relative_to(PACKAGE)))
+def test_module_keeps_the_walls(path):
+    module = _module_name(path)
+    assert wall_breaks(path.read_text("utf-8"), module, path.name == "__init__.py") == []
+
+
+def test_every_part_is_checked():
+    parts = {path.relative_to(PACKAGE).parts[0] for path in MODULES if len(path.relative_to(PACKAGE).parts) > 1}
+    assert parts == set(FORBIDDEN)
+
+
+@pytest.mark.parametrize(
+    "module, source, expected",
+    [
+        ("migrate_tpu.codemod.migrator", "from migrate_tpu.engine.pipeline import FileError\n", "codemod imports migrate_tpu.engine.pipeline"),
+        ("migrate_tpu.codemod.migrator", "def f():\n    from ..engine import source\n", "codemod imports migrate_tpu.engine"),
+        ("migrate_tpu.codemod.rules.eager_run", "from ...runtime import launch\n", "codemod imports migrate_tpu.runtime"),
+        ("migrate_tpu.codemod.api", "from migrate_tpu import engine\n", "codemod imports migrate_tpu.engine"),
+        ("migrate_tpu.runtime.runner", "import libcst as cst\n", "runtime imports libcst"),
+        ("migrate_tpu.runtime.runner", "from migrate_tpu.codemod.names import x\n", "runtime imports migrate_tpu.codemod.names"),
+        ("migrate_tpu.engine.config", "import tensorflow as tf\n", "engine imports tensorflow"),
+        ("migrate_tpu.engine.config", "PACKAGE = 'tensorflow-cpu'\n", "the engine names TensorFlow"),
+        ("migrate_tpu.engine.pipeline", "import importlib\nimportlib.import_module('migrate_tpu.codemod.api')\n", "engine imports migrate_tpu.codemod.api"),
+        ("migrate_tpu.cli", "import tensorflow\n", "tensorflow imported outside the runtime"),
+    ],
+)
+def test_a_break_is_found(module, source, expected):
+    breaks = wall_breaks(source, module)
+    assert any(expected in found for found in breaks), breaks
+
+
+def test_what_the_walls_allow():
+    assert wall_breaks('"""Knows no tensorflow: this docstring may say so."""\nimport re\n', "migrate_tpu.engine.pipeline") == []
+    assert wall_breaks("from migrate_tpu.codemod.targets import TARGETS\nfrom migrate_tpu.engine.config import load_config\n", "migrate_tpu.compose") == []
+    assert wall_breaks("import tensorflow as tf\n", "migrate_tpu.runtime.emulation") == []
