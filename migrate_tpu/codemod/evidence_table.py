@@ -28,5 +28,5 @@ RULES = (
     ('TPU407', ('latest',), (('DynamicLossScale', '', False), ('FixedLossScale', '', False), ('LossScale', '', False), ('experimental', '', False))),
     ('TPU501', ('2.4', 'latest'), (('experimental_distribute', 'experimental_distribute\\s*\\.\\s*auto_shard\\b', True),)),
     ('TPU502', ('2.4', 'latest'), (('input_lib', '', False),)),
-    ('TPU601', ('2.4', 'latest'), (('__version__', '', False), ('VERSION', '', False))),
+    ('TPU601', ('2.4', 'latest'), (('__version__', '', False), ('VERSION', '\\bversion\\s*\\.\\s*VERSION\\b', False))),
 )

@@ -20,7 +20,7 @@ class VersionGuard(Rule):
     safety = Safety.SAFE
     since = "2.1"
     source = "pyupgrade's `sys.version_info` collapse, applied to `tf.__version__`"
-    evidence = (Evidence("__version__"), Evidence("VERSION"))
+    evidence = (Evidence("__version__"), Evidence("VERSION", r"\bversion\s*\.\s*VERSION\b"))
     what = """
 Finds `if` statements and conditional expressions whose test reads only the
 TensorFlow version (`tf.__version__`, `tf.version.VERSION`, through
