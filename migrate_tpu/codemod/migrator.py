@@ -10,7 +10,6 @@ itself knows no files).
 
 from __future__ import annotations
 
-import re
 import sys
 
 
@@ -21,24 +20,6 @@ class CannotMigrate(Exception):
         super().__init__(message)
         self.message = message
         self.line = line
-
-
-# Names that only TensorFlow code uses: a file mentioning one may need work.
-# Kept in step with the rules by a test (every rule's examples must pass).
-_STRONG = (
-    rb"experimental_run_v2|experimental_distribute_datasets_from_function|experimental_make_numpy_dataset"
-    rb"|TPUStrategy|MultiWorkerMirroredStrategy|ParameterServerStrategy|DeviceAssignment|TPUClusterResolver"
-    rb"|experimental_enable_dynamic_batch_size|mixed_precision|LossScaleOptimizer|auto_shard\b"
-    rb"|input_lib|cross_device_utils|enable_mixed_precision_graph_rewrite"
-    rb"|experimental_steps_per_execution|experimental_run_tf_function|\blr\s*="
-)
-# Common words that matter only beside TensorFlow: ``.compile(`` (Keras),
-# ``.devices`` (replica contexts) and ``.run(`` (strategies).
-_WEAK = rb"\.(?:compile|run)\s*\(|\.devices\b"
-_CONTEXT = rb"tensorflow|keras"
-# A strategy may also arrive as a parameter, in a file that never imports
-# TensorFlow: ``strategy.run(`` / ``self.distribution.run(``.
-_RUN_RECEIVER = rb"(?:strategy|\bstrat|\bdistribution)\s*$"
 
 
 _RECURSION_LIMIT = 6000
@@ -56,10 +37,7 @@ class TPUMigrator:
         self.options = options or Options()
         self.project = project
         self._lookup = None
-        self._strong = re.compile(_STRONG)
-        self._weak = re.compile(_WEAK)
-        self._context = re.compile(_CONTEXT)
-        self._run_receiver = re.compile(_RUN_RECEIVER, re.IGNORECASE)
+        self._prefilter = None
 
     def __getstate__(self):
         return {"options": self.options, "project": self.project}
@@ -85,24 +63,12 @@ class TPUMigrator:
         return "|".join([__version__, repr(self.options), *fingerprint])
 
     def needs_work(self, data: bytes) -> bool:
-        # Plain substring tests first: they run at memory speed, the regular
-        # expressions only on the few files that pass them.
-        if b"tensorflow" in data or b"keras" in data:
-            return self._strong.search(data) is not None or self._weak.search(data) is not None
-        # Without an import of TensorFlow, only methods called on a strategy
-        # that arrives from elsewhere can be due.
-        if (b"experimental_" in data or b"TPUStrategy" in data) and self._strong.search(data) is not None:
-            return True
-        return self._strategy_run(data)
+        """The prefilter built from the evidence the enabled rules declare (``prefilter.py``)."""
+        if self._prefilter is None:
+            from migrate_tpu.codemod.prefilter import prefilter_for
 
-    def _strategy_run(self, data: bytes) -> bool:
-        """``strategy.run(`` and the like: the receiver is looked at only where ``.run(`` occurs."""
-        start = data.find(b".run(")
-        while start >= 0:
-            if self._run_receiver.search(data[max(0, start - 40) : start]):
-                return True
-            start = data.find(b".run(", start + 5)
-        return False
+            self._prefilter = prefilter_for(self.options.select, self.options.ignore, self.options.target)
+        return self._prefilter(data)
 
     def _project(self):
         if self._lookup is None and self.project is not None:

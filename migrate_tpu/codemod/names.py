@@ -18,14 +18,23 @@ from migrate_tpu.codemod.analysis import Binding, Scope
 
 TENSORFLOW = "tensorflow"
 
-# Spellings of the TF 2 API that mean the same as ``tensorflow`` itself.
-_SAME_AS_TENSORFLOW = ("tensorflow.compat.v2", "tensorflow_core.compat.v2", "tensorflow_core")
+# Spellings of the TF 2 API that mean the same as ``tensorflow`` itself; the v2
+# API is also reached from a ``compat.v1`` alias (``tf.compat.v2.keras`` after
+# ``import tensorflow.compat.v1 as tf``). ``tensorflow.compat.v1.*`` itself is
+# another API and keeps its name.
+_SAME_AS_TENSORFLOW = (
+    "tensorflow.compat.v1.compat.v2",
+    "tensorflow.compat.v2",
+    "tensorflow_core.compat.v1.compat.v2",
+    "tensorflow_core.compat.v2",
+    "tensorflow_core",
+)
 
 
 def canonical(name: str) -> str:
     for prefix in _SAME_AS_TENSORFLOW:
         if name == prefix or name.startswith(prefix + "."):
-            return TENSORFLOW + name[len(prefix) :]
+            return canonical(TENSORFLOW + name[len(prefix) :])
     return name
 
 
@@ -66,7 +75,8 @@ def qualified_name(expr: cst.CSTNode, scope: Scope, _depth: int = 0) -> Optional
         return None
     if isinstance(expr, cst.Attribute):
         head = qualified_name(expr.value, scope, _depth + 1)
-        return f"{head}.{expr.attr.value}" if head else None
+        # ``canonical``: ``tf.compat.v2`` written after ``import tensorflow.compat.v1 as tf``.
+        return canonical(f"{head}.{expr.attr.value}") if head else None
     if not isinstance(expr, cst.Name):
         return None
     found = lookup(scope, expr.value)

@@ -1,4 +1,4 @@
-"""Rules made from the declarative tables in ``rules/*.toml``.
+"""Rules made from the catalogue of moved symbols in ``rules/*.toml``.
 
 Three kinds of entry:
 
@@ -6,9 +6,14 @@ Three kinds of entry:
   ``s.run``). The old names exist only on TensorFlow strategies, so the receiver
   does not matter; a file that defines its own method of that name is left alone.
 * ``symbol``: a TensorFlow symbol that moved (``tf.distribute.experimental.TPUStrategy``
-  -> ``tf.distribute.TPUStrategy``), found through any import alias; keyword
-  arguments of calls may be renamed with it, and some uses may need manual work.
-* ``flag``: a symbol with no mechanical replacement, reported with guidance.
+  -> ``tf.distribute.TPUStrategy``), found through any import alias and in every
+  position (see ``references.py``). What each position may do follows from how the
+  old symbol relates to the new one (``relation``): the same object is renamed
+  everywhere; a subclass of the new class is renamed where only its type matters
+  (``isinstance``, annotations); a base class is renamed only as an unsafe fix when
+  the constructors differ; anything else is reported with what to do.
+* ``flag``: a symbol with no mechanical replacement, reported with guidance in
+  every position.
 
 A rule's id, title, docs and examples sit beside its table in the TOML file.
 """
@@ -22,28 +27,53 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
+from migrate_tpu.codemod import references
 from migrate_tpu.codemod.analysis import Analysis, dotted_name
 from migrate_tpu.codemod.locations import rules_directory
-from migrate_tpu.codemod.names import expression_for, lookup, qualified_name
-from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register
+from migrate_tpu.codemod.names import canonical, expression_for, lookup, qualified_name
+from migrate_tpu.codemod.rule import Change, Evidence, Example, Rule, Safety, register
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
+# What the old symbol is to the new one, checked on the real TF 2.4.1.
+SAME = "same"  # the very same object under two names
+SUBCLASS = "subclass"  # every old object is also an instance of the new class
+SIBLING = "sibling"  # unrelated classes: neither is an instance of the other
+REPLACED = "replaced"  # no drop-in: the new form is called differently
+RELATIONS = (SAME, SUBCLASS, SIBLING, REPLACED)
+
+# What a fix may do at one reference.
+RENAME = "rename"
+UNSAFE_RENAME = "unsafe rename"
+MANUAL = "manual"
+DELEGATED = "delegated"  # another rule (named in the entry) handles this position
+
 
 @dataclass
 class Entry:
+    """One moved symbol of the catalogue, with its own facts and provenance."""
+
     old: str
     new: Optional[str] = None
-    calls_only: bool = False
+    since: str = ""
+    removed: str = ""
+    source: str = ""
+    relation: str = SAME
+    # Rule ids that take over a position a table cannot express
+    # (``calls = "TPU403"``: the structural rule rewrites the constructor calls).
+    calls: str = ""
+    type_checks: str = ""
     keywords: Dict[str, str] = field(default_factory=dict)
     manual_if_keywords: Tuple[str, ...] = ()
     max_positional: Optional[int] = None
     manual_message: str = ""
     prefix: bool = False
     message: str = ""
+    # How old and new differ, for the messages of positions that need a person.
+    difference: str = ""
 
     @property
     def last(self) -> str:
@@ -56,12 +86,50 @@ class TableRule(Rule):
 
     def __init__(self) -> None:
         super().__init__()
-        self._attributes: List[Tuple[cst.Attribute, object, Optional[cst.Call]]] = []
-        self._names: List[Tuple[cst.Name, object, Optional[cst.Call]]] = []
+        self._attributes: List[Tuple[cst.Attribute, object, Optional[cst.Call], str]] = []
+        self._names: List[Tuple[cst.Name, object, Optional[cst.Call], str]] = []
         self._imports: List[Tuple[cst.ImportFrom, object]] = []
-        self._getattrs: List[Tuple[cst.Call, str]] = []
+        self._getattrs: List[Tuple[cst.Call, str, object]] = []
+        self._strings: List[Tuple[cst.SimpleString, object]] = []
         self._last = {e.last for e in self.entries}
         self._imported_names: set = set()
+
+    @classmethod
+    def action(cls, entry: Entry, position: str) -> str:
+        """What a fix may do to a reference of ``entry`` at ``position``."""
+        if cls.kind == "flag":
+            return MANUAL
+        if position == references.CALL:
+            return DELEGATED if entry.calls else RENAME
+        if position == references.TYPE_CHECK:
+            if entry.type_checks:
+                return DELEGATED
+            return RENAME if entry.relation in (SAME, SUBCLASS) else MANUAL
+        if position in (references.ANNOTATION, references.STRING):
+            return RENAME
+        if entry.relation == SAME:
+            return RENAME
+        if position == references.BASE:
+            return UNSAFE_RENAME
+        return MANUAL
+
+    @classmethod
+    def docs(cls) -> str:
+        """The rule's docs, with its catalogue entries and their provenance."""
+        lines = ["", "## Catalogue entries"]
+        for entry in cls.entries:
+            facts = [f"since TF {entry.since}"]
+            if entry.removed:
+                facts.append(f"removed in TF {entry.removed}")
+            if cls.kind != "flag":
+                facts.append(f"relation: {entry.relation}")
+            if entry.calls:
+                facts.append(f"calls: {entry.calls}")
+            if entry.type_checks:
+                facts.append(f"isinstance: {entry.type_checks}")
+            source = f"; source: {entry.source}" if entry.source and entry.source != cls.source else ""
+            lines.append(f"- `{_short(entry.old)}{'.*' if entry.prefix else ''}` -> `{_short(entry.new)}` ({', '.join(facts)}{source})")
+        return super().docs().rstrip() + "\n" + "\n".join(lines) + "\n"
 
     # -- walk ---------------------------------------------------------------------
 
@@ -74,10 +142,10 @@ class TableRule(Rule):
                 analysis.remember(node)
             if self.kind == "method":
                 analysis.sites[id(node.attr)] = analysis.site(node)
-            self._attributes.append((node, analysis.scope, call))
+            self._attributes.append((node, analysis.scope, call, references.position_of(analysis.ancestors())))
 
-    def visit_Name(self, node: cst.Name, analysis: Analysis) -> None:
-        if self.kind != "method" and node.value in self._imported_names:
+    def _visit_name(self, node: cst.Name, analysis: Analysis) -> None:
+        if node.value in self._imported_names:
             parent = analysis.parent
             if isinstance(parent, (cst.ImportAlias, cst.AsName, cst.Attribute)) and not (
                 isinstance(parent, cst.Attribute) and parent.value is node
@@ -87,10 +155,21 @@ class TableRule(Rule):
             analysis.remember(call or node)
             if call is not None:
                 analysis.remember(node)
-            self._names.append((node, analysis.scope, call))
+            self._names.append((node, analysis.scope, call, references.position_of(analysis.ancestors())))
 
-    def visit_ImportFrom(self, node: cst.ImportFrom, analysis: Analysis) -> None:
-        if self.kind == "method" or isinstance(node.names, cst.ImportStar):
+    def _visit_string(self, node: cst.SimpleString, analysis: Analysis) -> None:
+        # The raw text first: most strings name nothing of the catalogue.
+        if not any(last in node.value for last in self._last):
+            return
+        if not references.in_annotation(analysis.ancestors()):
+            return
+        value = node.evaluated_value
+        if isinstance(value, str) and any(last in value for last in self._last):
+            analysis.remember(node)
+            self._strings.append((node, analysis.scope))
+
+    def _visit_import_from(self, node: cst.ImportFrom, analysis: Analysis) -> None:
+        if isinstance(node.names, cst.ImportStar):
             return
         module = dotted_name(node.module) if node.module is not None else None
         if module is None or node.relative:
@@ -108,14 +187,15 @@ class TableRule(Rule):
                 analysis.remember(node)
                 self._imports.append((node, analysis.scope))
 
-    def visit_Call(self, node: cst.Call, analysis: Analysis) -> None:
-        if self.kind != "method" or not isinstance(node.func, cst.Name):
+    def _visit_name_lookup(self, node: cst.Call, analysis: Analysis) -> None:
+        """``getattr(s, \"experimental_run_v2\")`` and the like."""
+        if not isinstance(node.func, cst.Name):
             return
         if node.func.value in ("getattr", "hasattr", "setattr") and len(node.args) >= 2:
             value = node.args[1].value
             if isinstance(value, cst.SimpleString) and value.evaluated_value in self._last:
                 analysis.remember(node)
-                self._getattrs.append((node, value.evaluated_value))
+                self._getattrs.append((node, value.evaluated_value, analysis.scope))
 
     # -- decisions ------------------------------------------------------------------
 
@@ -123,8 +203,6 @@ class TableRule(Rule):
     def _matches(entry: Entry, name: Optional[str]) -> bool:
         if name is None:
             return False
-        from migrate_tpu.codemod.names import canonical
-
         name = canonical(name)
         return name == entry.old or (entry.prefix and name.startswith(entry.old + "."))
 
@@ -144,10 +222,15 @@ class TableRule(Rule):
         return self.findings
 
     def _finish_methods(self, analysis: Analysis) -> None:
-        for node, scope, _call in self._attributes:
+        for node, scope, call, position in self._attributes:
             entry = next(e for e in self.entries if e.last == node.attr.value)
             if entry.last in analysis.defined_names:
                 continue  # the file has its own method of that name
+            if call is not None and entry.calls:
+                continue  # another rule rewrites the calls
+            if entry.relation != SAME:
+                self.report(node.attr, self._manual_message(entry, position), analysis=analysis, suggestion=entry.new)
+                continue
             new = entry.new
 
             def rename(updated, new=new):
@@ -160,24 +243,42 @@ class TableRule(Rule):
                 changes=[Change(node, rename)],
                 fix_title=f"Rename to `{new}`",
             )
-        for call, old in self._getattrs:
+        for call, old, _scope in self._getattrs:
             entry = next(e for e in self.entries if e.last == old)
+            became = f"it was renamed to `{entry.new}`" if entry.relation == SAME else f"it is gone: use `{entry.new}`"
             self.report(
                 call,
-                f"`{old}` looked up by name: it was renamed to `{entry.new}`; update the string "
-                "(and any fallback) by hand",
+                f"`{old}` looked up by name: {became}; update the string (and any fallback) by hand",
                 analysis=analysis,
                 suggestion=f'"{entry.new}"',
             )
 
     def _finish_flags(self, analysis: Analysis) -> None:
-        for node, scope, call in self._attributes + self._names:
+        matched = []
+        for node, scope, call, _position in self._attributes + self._names:
             entry = self._entry_for(qualified_name(node, scope))
-            if entry is None:
-                continue
-            self.report(node, entry.message, analysis=analysis, suggestion=entry.new)
+            if entry is not None:
+                matched.append((node, entry))
+        # ``tf.mixed_precision.experimental.FixedLossScale`` is one reference, not two.
+        inner = {id(node.value) for node, _entry in matched if isinstance(node, cst.Attribute)}
+        for node, entry in matched:
+            if id(node) not in inner:
+                self.report(node, entry.message, analysis=analysis, suggestion=entry.new)
+        for node, scope in self._strings:
+            for entry in self._string_entries(node, scope):
+                self.report(node, entry.message, analysis=analysis, suggestion=entry.new)
+        self._report_name_lookups(analysis)
         for node, scope in self._imports:
             self.report(node, next(e for e in self.entries if self._imports_entry(node, e)).message, analysis=analysis)
+
+    def _report_name_lookups(self, analysis: Analysis) -> None:
+        """``getattr(tf.distribute.experimental, "TPUStrategy")``: reported, never rewritten."""
+        for call, name, scope in self._getattrs:
+            owner = qualified_name(call.args[0].value, scope)
+            entry = self._entry_for(f"{owner}.{name}") if owner else None
+            if entry is not None:
+                message = entry.message if self.kind == "flag" else self._manual_message(entry, references.NAME_LOOKUP)
+                self.report(call, message, analysis=analysis, suggestion=_short(entry.new))
 
     def _imports_entry(self, node: cst.ImportFrom, entry: Entry) -> bool:
         module = dotted_name(node.module) or ""
@@ -187,35 +288,54 @@ class TableRule(Rule):
 
     def _finish_symbols(self, analysis: Analysis) -> None:
         # Names bound by ``from ... import`` of a moved symbol: rewrite the import
-        # when every use can follow it; otherwise rewrite the calls in place.
-        import_rewrites: Dict[str, bool] = {}
+        # when every use can follow it; otherwise each use is handled in place.
         uses: Dict[str, List] = {}
-        for node, scope, call in self._names:
-            found = lookup(scope, node.value)
-            if found is None:
+        for node, scope, call, position in self._names:
+            if lookup(scope, node.value) is None:
                 continue
-            qualified = qualified_name(node, scope)
-            entry = self._entry_for(qualified)
-            if entry is None:
-                continue
-            uses.setdefault(node.value, []).append((node, scope, call, entry))
-        for name, items in uses.items():
-            import_rewrites[name] = all(call is not None or not entry.calls_only for _, _, call, entry in items)
-
-        for node, scope, call in self._attributes:
             entry = self._entry_for(qualified_name(node, scope))
             if entry is None:
                 continue
-            if entry.calls_only and call is None:
-                continue
-            self._rename_reference(node, scope, call, entry, analysis, in_place=True)
+            uses.setdefault(node.value, []).append((node, scope, call, entry, self.action(entry, position), position))
+        import_follows = {
+            name: all(action == RENAME for *_, action, _position in items) for name, items in uses.items()
+        }
+
+        for node, scope, call, position in self._attributes:
+            entry = self._entry_for(qualified_name(node, scope))
+            if entry is not None:
+                self._handle(node, scope, call, entry, position, analysis, in_place=True)
         for name, items in uses.items():
-            for node, scope, call, entry in items:
-                if entry.calls_only and call is None:
-                    continue
-                self._rename_reference(node, scope, call, entry, analysis, in_place=not import_rewrites[name])
+            for node, scope, call, entry, _action, position in items:
+                self._handle(node, scope, call, entry, position, analysis, in_place=not import_follows[name])
+        for node, scope in self._strings:
+            self._rename_string(node, scope, analysis)
+        self._report_name_lookups(analysis)
         for node, scope in self._imports:
-            self._rewrite_import(node, scope, import_rewrites, analysis)
+            self._rewrite_import(node, scope, import_follows, uses, analysis)
+
+    def _handle(self, node, scope, call, entry: Entry, position: str, analysis: Analysis, in_place: bool) -> None:
+        action = self.action(entry, position)
+        if action == DELEGATED:
+            return
+        if action == MANUAL:
+            self.report(node, self._manual_message(entry, position), analysis=analysis, suggestion=_short(entry.new))
+            return
+        self._rename_reference(node, scope, call, entry, analysis, in_place, unsafe=action == UNSAFE_RENAME)
+
+    @staticmethod
+    def _manual_message(entry: Entry, position: str) -> str:
+        old, new = _short(entry.old), _short(entry.new)
+        difference = f" ({entry.difference})" if entry.difference else ""
+        if entry.relation == REPLACED:
+            removed = f" in TF {entry.removed}" if entry.removed else ""
+            return f"`{old}` was removed{removed}{difference}; this {position} needs rewriting by hand: use `{new}`"
+        if position == references.TYPE_CHECK:
+            return f"`{old}` moved to `{new}`{difference}; make this check accept both classes"
+        return (
+            f"`{old}` moved to `{new}`{difference}; this {position} keeps the old symbol: "
+            f"point it at `{new}` once everything it reaches suits the new one"
+        )
 
     def _manual_reason(self, entry: Entry, call: Optional[cst.Call]) -> Optional[str]:
         if call is None:
@@ -230,7 +350,7 @@ class TableRule(Rule):
             return entry.manual_message or "extra positional arguments have no equivalent in the new API"
         return None
 
-    def _rename_reference(self, node, scope, call, entry: Entry, analysis: Analysis, in_place: bool) -> None:
+    def _rename_reference(self, node, scope, call, entry: Entry, analysis: Analysis, in_place: bool, unsafe: bool = False) -> None:
         reason = self._manual_reason(entry, call)
         old_short, new_short = _short(entry.old), _short(entry.new)
         if reason is not None:
@@ -240,7 +360,7 @@ class TableRule(Rule):
         imports = []
         if in_place:
             try:
-                text, needed = expression_for(entry.new, scope)
+                text, needed = renamed_expression(node, scope, entry.new)
             except LookupError:
                 self.report(node, f"`{old_short}` moved to `{new_short}`", analysis=analysis)
                 return
@@ -276,26 +396,90 @@ class TableRule(Rule):
             return  # the import rewrite covers this use
         renamed = [k for k in keywords if call is not None and any(a.keyword is not None and a.keyword.value == k for a in call.args)]
         detail = "".join(f"; `{k}=` is now `{keywords[k]}=`" for k in renamed)
+        if unsafe:
+            difference = f": {entry.difference}" if entry.difference else ""
+            detail += f"; as a base class the constructor changes{difference}; check the subclass's `__init__` and the calls that build it"
         finding = self.report(
             node,
             f"`{old_short}` moved to `{new_short}`{detail}",
             analysis=analysis,
             changes=changes,
             imports=imports,
+            safety=Safety.UNSAFE if unsafe else None,
+            suggestion=new_short if unsafe else None,
             fix_title=f"Use `{new_short}`",
         )
         if replacement is not None:
             finding.releases.append(_head(node))
 
-    def _rewrite_import(self, node: cst.ImportFrom, scope, import_rewrites: Dict[str, bool], analysis: Analysis) -> None:
+    # -- string annotations ---------------------------------------------------------
+
+    def _string_references(self, node: cst.SimpleString, scope):
+        """(expression, entry) for each moved symbol the annotation string names."""
+        try:
+            parsed = cst.parse_expression(node.evaluated_value)
+        except Exception:  # any text may sit in a string: it is then no annotation we can read
+            return None, []
+        found = []
+        for candidate in _dotted_parts(parsed):
+            entry = self._entry_for(qualified_name(candidate, scope))
+            if entry is not None:
+                found.append((candidate, entry))
+        return parsed, found
+
+    def _string_entries(self, node: cst.SimpleString, scope) -> List[Entry]:
+        return [entry for _candidate, entry in self._string_references(node, scope)[1]]
+
+    def _rename_string(self, node: cst.SimpleString, scope, analysis: Analysis) -> None:
+        parsed, found = self._string_references(node, scope)
+        if not found:
+            return
+        texts = {}
+        for candidate, entry in found:
+            try:
+                text, needed = renamed_expression(candidate, scope, entry.new)
+            except LookupError:
+                text, needed = None, True
+            if needed:  # the string would name something the file does not import
+                self.report(node, self._manual_message(found[0][1], references.STRING), analysis=analysis, suggestion=_short(entry.new))
+                return
+            texts[id(candidate)] = text
+
+        class Replace(cst.CSTTransformer):
+            def on_leave(self, original, updated):
+                text = texts.get(id(original))
+                return cst.parse_expression(text) if text is not None else updated
+
+        new_text = cst.Module([]).code_for_node(parsed.visit(Replace()))
+        quote = node.quote
+        prefix = node.prefix
+        if quote in new_text or "\\" in new_text:
+            self.report(node, self._manual_message(found[0][1], references.STRING), analysis=analysis)
+            return
+        new_string = cst.SimpleString(f"{prefix}{quote}{new_text}{quote}")
+        olds = ", ".join(f"`{_short(e.old)}`" for _c, e in found)
+        self.report(
+            node,
+            f"{olds} moved: the annotation names `{new_text}`",
+            analysis=analysis,
+            changes=[Change(node, lambda updated, new_string=new_string: new_string)],
+            fix_title="Use the new name",
+        )
+
+    def _rewrite_import(self, node: cst.ImportFrom, scope, import_follows: Dict[str, bool], uses: Dict[str, List], analysis: Analysis) -> None:
         module = dotted_name(node.module)
         staying, moving = [], []
         for alias in node.names:
             name = dotted_name(alias.name) or ""
             bound = alias.asname.name.value if alias.asname is not None else name
             entry = self._entry_for(f"{module}.{name}")
-            if entry is None or not import_rewrites.get(bound, True):
+            if entry is None or not import_follows.get(bound, True):
                 staying.append(alias)
+                # A use left for a person keeps the old symbol, and so this import,
+                # alive. Uses fixed in place (an unsafe fix too, which then releases
+                # the import) or handed to another rule do not need it reported.
+                if entry is not None and any(action == MANUAL for *_, action, _p in uses.get(bound, ())):
+                    self.report(node, self._manual_message(entry, references.IMPORT), analysis=analysis, suggestion=_short(entry.new))
             else:
                 moving.append((alias, entry))
         if not moving:
@@ -341,6 +525,56 @@ class TableRule(Rule):
         )
 
 
+class MethodTableRule(TableRule):
+    """A table of methods: attribute references and name lookups (``getattr``) are walked."""
+
+    visit_Call = TableRule._visit_name_lookup
+
+
+class SymbolTableRule(TableRule):
+    """A table of symbols or flags: names, imports and string annotations are walked too."""
+
+    visit_Name = TableRule._visit_name
+    visit_Call = TableRule._visit_name_lookup
+    visit_SimpleString = TableRule._visit_string
+    visit_ImportFrom = TableRule._visit_import_from
+
+
+def renamed_expression(node: cst.CSTNode, scope, new: str) -> Tuple[str, Optional[Tuple[str, Optional[str]]]]:
+    """Source text for ``new`` in place of ``node``, keeping the spelling written there.
+
+    ``tf.compat.v2.keras.mixed_precision.experimental.set_policy`` becomes
+    ``tf.compat.v2.keras.mixed_precision.set_global_policy``: the longest written
+    prefix that already names a parent of ``new`` is kept; otherwise the file's
+    aliases are used (and TensorFlow imported when it has none).
+    """
+    current = node
+    while isinstance(current, cst.Attribute):
+        current = current.value
+        written = qualified_name(current, scope)
+        if written is None:
+            break
+        written = canonical(written)
+        if new.startswith(written + "."):
+            return cst.Module([]).code_for_node(current) + new[len(written) :], None
+    return expression_for(new, scope)
+
+
+def _dotted_parts(expression: cst.CSTNode) -> List[cst.CSTNode]:
+    """The outermost dotted names (``a.b.c``, ``x``) inside a parsed annotation."""
+    found: List[cst.CSTNode] = []
+
+    def walk(node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.Attribute, cst.Name)):
+            found.append(node)
+            return
+        for child in node.children:
+            walk(child)
+
+    walk(expression)
+    return found
+
+
 def _head(node: cst.CSTNode) -> str:
     while isinstance(node, cst.Attribute):
         node = node.value
@@ -353,14 +587,23 @@ def _short(name: Optional[str]) -> str:
     return "tf" + name[len("tensorflow") :] if name.startswith("tensorflow") else name
 
 
-def _entries(raw: dict) -> List[Entry]:
+def _entries(raw: dict, since: str, source: str) -> List[Entry]:
     entries = []
     for item in raw.get("rename", []) + raw.get("symbol", []):
+        relation = item.get("relation", SAME)
+        if relation not in RELATIONS:
+            raise ValueError(f"{raw['id']}: unknown relation {relation!r} for {item['old']}")
         entries.append(
             Entry(
                 old=item["old"],
                 new=item.get("new"),
-                calls_only=item.get("calls_only", False),
+                since=item.get("since", since),
+                removed=item.get("removed", ""),
+                source=item.get("source", source),
+                relation=relation,
+                calls=item.get("calls", ""),
+                type_checks=item.get("isinstance", ""),
+                difference=item.get("difference", ""),
                 keywords=dict(item.get("keywords", {})),
                 manual_if_keywords=tuple(item.get("manual_if_keywords", ())),
                 max_positional=item.get("max_positional"),
@@ -380,13 +623,14 @@ def load_tables(directory: Optional[Path] = None) -> List[type]:
         with open(path, "rb") as handle:
             document = tomllib.load(handle)
         for raw in document.get("rule", []):
+            since = raw.get("since", document.get("release", "2.4"))
             attributes = {
                 "id": raw["id"],
                 "name": raw["name"],
                 "title": raw["title"],
                 "kind": raw["kind"],
                 "safety": Safety(raw.get("safety", "manual" if raw["kind"] == "flag" else "safe")),
-                "since": raw.get("since", document.get("release", "2.4")),
+                "since": since,
                 "targets": tuple(raw.get("targets", ("2.4", "latest"))),
                 "source": raw.get("source", ""),
                 "what": raw.get("what", ""),
@@ -394,14 +638,25 @@ def load_tables(directory: Optional[Path] = None) -> List[type]:
                 "use_instead": raw.get("use_instead", ""),
                 "fix_safety": raw.get("fix_safety", ""),
                 "examples": tuple(
-                    Example(e["before"], e.get("after"), e.get("unsafe_fixes", False), e.get("target", "2.4"))
+                    Example(e["before"], e.get("after"), e.get("unsafe_fixes", False), e.get("target", "2.4"), e.get("findings"))
                     for e in raw.get("example", [])
                 ),
-                "entries": tuple(_entries(raw)),
-                "table": path.name,
+                "entries": tuple(_entries(raw, since, raw.get("source", ""))),
             }
-            attributes["triggers"] = tuple(sorted({e.last for e in attributes["entries"]}))
-            rule_class = type(f"Table_{raw['id']}", (TableRule,), attributes)
+            attributes["evidence"] = _evidence(raw["kind"], attributes["entries"])
+            base = MethodTableRule if raw["kind"] == "method" else SymbolTableRule
+            rule_class = type(f"Table_{raw['id']}", (base,), attributes)
             register(rule_class)
             created.append(rule_class)
     return created
+
+
+def _evidence(kind: str, entries: Sequence[Entry]) -> Tuple[Evidence, ...]:
+    """What a file must contain for a table to fire: the last name of each old symbol.
+
+    Every reference to ``a.b.C`` names ``C`` somewhere (in the attribute chain or
+    the import), however it was imported. Methods need no TensorFlow import: a
+    strategy may arrive from another module.
+    """
+    words = sorted({entry.last for entry in entries})
+    return tuple(Evidence(word, without_tensorflow=kind == "method") for word in words)

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Callable, ClassVar, Dict, FrozenSet, Iterable,
 
 import libcst as cst
 
+from migrate_tpu.codemod.prefilter import Evidence, selected
+
 if TYPE_CHECKING:  # pragma: no cover
     from migrate_tpu.codemod.analysis import Analysis
 
@@ -38,12 +40,19 @@ class Safety(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Example:
-    """A before/after pair; ``after is None`` means the rule must leave it alone."""
+    """A before/after pair; ``after is None`` means the rule must leave the code as it is.
+
+    ``findings`` is how many findings the rule reports on ``before``: 0 for code
+    it must not touch, 1 or more for a fix (with ``after``) or for manual work
+    (without). When it is not given, an example with ``after`` expects one finding
+    at least and one without expects none (the examples test states which).
+    """
 
     before: str
     after: Optional[str] = None
     unsafe_fixes: bool = False
     target: str = "2.4"
+    findings: Optional[int] = None
 
 
 # Most examples start from the same import; it is written once here.
@@ -94,10 +103,6 @@ class Finding:
     # Imported names the changes stop using; their import goes if nothing else uses them.
     releases: List[str] = field(default_factory=list)
 
-    @property
-    def fixable(self) -> bool:
-        return bool(self.changes) and self.safety is not Safety.MANUAL
-
 
 class Rule:
     """Base class of every rule.
@@ -123,9 +128,9 @@ class Rule:
     use_instead: ClassVar[str] = ""
     fix_safety: ClassVar[str] = ""
     examples: ClassVar[Sequence[Example]] = ()
-    # Words at least one of which must occur in a file for the rule to have
-    # anything to do there (the engine's prefilter is built from these).
-    triggers: ClassVar[Sequence[str]] = ()
+    # Text at least one of which must occur in a file for the rule to have
+    # anything to do there: the prefilter is built from it (``prefilter.py``).
+    evidence: ClassVar[Tuple[Evidence, ...]] = ()
 
     def __init__(self) -> None:
         self.findings: List[Finding] = []
@@ -189,11 +194,6 @@ class Rule:
         if cls.source:
             parts += ["", f"Source: {cls.source.strip()}"]
         return "\n".join(parts).rstrip() + "\n"
-
-    @classmethod
-    def summary(cls) -> str:
-        """First paragraph of the docs, for ``rules`` and SARIF short text."""
-        return cls.title
 
 
 class CallRule(Rule):
@@ -265,16 +265,4 @@ def select_rules(
 ) -> List[type]:
     """Rules enabled by ``--select``/``--ignore`` (ids or prefixes) for a target."""
 
-    def matches(rule_id: str, patterns: Sequence[str]) -> bool:
-        return any(rule_id.startswith(p.upper()) or p.upper() == "ALL" for p in patterns)
-
-    chosen = []
-    for rule_class in all_rules():
-        if target not in rule_class.targets:
-            continue
-        if select and not matches(rule_class.id, select):
-            continue
-        if ignore and matches(rule_class.id, ignore):
-            continue
-        chosen.append(rule_class)
-    return chosen
+    return [r for r in all_rules() if selected(r.id, r.targets, select, ignore, target)]

@@ -9,6 +9,7 @@ import libcst as cst
 from migrate_tpu.codemod.analysis import Analysis, Scope
 from migrate_tpu.codemod.fixes import RewriteRule
 from migrate_tpu.codemod.rule import Safety, register, tf_example
+from migrate_tpu.codemod.prefilter import Evidence
 
 POLICY = "tensorflow.data.experimental.AutoShardPolicy"
 
@@ -21,7 +22,8 @@ class AutoShardBool(RewriteRule):
     safety = Safety.SAFE
     since = "2.1"
     source = "v2.0.0 vs v2.1.0 data/experimental/ops/distribute_options.py; TF 2.1.0 release notes"
-    triggers = ("auto_shard",)
+    # ``options`` may come from another module; the attribute chain is always written here.
+    evidence = (Evidence("experimental_distribute", r"experimental_distribute\s*\.\s*auto_shard\b", without_tensorflow=True),)
     what = """
 Rewrites `options.experimental_distribute.auto_shard = False` to
 `options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF`

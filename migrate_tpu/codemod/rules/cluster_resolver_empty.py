@@ -6,6 +6,7 @@ from __future__ import annotations
 from migrate_tpu.codemod.analysis import Analysis
 from migrate_tpu.codemod.helpers import argument, is_literal
 from migrate_tpu.codemod.rule import CallRule, Safety, register, tf_example
+from migrate_tpu.codemod.prefilter import Evidence
 
 RESOLVERS = (
     "tensorflow.distribute.cluster_resolver.TPUClusterResolver",
@@ -25,7 +26,7 @@ class EmptyTPUName(CallRule):
     callees = frozenset(RESOLVERS)
     since = "2.4"
     source = "v2.1.0 vs v2.4.1 tpu_cluster_resolver.py; TF 2.2.0 release notes (Cloud TPU client)"
-    triggers = ("TPUClusterResolver",)
+    evidence = (Evidence("TPUClusterResolver"),)
     what = "Reports `TPUClusterResolver('')` and `TPUClusterResolver(tpu='')`."
     why = """
 In TF 2.1 an empty name meant a TPU attached to this machine. Since 2.2 it means
@@ -41,6 +42,7 @@ attached TPU is now spelled `tpu='local'` (TF 2.4).
             before="""\
 resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu='')
 """,
+            findings=1,
         ),
     )
 

@@ -11,6 +11,7 @@ from migrate_tpu.codemod.fixes import as_keyword
 from migrate_tpu.codemod.helpers import fix_commas, is_literal
 from migrate_tpu.codemod.names import is_tensorflow, module_aliases, qualified_name
 from migrate_tpu.codemod.rule import Change, Example, Rule, Safety, register, tf_example
+from migrate_tpu.codemod.prefilter import Evidence
 
 # TF 2.1's compile(optimizer, loss, metrics, loss_weights, sample_weight_mode,
 # weighted_metrics, target_tensors, distribute, **kwargs).
@@ -28,7 +29,7 @@ class CompileArguments(Rule):
     safety = Safety.SAFE
     since = "2.4"
     source = "v2.1.0, v2.2.0 and v2.4.1 keras/engine/training.py `compile`; TF 2.4.0 release notes"
-    triggers = ("compile",)
+    evidence = (Evidence(".compile", r"\.compile\s*\("),)
     what = """
 In `model.compile(...)`: turns positional arguments after `loss` into keywords
 with their TF 2.1 names, renames `experimental_steps_per_execution=` to

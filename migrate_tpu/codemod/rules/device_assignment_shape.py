@@ -10,6 +10,7 @@ from migrate_tpu.codemod.analysis import Analysis, Scope
 from migrate_tpu.codemod.helpers import argument
 from migrate_tpu.codemod.names import qualified_name
 from migrate_tpu.codemod.rule import Change, Rule, Safety, register, tf_example
+from migrate_tpu.codemod.prefilter import Evidence
 
 BUILD = (
     "tensorflow.tpu.experimental.DeviceAssignment.build",
@@ -30,7 +31,7 @@ class DeviceAssignmentShape(Rule):
     safety = Safety.SAFE
     since = "2.3"
     source = "v2.1.0 vs v2.3.0 tpu/topology.py (mesh rank 3 -> 4); TF 2.3.0 release notes (3D mesh support)"
-    triggers = ("DeviceAssignment",)
+    evidence = (Evidence("DeviceAssignment"),)
     what = """
 Inserts `1` (the z extent) at index 2 of literal 3-element `computation_shape`
 and `computation_stride` arguments of `DeviceAssignment.build`:

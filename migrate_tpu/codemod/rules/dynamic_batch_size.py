@@ -6,6 +6,7 @@ import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis
 from migrate_tpu.codemod.rule import Example, Rule, Safety, register
+from migrate_tpu.codemod.prefilter import Evidence
 
 
 @register
@@ -16,7 +17,7 @@ class DynamicBatchSizeAttribute(Rule):
     safety = Safety.MANUAL
     since = "2.2"
     source = "v2.1.0 tpu_strategy.py; v2.2.0 distribute_lib.py (`RunOptions`); probe on 2.4.1 and 2.21"
-    triggers = ("experimental_enable_dynamic_batch_size",)
+    evidence = (Evidence("experimental_enable_dynamic_batch_size", without_tensorflow=True),)
     what = "Reports assignments to `experimental_enable_dynamic_batch_size`."
     why = """
 TF 2.2 moved the switch to `tf.distribute.RunOptions`. The attribute can still
@@ -29,6 +30,7 @@ padding stays on whatever it says.
             before="""\
 strategy.extended.experimental_enable_dynamic_batch_size = False
 """,
+            findings=1,
         ),
     )
 

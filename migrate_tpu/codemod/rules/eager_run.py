@@ -11,6 +11,7 @@ from migrate_tpu.codemod.analysis import Analysis, Binding, Scope, iter_tree
 from migrate_tpu.codemod.helpers import add_decorator, argument
 from migrate_tpu.codemod.names import expression_for, lookup
 from migrate_tpu.codemod.rule import Change, Rule, Safety, register, tf_example
+from migrate_tpu.codemod.prefilter import Evidence
 from migrate_tpu.codemod.side_effects import side_effects
 from migrate_tpu.codemod.strategies import StrategyFacts
 from migrate_tpu.codemod.tracing import TRACED, UNKNOWN, Decorators, is_tracing
@@ -28,7 +29,12 @@ class EagerPlainFunctionRun(Rule):
     safety = Safety.SAFE
     since = "2.1"
     source = "v2.1.0 and v2.4.1 tpu_strategy.py, validate_run_function; TF 2.4 TPUStrategy API page"
-    triggers = _RUN_METHODS
+    evidence = (
+        Evidence(".run", r"\.run\s*\("),
+        Evidence("experimental_run_v2"),
+        # A strategy passed in from another module: ``strategy.run(``, ``self.distribution.run(``.
+        Evidence(".run(", r"(?i:strategy|\bstrat|\bdistribution)\s*\.run\(", without_tensorflow=True),
+    )
     what = """
 Finds `strategy.run(fn, ...)` (or `experimental_run_v2`) called eagerly, outside
 any `tf.function`, where the strategy may be a `TPUStrategy` and `fn` is a plain
@@ -133,6 +139,7 @@ def step_fn(x):
 
 strategy.run(step_fn, args=(x,))
 """,
+            findings=1,
         ),
         # A callable made on every iteration: the suggestion builds the tf.function once, before the loop.
         tf_example(
@@ -141,6 +148,7 @@ strategy = tf.distribute.TPUStrategy(resolver)
 for batch in dataset:
     strategy.run(lambda x: x * 2, args=(batch,))
 """,
+            findings=1,
         ),
     )
 

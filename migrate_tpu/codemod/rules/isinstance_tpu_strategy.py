@@ -10,6 +10,7 @@ from migrate_tpu.codemod.analysis import Analysis, Scope
 from migrate_tpu.codemod.fixes import RewriteRule, comma
 from migrate_tpu.codemod.names import qualified_name
 from migrate_tpu.codemod.rule import Example, Safety, register, tf_example
+from migrate_tpu.codemod.prefilter import Evidence
 
 EXPERIMENTAL = "tensorflow.distribute.experimental.TPUStrategy"
 STABLE = "tensorflow.distribute.TPUStrategy"
@@ -23,7 +24,7 @@ class ExperimentalTPUStrategyTypeCheck(RewriteRule):
     safety = Safety.SAFE
     since = "2.3"
     source = "v2.4.1 tpu_strategy.py (sibling classes); v2.4.1 keras/backend.py"
-    triggers = ("TPUStrategy",)
+    evidence = (Evidence("TPUStrategy", without_tensorflow=True),)
     what = """
 Rewrites `isinstance(x, tf.distribute.experimental.TPUStrategy)` (and
 `issubclass`) to accept both classes:
@@ -55,6 +56,7 @@ if isinstance(strategy, (tf.distribute.TPUStrategy, tf.distribute.experimental.T
 if type(strategy).__name__ == "TPUStrategy":
     pass
 """,
+            findings=1,
         ),
     )
 

@@ -8,6 +8,7 @@ from migrate_tpu.codemod.analysis import Analysis
 from migrate_tpu.codemod.fixes import RewriteRule, comma, head_name, keyword
 from migrate_tpu.codemod.helpers import argument, has_star_arguments, is_literal
 from migrate_tpu.codemod.rule import CallRule, Safety, register, tf_example
+from migrate_tpu.codemod.prefilter import Evidence
 
 OLD = "tensorflow.keras.mixed_precision.experimental.LossScaleOptimizer"
 NEW = "tensorflow.keras.mixed_precision.LossScaleOptimizer"
@@ -22,7 +23,7 @@ class ExperimentalLossScaleOptimizer(RewriteRule, CallRule):
     callees = frozenset({OLD})
     since = "2.4"
     source = "v2.1.0 experimental/loss_scale_optimizer.py; v2.4.1 loss_scale_optimizer.py; TF 2.4.0 and 2.9.0 release notes"
-    triggers = ("LossScaleOptimizer",)
+    evidence = (Evidence("LossScaleOptimizer"),)
     what = """
 Rewrites `LossScaleOptimizer(opt, 'dynamic')` to
 `tf.keras.mixed_precision.LossScaleOptimizer(opt)` and a fixed scale

@@ -5,9 +5,10 @@ from __future__ import annotations
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis
-from migrate_tpu.codemod.fixes import RewriteRule, as_keyword, keyword
+from migrate_tpu.codemod.fixes import RewriteRule, as_keyword, head_name, keyword
 from migrate_tpu.codemod.helpers import fix_commas, has_star_arguments
 from migrate_tpu.codemod.rule import CallRule, Safety, register, tf_example
+from migrate_tpu.codemod.prefilter import Evidence
 
 OLD = "tensorflow.distribute.experimental.MultiWorkerMirroredStrategy"
 NEW = "tensorflow.distribute.MultiWorkerMirroredStrategy"
@@ -24,7 +25,7 @@ class MultiWorkerMirrored(RewriteRule, CallRule):
     callees = frozenset({OLD})
     since = "2.4"
     source = "TF 2.4.0 release notes; v2.4.1 collective_all_reduce_strategy.py; tensorflow/tensorflow#46367"
-    triggers = ("MultiWorkerMirroredStrategy",)
+    evidence = (Evidence("MultiWorkerMirroredStrategy"),)
     what = """
 Rewrites the experimental constructor
 `MultiWorkerMirroredStrategy(communication=C, cluster_resolver=R)` to the stable
@@ -66,6 +67,8 @@ strategy = tf.distribute.MultiWorkerMirroredStrategy(
                 manual="use `tf.distribute.MultiWorkerMirroredStrategy`",
                 rewrite=_stable_call,
                 fix_title="Use the stable class",
+                # The old name's import goes when nothing else uses it (as in TPU403).
+                releases=[head_name(call.func)],
             )
         return self.findings
 

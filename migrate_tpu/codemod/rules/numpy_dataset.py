@@ -11,6 +11,7 @@ from migrate_tpu.codemod.fixes import RewriteRule
 from migrate_tpu.codemod.helpers import argument
 from migrate_tpu.codemod.names import qualified_name
 from migrate_tpu.codemod.rule import Safety, register, tf_example
+from migrate_tpu.codemod.prefilter import Evidence
 from migrate_tpu.codemod.strategies import StrategyFacts
 
 
@@ -22,7 +23,7 @@ class MakeNumpyDataset(RewriteRule):
     safety = Safety.SAFE
     since = "2.1"
     source = "TF 2.4.0 release notes (removes `Strategy.experimental_make_numpy_dataset`); v2.3.0 deprecation text"
-    triggers = ("experimental_make_numpy_dataset",)
+    evidence = (Evidence("experimental_make_numpy_dataset", without_tensorflow=True),)
     what = """
 Rewrites `strategy.experimental_make_numpy_dataset(x)` to
 `tf.data.Dataset.from_tensor_slices(x)`.
@@ -61,6 +62,19 @@ dataset = strategy.experimental_make_numpy_dataset(features)
 dataset = strategy.extended.experimental_make_numpy_dataset(features)
 """,
         ),
+        # A strategy from another package's factory: it may be a compat.v1
+        # strategy, which still has the method, so the fix is unsafe.
+        tf_example(
+            before="""\
+strategy = make_tpu_strategy()
+dataset = strategy.experimental_make_numpy_dataset(features)
+""",
+            after="""\
+strategy = make_tpu_strategy()
+dataset = tf.data.Dataset.from_tensor_slices(features)
+""",
+            unsafe_fixes=True,
+        ),
     )
 
     def __init__(self) -> None:
@@ -83,9 +97,12 @@ dataset = strategy.extended.experimental_make_numpy_dataset(features)
                 continue
             if isinstance(receiver, cst.Call) and (qualified_name(receiver.func, scope) or "").startswith("tensorflow.compat.v1."):
                 continue
-            kinds = facts.kinds(receiver, scope)
-            if kinds is None:
-                continue
+            # A receiver of unknown kind (a strategy from another package's
+            # factory) may be a compat.v1 strategy that still has the method:
+            # the rewrite is offered as an unsafe fix, never left silent.
+            unknown = facts.kinds(receiver, scope) is None
+            if unknown and "experimental_make_numpy_dataset" in analysis.defined_names:
+                continue  # the file defines its own method of that name
             if self._compat_v1(receiver, scope):
                 continue
             value = argument(call, 0, "numpy_input")
@@ -96,6 +113,8 @@ dataset = strategy.extended.experimental_make_numpy_dataset(features)
             message = "`experimental_make_numpy_dataset` was removed from strategies in TF 2.4"
             if traced:
                 message += "; inside a `tf.function` the array would become a graph constant"
+            if unknown:
+                message += "; the receiver's kind is unknown here (a `tf.compat.v1` strategy still has the method)"
             self.propose(
                 call,
                 message,
@@ -104,7 +123,7 @@ dataset = strategy.extended.experimental_make_numpy_dataset(features)
                 uses=["tensorflow.data.Dataset.from_tensor_slices"],
                 manual="`experimental_make_numpy_dataset` was removed in TF 2.4",
                 rewrite=_from_tensor_slices,
-                safety=Safety.UNSAFE if traced else Safety.SAFE,
+                safety=Safety.UNSAFE if traced or unknown else Safety.SAFE,
                 fix_title="Use `{0}`",
                 suggestion="{0}(...)",
             )

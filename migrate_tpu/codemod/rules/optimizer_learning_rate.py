@@ -9,6 +9,7 @@ import libcst as cst
 from migrate_tpu.codemod.analysis import Analysis, Scope
 from migrate_tpu.codemod.names import qualified_name
 from migrate_tpu.codemod.rule import Change, Rule, Safety, register, tf_example
+from migrate_tpu.codemod.prefilter import Evidence
 
 _OPTIMIZERS = ("SGD", "Adam", "Adamax", "Adagrad", "Adadelta", "Nadam", "RMSprop", "Ftrl", "Optimizer")
 OPTIMIZER_CLASSES = frozenset(
@@ -26,7 +27,7 @@ class OptimizerLearningRate(Rule):
     safety = Safety.SAFE
     since = "2.0"
     source = "Keras 2.3/TF 2.0 optimizer signatures (`lr` kept as a deprecated alias); Keras 2.11 optimizer rewrite"
-    triggers = ("lr",)
+    evidence = (Evidence("lr", r"\blr\s*="), Evidence("decay", r"\bdecay\s*="))
     what = """
 Renames the `lr=` keyword of `tf.keras.optimizers.*` constructors (`SGD`,
 `Adam`, `RMSprop`, ...) to `learning_rate=`. With `--target latest` it also

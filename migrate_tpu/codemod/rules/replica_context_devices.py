@@ -9,6 +9,7 @@ import libcst as cst
 from migrate_tpu.codemod.analysis import Analysis, Scope
 from migrate_tpu.codemod.names import lookup, qualified_name
 from migrate_tpu.codemod.rule import Rule, Safety, register, tf_example
+from migrate_tpu.codemod.prefilter import Evidence
 
 CONTEXTS = ("tensorflow.distribute.get_replica_context", "tensorflow.compat.v1.distribute.get_replica_context")
 
@@ -21,7 +22,7 @@ class ReplicaContextDevices(Rule):
     safety = Safety.MANUAL
     since = "2.4"
     source = "v2.4.1 distribute_lib.py (\"Please avoid relying on devices property.\")"
-    triggers = ("devices",)
+    evidence = (Evidence(".devices", r"\.devices\b"),)
     what = "Reports reads of `.devices` on a replica context (`tf.distribute.get_replica_context()`)."
     why = "TF 2.4 deprecated the property; code that places ops by hand per replica breaks on TPU, where placement belongs to the strategy."
     use_instead = "Let the strategy place ops; use `replica_id_in_sync_group` to tell replicas apart."
@@ -31,6 +32,7 @@ class ReplicaContextDevices(Rule):
 context = tf.distribute.get_replica_context()
 device = context.devices[0]
 """,
+            findings=1,
         ),
     )
 

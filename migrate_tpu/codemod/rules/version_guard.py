@@ -6,6 +6,7 @@ import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis
 from migrate_tpu.codemod.rule import Change, Rule, Safety, register, tf_example
+from migrate_tpu.codemod.prefilter import Evidence
 from migrate_tpu.codemod.version_guards import collapse
 
 _TARGET_NAMES = {"2.4": "TensorFlow 2.4", "latest": "TensorFlow 2.5 and later"}
@@ -19,7 +20,7 @@ class VersionGuard(Rule):
     safety = Safety.SAFE
     since = "2.1"
     source = "pyupgrade's `sys.version_info` collapse, applied to `tf.__version__`"
-    triggers = ("__version__", "VERSION")
+    evidence = (Evidence("__version__"), Evidence("VERSION", r"\bversion\s*\.\s*VERSION\b"))
     what = """
 Finds `if` statements and conditional expressions whose test reads only the
 TensorFlow version (`tf.__version__`, `tf.version.VERSION`, through

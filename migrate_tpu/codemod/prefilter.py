@@ -1,0 +1,137 @@
+"""The textual prefilter, built from the evidence each rule declares.
+
+Every rule (and every catalogue entry, through its table) says what text a file
+must contain for it to fire: an :class:`Evidence`. The prefilter is the union of
+the evidence of the rules a run has enabled, so adding a rule widens it and no
+list is kept beside the rules. It runs in the engine's main process on every
+file, so this module, and the table it reads, import neither LibCST nor the
+rules: ``scripts/document-rules`` writes the table (``evidence_table.py``) from
+the rules, and a test fails when it is stale.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Iterable, Sequence, Tuple
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Text that must occur in a file for a rule to have anything to do there.
+
+    ``literal`` is a plain substring of every match (checked at memory speed);
+    ``pattern`` a regular expression that confirms it within ``WINDOW`` bytes
+    around the literal (the literal as a whole word when empty). ``without_tensorflow``: the rule may fire in a file that
+    never names ``tensorflow`` or ``keras`` (a strategy passed in from elsewhere).
+    """
+
+    literal: str
+    pattern: str = ""
+    without_tensorflow: bool = False
+
+    def regex(self) -> str:
+        if self.pattern:
+            return self.pattern
+        text = re.escape(self.literal)
+        if self.literal[:1].isidentifier():
+            text = r"\b" + text
+        if self.literal[-1:].isalnum() or self.literal[-1:] == "_":
+            text += r"\b"
+        return text
+
+
+def selected(rule_id: str, targets: Sequence[str], select: Sequence[str], ignore: Sequence[str], target: str) -> bool:
+    """Whether ``--select``/``--ignore`` (ids or prefixes) and the target enable a rule."""
+
+    def matches(patterns: Sequence[str]) -> bool:
+        return any(rule_id.startswith(p.upper()) or p.upper() == "ALL" for p in patterns)
+
+    if target not in targets:
+        return False
+    if select and not matches(select):
+        return False
+    return not (ignore and matches(ignore))
+
+
+# Words that tell a file uses TensorFlow at all.
+_TENSORFLOW_WORDS = (b"tensorflow", b"keras")
+# A pattern confirms its literal within this many bytes on either side.
+WINDOW = 80
+
+
+class _Literal:
+    """One literal and the patterns that confirm it, searched only around its occurrences."""
+
+    def __init__(self, literal: bytes, patterns: Sequence[str]) -> None:
+        self.literal = literal
+        self.pattern = re.compile("|".join(f"(?:{p})" for p in patterns).encode())
+
+    def found(self, data: bytes) -> bool:
+        literal, pattern, size = self.literal, self.pattern, len(self.literal)
+        start = data.find(literal)
+        while start >= 0:
+            if pattern.search(data, max(0, start - WINDOW), start + size + WINDOW) is not None:
+                return True
+            start = data.find(literal, start + 1)
+        return False
+
+
+# Literals that share a prefix this long are tested behind that prefix first.
+_GATE = 8
+
+
+def _literals(evidence: Sequence[Evidence]) -> Tuple[Tuple[bytes, Tuple[_Literal, ...]], ...]:
+    """Literals grouped behind shared prefixes (``experimental_``), so that a file
+    without the prefix costs one substring test for the whole group."""
+    grouped = {}
+    for item in evidence:
+        grouped.setdefault(item.literal, []).append(item.regex())
+    gates = {}
+    for literal in sorted(grouped):
+        for gate in list(gates):
+            prefix = os.path.commonprefix([gate, literal])
+            if len(prefix) >= _GATE:
+                gates[prefix] = gates.pop(gate) + [literal]
+                break
+        else:
+            gates[literal] = [literal]
+    # A group of one needs no gate: looking for the literal is the same test.
+    return tuple(
+        (gate.encode() if len(literals) > 1 else b"", tuple(_Literal(literal.encode(), grouped[literal]) for literal in literals))
+        for gate, literals in gates.items()
+    )
+
+
+class Prefilter:
+    """``needs_work(data)``: whether any of the given evidence occurs in ``data``.
+
+    Plain substring tests run first, at memory speed; a pattern is matched only
+    in a small window around each occurrence of its literal, so the cost does
+    not grow with the number of rules the way one large alternation does.
+    """
+
+    def __init__(self, evidence: Iterable[Evidence]) -> None:
+        evidence = list(dict.fromkeys(evidence))
+        self._with_tensorflow = _literals(evidence)
+        # Without TensorFlow in the file, only a few rules can fire.
+        self._without_tensorflow = _literals([e for e in evidence if e.without_tensorflow])
+
+    def __call__(self, data: bytes) -> bool:
+        gates = self._with_tensorflow if any(word in data for word in _TENSORFLOW_WORDS) else self._without_tensorflow
+        for gate, literals in gates:
+            if gate in data and any(item.found(data) for item in literals):
+                return True
+        return False
+
+
+def prefilter_for(select: Sequence[str] = (), ignore: Sequence[str] = (), target: str = "2.4") -> Prefilter:
+    """The prefilter of the rules a run enables, from the generated evidence table."""
+    from migrate_tpu.codemod.evidence_table import RULES
+
+    evidence = []
+    for rule_id, targets, items in RULES:
+        if selected(rule_id, targets, select, ignore, target):
+            evidence.extend(Evidence(*item) for item in items)
+    return Prefilter(evidence)
