@@ -242,22 +242,24 @@ def test_renamed_alias_migrates_like_the_original(pair, new_alias):
     assert fix(mutated_before) == mutated_after
 
 
+# Every fixture with every insertion, each run: a sample could miss the one that breaks.
 @pytest.mark.skipif(not PAIRS, reason="no fixtures")
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-@given(
-    pair=st.sampled_from(PAIRS or [None]),
-    inserted=st.sampled_from(["\n    ", "  # keep me\n    ", "\n    # a whole-line comment\n    ", "  \\\n    "]),
-)
+@pytest.mark.parametrize("inserted", ["\n    ", "  # keep me\n    ", "\n    # a whole-line comment\n    ", "  \\\n    "])
+@pytest.mark.parametrize("pair", PAIRS, ids=lambda pair: f"{pair[0].parent.parent.name}/{pair[0].name}")
 def test_comments_and_line_breaks_inside_edited_calls(pair, inserted):
     before = pair[0].read_text(encoding="utf-8-sig")
     mutated = insert_inside_calls(before, inserted)
-    assume(mutated != before and parses(mutated))
+    if mutated == before or not parses(mutated):
+        pytest.skip("no edited call takes this insertion")
     once = fix(mutated)
     assert parses(once)
     assert fix(once) == once
-    assert comments(once) == comments(mutated)
-    # The same edits happen as without the inserted text.
+    # Every inserted comment survives, except inside code a fix deletes (the dead
+    # branch of a collapsed version guard goes whole, as in pyupgrade): the comments
+    # are those of the plain migration with the same text inserted in its calls.
     plain = fix(before)
+    assert comments(once) == comments(insert_inside_calls(plain, inserted))
+    # The same edits happen as without the inserted text.
     assert _squash(once) == _squash(insert_inside_calls(plain, inserted))
 
 
