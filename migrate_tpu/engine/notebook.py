@@ -29,10 +29,8 @@ from dataclasses import dataclass, field
 from json.decoder import scanstring
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from migrate_tpu import magics
 from migrate_tpu.engine.pipeline import FileError
-
-# Cell magics whose body is Python run by the kernel.
-PYTHON_BODY_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
 
 _MARK = "migrate-tpu-masked"
 # IPython lines become this statement. An import, so that the block at the top
@@ -42,16 +40,7 @@ _PLACEHOLDER = "import _migrate_tpu_ipython  # " + _MARK
 _CELL_MARK = "# migrate-tpu-cell"
 _MARK_LINE = re.compile(r"^[ \t]*" + re.escape(_PLACEHOLDER) + r" (\d+)$")
 _CELL_LINE = re.compile(r"^" + _CELL_MARK + r" (\d+)\r?\n?$")
-# IPython's `x = !cmd` / `x, y = %sx cmd`.
-_ASSIGN_MAGIC = re.compile(r"^[ \t]*[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*[ \t]*=[ \t]*[!%]")
-# `obj?`, `obj.attr??`, `?obj`, `%pinfo obj`.
-_HELP = re.compile(r"^[ \t]*(?:\?{1,2}[\w.*]+|[\w.*]+\?{1,2})[ \t]*$")
 _WHITESPACE = " \t\n\r"
-# `%time stmt` and `%timeit [-n N -r R -p P -q -o -c -t] stmt` run a Python
-# statement: it is migrated in place and the magic put back in front of it.
-_TIMED = re.compile(
-    r"^(?P<indent>[ \t]*)(?P<magic>%(?:time|timeit)(?:[ \t]+-(?:[nrp][ \t]*\d+|[qoct]))*[ \t]+)(?P<code>[^\s-].*)$"
-)
 _INLINE = "  # migrate-tpu-inline"
 _INLINE_LINE = re.compile(r"^(?P<indent>[ \t]*)(?P<code>.*)" + re.escape(_INLINE) + r" (?P<index>\d+)$")
 
@@ -72,106 +61,35 @@ class CellReport:
 
 
 # -- magics -------------------------------------------------------------------------
-
-
-def _scan_line(line: str, state: Tuple[Optional[str], int]) -> Tuple[Optional[str], int, bool]:
-    """Advance over one physical line of Python.
-
-    ``state`` is (the quote of a string still open, bracket depth); returns the
-    new state and whether the line ends with a backslash continuation.
-    """
-    quote, depth = state
-    index = 0
-    length = len(line)
-    in_comment = False
-    while index < length:
-        char = line[index]
-        if quote:
-            if char == "\\":
-                index += 2
-            elif line.startswith(quote, index):
-                index += len(quote)
-                quote = None
-            else:
-                index += 1
-            continue
-        if char == "#":
-            in_comment = True
-            break
-        if char in "\"'":
-            triple = line[index : index + 3]
-            quote = triple if triple in ('"""', "'''") else char
-            index += len(quote)
-            continue
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth = max(0, depth - 1)
-        index += 1
-    continued = not in_comment and line.rstrip("\r\n").endswith("\\")
-    if quote in ("'", '"') and not continued:
-        quote = None  # a one-line string left open ends with its line (a syntax error)
-    return quote, depth, continued and quote is None
-
-
-def _is_ipython_line(line: str) -> bool:
-    stripped = line.lstrip(" \t")
-    if not stripped or stripped.startswith("#"):
-        return False
-    if stripped[0] in "%!?/,;":
-        return True
-    return bool(_ASSIGN_MAGIC.match(line) or _HELP.match(line.rstrip("\r\n")))
+# Which lines are IPython's is decided by migrate_tpu.magics, the grammar `run` uses
+# too: a line the migration masks is a line the runtime does not run as Python.
 
 
 def mask_cell(source: str, stash: List[object]) -> Optional[str]:
     """``source`` with IPython lines replaced by placeholders (originals go to
     ``stash``); ``None`` when the cell is a cell magic that is not Python."""
-    lines = source.splitlines(keepends=True)
-    first = next((i for i, line in enumerate(lines) if line.strip()), None)
-    magic_lines = set()
-    if first is not None and lines[first].lstrip().startswith("%%"):
-        words = lines[first].lstrip()[2:].split(None, 1)
-        if not words or words[0] not in PYTHON_BODY_CELL_MAGICS:
-            return None
-        magic_lines.add(first)
-    state: Tuple[Optional[str], int] = (None, 0)
-    continued = False
-    in_magic = False
-    continuations = set()  # lines that continue a magic (`!pip install a \`)
-    for number, line in enumerate(lines):
-        if number in magic_lines:
-            continue
-        logical_start = state == (None, 0) and not continued
-        if in_magic:
-            magic_lines.add(number)
-            continuations.add(number)
-            in_magic = line.rstrip("\r\n").endswith("\\")
-            continued = in_magic
-            continue
-        if logical_start and _is_ipython_line(line):
-            magic_lines.add(number)
-            in_magic = line.rstrip("\r\n").endswith("\\")
-            continued = in_magic
-            continue
-        quote, depth, continued = _scan_line(line, state)
-        state = (quote, depth)
-    if not magic_lines:
+    kinds = magics.line_kinds(source)
+    if kinds is None:
+        return None
+    if all(kind == magics.PYTHON for kind in kinds):
         return source
+    lines = source.splitlines(keepends=True)
     out = []
     indent = ""
-    for number, line in enumerate(lines):
-        if number not in magic_lines:
+    for line, kind in zip(lines, kinds):
+        if kind == magics.PYTHON:
             out.append(line)
             continue
         ending = line[len(line.rstrip("\r\n")) :]
         body = line[: len(line) - len(ending)]
-        alone = number not in continuations and not body.endswith("\\")
-        timed = _TIMED.match(body) if alone else None
-        if timed and _is_one_statement(timed.group("code")):
-            stash.append((timed.group("indent"), timed.group("magic")))
-            out.append(f"{timed.group('indent')}{timed.group('code')}{_INLINE} {len(stash) - 1}{ending}")
+        alone = kind != magics.CONTINUATION and not body.endswith("\\")
+        timed = magics.timed_statement(body) if alone and kind == magics.IPYTHON else None
+        if timed and _is_one_statement(timed[2]):
+            magic_indent, magic, code = timed
+            stash.append((magic_indent, magic))
+            out.append(f"{magic_indent}{code}{_INLINE} {len(stash) - 1}{ending}")
             continue
-        if number not in continuations:
+        if kind != magics.CONTINUATION:
             indent = line[: len(line) - len(line.lstrip(" \t"))]
         stash.append(body)
         out.append(f"{indent}{_PLACEHOLDER} {len(stash) - 1}{ending}")

@@ -255,6 +255,7 @@ def test_tree_walk_takes_notebooks_and_python_files(run_cli, fixture_copy, tmp_p
         ("y = 'a' \\\n    % 3\n", []),  # a backslash continuation
         ("# %matplotlib in a comment\nx = 5 % 2\n", []),
         ("%%time\nx = 1\n%timeit y\n", [0, 2]),
+        ("%%prun -s cumulative\nx = 1\n", [0]),  # %%prun's body is Python, as `run` executes it
     ],
 )
 def test_mask_cell(source, masked_lines):
@@ -277,6 +278,7 @@ def test_timed_statements_are_migrated_in_place(run_cli, tmp_path):
              "    %timeit -n 1 -r 1 strategy.experimental_run_v2(step, args=(x,))\n"
              "%time strategy.experimental_run_v2(step)  # a comment stays\n"
              "%time strategy.experimental_run_v2(step)  # migrate-tpu: ignore\n"
+             "%prun -s cumulative -q strategy.experimental_run_v2(step)\n"
              "%timeit -n1"),
     ]
     notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 4}, indent=1), "utf-8")
@@ -287,6 +289,7 @@ def test_timed_statements_are_migrated_in_place(run_cli, tmp_path):
         "    %timeit -n 1 -r 1 strategy.run(step, args=(x,))\n"
         "%time strategy.run(step)  # a comment stays\n"
         "%time strategy.experimental_run_v2(step)  # migrate-tpu: ignore\n"
+        "%prun -s cumulative -q strategy.run(step)\n"
         "%timeit -n1"
     )
 
