@@ -14,6 +14,20 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ROOT = Path(__file__).resolve().parents[2]
 ENVS = Path(os.environ.get("MIGRATE_TPU_ENVS", Path.home() / ".cache" / "migrate-tpu" / "envs"))
 
+# A TF 2.1 training script with safe fixes (TPU101, TPU103) and manual work (TPU202), for
+# the report and patch tests.
+TRAIN = """\
+import tensorflow as tf
+
+resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu='')
+strategy = tf.distribute.experimental.TPUStrategy(resolver)
+
+
+@tf.function
+def step(batch):
+    return strategy.experimental_run_v2(lambda x: x * 2, args=(batch,))
+"""
+
 
 def clean_env(extra=None):
     env = dict(os.environ)

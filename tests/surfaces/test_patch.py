@@ -15,19 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import FIXTURES, clean_env
-
-TRAIN = """\
-import tensorflow as tf
-
-resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu='')
-strategy = tf.distribute.experimental.TPUStrategy(resolver)
-
-
-@tf.function
-def step(batch):
-    return strategy.experimental_run_v2(lambda x: x * 2, args=(batch,))
-"""
+from .conftest import FIXTURES, TRAIN, clean_env
 
 MIXED = "import tensorflow as tf\r\nstrategy = tf.distribute.experimental.TPUStrategy()\r\n"
 CLEAN = "print('nothing to do')\n"

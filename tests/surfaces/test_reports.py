@@ -8,19 +8,7 @@ import re
 import jsonschema
 import pytest
 
-from .conftest import FIXTURES
-
-TRAIN = """\
-import tensorflow as tf
-
-resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu='')
-strategy = tf.distribute.experimental.TPUStrategy(resolver)
-
-
-@tf.function
-def step(batch):
-    return strategy.experimental_run_v2(lambda x: x * 2, args=(batch,))
-"""
+from .conftest import FIXTURES, TRAIN
 
 # ::warning file=PATH,line=N,col=N,title=ID::MESSAGE (GitHub workflow command).
 GITHUB_LINE = re.compile(r"^::(warning|error) file=([^,:]+),line=(\d+),col=(\d+),title=(TPU\d{3})::(.+)$")
