@@ -184,6 +184,8 @@ SURFACE_2_1 = {
         "experimental_make_numpy_dataset", "experimental_run", "experimental_run_v2", "extended",
         "group", "make_dataset_iterator", "make_input_fn_iterator", "num_replicas_in_sync",
         "reduce", "scope", "unwrap", "update_config_proto"),
+    # what tf.compat.v1.distribute.experimental.TPUStrategy had beyond "Strategy"
+    "TPUStrategyV1": ("steps_per_run",),
 }
 
 
@@ -247,18 +249,19 @@ class _Surface21Module(types.ModuleType):
 _HIDDEN_MODULE_NAMES = {}
 
 
-def _strategy_attributes_of_2_1(base):
+def _strategy_attributes_of_2_1(base, known):
     """A ``__getattribute__`` for ``base`` that hides, from user code only, the public
-    strategy attributes that TF 2.1.0 did not have (``run``, ``gather``, ...)."""
+    strategy attributes that TF 2.1.0 did not have (``run``, ``gather``, ...).
+    ``known(klass)``: the names TF 2.1.0's counterpart of ``klass`` had."""
     import sys
-    known = frozenset(SURFACE_2_1["Strategy"])
     original = base.__getattribute__
     hidden_by_class = {}
 
     def hidden(klass):
         names = hidden_by_class.get(klass)
         if names is None:
-            names = frozenset(n for n in dir(klass) if not n.startswith("_") and n not in known)
+            kept = known(klass)
+            names = frozenset(n for n in dir(klass) if not n.startswith("_") and n not in kept)
             hidden_by_class[klass] = names
         return names
 
@@ -288,8 +291,19 @@ def restrict_to_2_1():
                 n for n in types.ModuleType.__dir__(module) if not n.startswith("_") and n not in keep)
             _originals.append((module, "__class__", types.ModuleType))
             module.__class__ = _Surface21Module
-    base = tf.distribute.Strategy
-    _set(base, "__getattribute__", _strategy_attributes_of_2_1(base))
+    # compat.v1 strategies (TPUStrategy with steps_per_run) derive from tf.distribute.Strategy
+    # on TF 2.1 but not on later releases, where their base needs the same hiding.
+    v1_base = tf.compat.v1.distribute.Strategy
+    strategy_names = frozenset(SURFACE_2_1["Strategy"])
+    v1_names = strategy_names | frozenset(SURFACE_2_1["TPUStrategyV1"])
+
+    def known(klass):
+        return v1_names if issubclass(klass, v1_base) else strategy_names
+
+    for base in (tf.distribute.Strategy, v1_base):
+        if base is v1_base and issubclass(v1_base, tf.distribute.Strategy):
+            continue  # TF 2.1 itself: the v2 base's hiding covers it
+        _set(base, "__getattribute__", _strategy_attributes_of_2_1(base, known))
 
 
 def uninstall():

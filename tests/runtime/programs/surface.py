@@ -19,6 +19,8 @@ if emulated:
     strategy_names = sorted(n for n in public(type(strategy)) if hasattr(strategy, n))
     mirrored = tf.distribute.MirroredStrategy(["/cpu:0"])
     mirrored_names = sorted(n for n in public(type(mirrored)) if hasattr(mirrored, n))
+    strategy_v1 = tf.compat.v1.distribute.experimental.TPUStrategy(resolver, steps_per_run=2)
+    strategy_v1_names = sorted(n for n in public(type(strategy_v1)) if hasattr(strategy_v1, n))
     try:
         strategy.run
         run_error = None
@@ -40,12 +42,14 @@ if emulated:
 else:  # real TF 2.1.0 without a TPU: the class's names
     strategy_names = public(tf.distribute.experimental.TPUStrategy)
     mirrored_names = public(tf.distribute.MirroredStrategy)
+    strategy_v1_names = public(tf.compat.v1.distribute.experimental.TPUStrategy)
     run_error = graph_run_error = axis_sum = None
 print("RESULT " + json.dumps({
     "tf.distribute": public(tf.distribute),
     "tf.distribute.experimental": public(tf.distribute.experimental),
     "TPUStrategy": strategy_names,
     "MirroredStrategy": mirrored_names,
+    "compat.v1 TPUStrategy": strategy_v1_names,
     "_run_error": run_error,
     "_graph_run_error": graph_run_error,
     "_axis_sum": axis_sum,
