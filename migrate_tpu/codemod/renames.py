@@ -643,12 +643,18 @@ def load_tables(directory: Optional[Path] = None) -> List[type]:
                 ),
                 "entries": tuple(_entries(raw, since, raw.get("source", ""))),
             }
-            attributes["evidence"] = _evidence(raw["kind"], attributes["entries"])
+            attributes["evidence"] = _declared_evidence(raw) or _evidence(raw["kind"], attributes["entries"])
             base = MethodTableRule if raw["kind"] == "method" else SymbolTableRule
             rule_class = type(f"Table_{raw['id']}", (base,), attributes)
             register(rule_class)
             created.append(rule_class)
     return created
+
+
+def _declared_evidence(raw) -> Tuple[Evidence, ...]:
+    """A table's own ``[[rule.evidence]]`` (``literal`` and ``pattern``), where the last
+    names of its symbols are too common a word to filter on (a package named ``experimental``)."""
+    return tuple(Evidence(e["literal"], e.get("pattern", ""), e.get("without_tensorflow", False)) for e in raw.get("evidence", []))
 
 
 def _evidence(kind: str, entries: Sequence[Entry]) -> Tuple[Evidence, ...]:
