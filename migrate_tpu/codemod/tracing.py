@@ -60,6 +60,19 @@ _NEUTRAL = frozenset(
 _BUILTIN_NEUTRAL = frozenset({"staticmethod", "classmethod", "property"})
 
 
+# Calls that only TF1 graph code makes: a file that opens a session or turns eager
+# execution off runs `strategy.run` while building a graph, not eagerly.
+GRAPH_MODE_CALLS = frozenset(
+    {"Session", "InteractiveSession", "MonitoredSession", "MonitoredTrainingSession", "disable_eager_execution", "disable_v2_behavior"}
+)
+
+
+def builds_tf1_graph(call: cst.Call, scope: Scope) -> bool:
+    """``tf.compat.v1.Session()``, ``tf.disable_v2_behavior()``, ... through any alias."""
+    name = qualified_name(call.func, scope) or ""
+    return name.startswith("tensorflow.") and name.rpartition(".")[2] in GRAPH_MODE_CALLS
+
+
 def is_tracing(expr: cst.BaseExpression, scope: Scope) -> bool:
     """``tf.function``, a library wrapper of it, or a call of either (``tf.function(...)``)."""
     if isinstance(expr, cst.Call):

@@ -14,7 +14,7 @@ from migrate_tpu.codemod.rule import Change, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.prefilter import Evidence
 from migrate_tpu.codemod.side_effects import side_effects
 from migrate_tpu.codemod.strategies import StrategyFacts
-from migrate_tpu.codemod.tracing import TRACED, UNKNOWN, Decorators, is_tracing
+from migrate_tpu.codemod.tracing import GRAPH_MODE_CALLS, TRACED, UNKNOWN, Decorators, builds_tf1_graph, is_tracing
 
 _RUN_METHODS = ("run", "experimental_run_v2")
 _VARIABLES = "creates variables"
@@ -63,7 +63,9 @@ they are reported with the suggested change and applied only with
 A body that creates variables (`tf.Variable`, Keras layers, models, optimizers,
 metrics) fails once wrapped, because a `tf.function` may create variables only
 on its first trace: build them once, outside the step. Under a decorator whose
-meaning is unknown the call may already be traced: it gets a note, no fix. A
+meaning is unknown the call may already be traced: it gets a note, no fix; so
+does every `run` in a file that builds TF1 graphs (it opens a `Session` or turns
+eager execution off), where `run` is not eager. A
 callable made on every iteration of a loop is not wrapped there (that would
 trace a new `tf.function` on every call): the finding suggests building it once
 before the loop.
@@ -141,6 +143,22 @@ strategy.run(step_fn, args=(x,))
 """,
             findings=1,
         ),
+        # TF1 graph code (a session runs what `run` built): not eager, so a note and no fix.
+        tf_example(
+            before="""\
+strategy = tf.distribute.TPUStrategy(resolver)
+
+
+def train_step(x):
+    return x * 2
+
+
+step = strategy.run(train_step, args=(features,))
+with tf.compat.v1.Session() as session:
+    session.run(step)
+""",
+            findings=1,
+        ),
         # A callable made on every iteration: the suggestion builds the tf.function once, before the loop.
         tf_example(
             before="""\
@@ -157,9 +175,13 @@ for batch in dataset:
         # (run call, its scope, the loop whose body holds it in the same function)
         self._runs: List[Tuple[cst.Call, Scope, Optional[cst.CSTNode]]] = []
         self._wrappers: List[Tuple[cst.Call, Scope]] = []
+        self._graph_mode: List[Tuple[cst.Call, Scope]] = []  # calls that may open a TF1 session
 
     def visit_Call(self, node: cst.Call, analysis: Analysis) -> None:
         func = node.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if last in GRAPH_MODE_CALLS:
+            self._graph_mode.append((node, analysis.scope))
         if isinstance(func, cst.Attribute):
             if func.attr.value in _RUN_METHODS and node.args:
                 analysis.remember(node)
@@ -228,6 +250,7 @@ for batch in dataset:
         facts = StrategyFacts(analysis)
         decorators = Decorators(analysis)
         graph, maybe = self._traced_functions(analysis, decorators)
+        session = next((call for call, scope in self._graph_mode if builds_tf1_graph(call, scope)), None)
         for call, scope, loop in self._runs:
             if not facts.may_be_tpu(call.func.value, scope):
                 continue
@@ -237,11 +260,15 @@ for batch in dataset:
             if fn is None:
                 continue
             possibly = _enclosing(scope, maybe)
-            if possibly is not None:
+            if possibly is not None or session is not None:
                 label = _label(analysis.module.code_for_node(fn.value))
+                if possibly is not None:
+                    why = maybe[possibly]
+                else:  # graph code: `run` builds graph ops, and wrapping the step would change what it builds
+                    why = f"this file builds TF1 graphs (`{_label(self._code(session.func))}(...)`), where `run` is not eager"
                 self.report(
                     fn.value,
-                    f"`run` may be traced here: {maybe[possibly]}; if it does not, `{label}` must be a "
+                    f"`run` may be traced here: {why}; if it does not, `{label}` must be a "
                     "`tf.function` (TPUStrategy rejects a plain function in eager `run`)",
                     analysis=analysis,
                 )
