@@ -21,12 +21,15 @@ from migrate_tpu.codemod.options import Options
 from migrate_tpu.codemod.edits import add_imports, apply_changes, drop_unused_imports, splice_code, statement_starts
 from migrate_tpu.codemod.positions import spans
 from migrate_tpu.codemod.rule import Finding, Safety, select_rules
+from migrate_tpu.codemod import syntax_stage
 
 
 @dataclass
 class Outcome:
     code: str
     reports: List[Report]
+    # False when the prefilter's second stage found nothing any rule could act on: no LibCST parse.
+    parsed: bool = True
 
     @property
     def remaining(self) -> List[Report]:
@@ -72,8 +75,13 @@ def _compiles(code: str) -> bool:
 
 def migrate(source: str, options: Options = Options(), *, lookup=None, path: str = "") -> Outcome:
     """Migrate ``source``; raises ``libcst.ParserSyntaxError`` when it does not parse."""
+    rule_classes = select_rules(options.select, options.ignore, options.target)
+    # The prefilter's second stage: no LibCST parse where no rule can find anything.
+    needed, tree = syntax_stage.may_fire(source, rule_classes, lookup, path)
+    if not needed:
+        return Outcome(source, [], parsed=False)
     module = cst.parse_module(source)
-    rules = [rule_class() for rule_class in select_rules(options.select, options.ignore, options.target)]
+    rules = [rule_class() for rule_class in rule_classes]
     analysis = Analysis(module, rules, lookup=lookup, path=path)
     analysis.target = options.target
     findings = analysis.run()
@@ -121,12 +129,12 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
         for f in chosen:
             f.applied = True
     starts: List[Optional[List[int]]] = []
-    code = _code(module, new_module, source, starts) if chosen else source
+    code = _code(module, new_module, source, starts, tree) if chosen else source
     released = [name for f in chosen for name in f.releases]
     if released:
         trimmed = drop_unused_imports(new_module, code, released)
         if trimmed is not None:
-            code = _code(module, trimmed, source, starts)
+            code = _code(module, trimmed, source, starts, tree)
     if code != source and not _compiles(code) and (_compiles(source) or not _parses_with_libcst(code)):
         raise OutputDoesNotParse("the migrated code does not parse; the file is left unchanged")
 
@@ -134,13 +142,13 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
     return Outcome(code, reports)
 
 
-def _code(module: cst.Module, new_module: cst.Module, source: str, starts: list) -> str:
+def _code(module: cst.Module, new_module: cst.Module, source: str, starts: list, tree=None) -> str:
     """The new module's code: only changed top-level statements are generated where possible.
 
     ``starts`` keeps the original statements' offsets between calls (computed once).
     """
     if not starts:
-        starts.append(statement_starts(module, source))
+        starts.append(statement_starts(module, source, tree))
     spliced = splice_code(module, new_module, source, starts[0]) if starts[0] is not None else None
     return new_module.code if spliced is None else spliced
 

@@ -159,7 +159,7 @@ def drop_unused_imports(module: cst.Module, code: str, names: Iterable[str]) -> 
     return module.with_changes(body=body) if changed else None
 
 
-def statement_starts(module: cst.Module, source: str) -> Optional[List[int]]:
+def statement_starts(module: cst.Module, source: str, tree: Optional[ast.Module] = None) -> Optional[List[int]]:
     """Offset in ``source`` where each top-level statement's text begins, and where the footer does.
 
     The line of each statement's first token comes from the standard library's
@@ -168,11 +168,13 @@ def statement_starts(module: cst.Module, source: str) -> Optional[List[int]]:
     the first token sits at column 0 of that line and the text just before it is
     exactly the statement's leading lines as LibCST generates them. None when
     anything does not line up: the caller then generates the whole module.
+    ``tree``: the standard library's tree of ``source``, when the caller has it.
     """
-    try:
-        tree = compile(source, "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
+    if tree is None:
+        try:
+            tree = compile(source, "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return None
     line_starts = [0, 0]  # line_starts[n]: offset of line n (1-based)
     find = source.find
     at = find("\n")

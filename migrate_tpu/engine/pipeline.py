@@ -237,7 +237,9 @@ def _migrate_candidate(path: Path, data: bytes, migrator, mode: str) -> Tuple[Fi
             return result, new_data
         decoded = decode(data)
         outcome = migrator.migrate(decoded.text, str(path))
-        result.parsed = True
+        # The codemod's own second prefilter stage may have ruled the file out unparsed.
+        result.parsed = getattr(outcome, "parsed", True)
+        result.skipped = not result.parsed
         result.reports = list(outcome.reports)
         if outcome.code != decoded.text:
             encoded = decoded.encode(outcome.code)

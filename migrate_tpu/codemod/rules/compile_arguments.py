@@ -63,6 +63,20 @@ pattern = re.compile("a+", re.IGNORECASE)
         ),
     )
 
+    @classmethod
+    def may_fire(cls, index) -> bool:
+        """A ``.compile`` call that ``_check`` would call Keras-like (``syntax_stage.py``):
+        more than two positional arguments or one of TF 2.1's keywords, no ``*args``, and
+        not on an imported module (``re.compile``)."""
+        keras_keywords = set(PARAMETERS_2_1) | {"experimental_run_tf_function"} | set(RENAMED)
+        return any(
+            call.attribute == "compile"
+            and not call.starred
+            and (call.positional > 2 or call.keywords & keras_keywords)
+            and not (call.receiver is not None and index.imported_only(call.receiver) is not None)
+            for call in index.calls
+        )
+
     def __init__(self) -> None:
         super().__init__()
         self._calls: List[Tuple[cst.Call, Scope]] = []

@@ -170,6 +170,17 @@ for batch in dataset:
         ),
     )
 
+    @classmethod
+    def may_fire(cls, index) -> bool:
+        """A ``run`` call with arguments on a receiver that is not an imported module or object
+        from outside the project (``app.run(main)`` of absl): see ``syntax_stage.py``."""
+        return any(
+            call.attribute in _RUN_METHODS
+            and (call.positional or call.keywords or call.starred)
+            and not (call.receiver is not None and index.imports_other_code(call.receiver))
+            for call in index.calls
+        )
+
     def __init__(self) -> None:
         super().__init__()
         # (run call, its scope, the loop whose body holds it in the same function)

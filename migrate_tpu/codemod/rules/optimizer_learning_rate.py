@@ -63,6 +63,11 @@ scheduler = make_scheduler(lr=0.1)
         super().__init__()
         self._calls: List[Tuple[cst.Call, Scope]] = []
 
+    @classmethod
+    def may_fire(cls, index) -> bool:
+        """A call with ``lr=`` or ``decay=`` (``syntax_stage.py``); not ``lr = 0.1`` or ``def f(lr=...)``."""
+        return any(call.keywords & {"lr", "decay"} for call in index.calls)
+
     def visit_Call(self, node: cst.Call, analysis: Analysis) -> None:
         if any(arg.keyword is not None and arg.keyword.value in ("lr", "decay") for arg in node.args):
             analysis.remember(node)

@@ -1,0 +1,148 @@
+"""The prefilter's second stage: the standard library's parser, before LibCST.
+
+The textual prefilter (``prefilter.py``) lets a file through when some rule's
+evidence occurs in it: ``.run(`` for TPU301, ``.compile(`` for TPU401, ``lr=``
+for TPU405. On real trees most of those files hold nothing to change
+(``app.run(main)``, ``re.compile(...)``, ``def schedule(lr=0.1)``). This stage
+parses the file with ``ast`` (about ten times cheaper than LibCST) and asks
+each rule whose evidence is present whether it may fire: a rule answers
+through ``may_fire(index)`` with facts a syntax tree gives, and a rule that
+declares no such test is assumed to fire. When no rule may fire, the file is
+left as it is without a LibCST parse; the findings are the same either way,
+which the rule examples and the position tests check on every run.
+
+Each answer must be conservative: ``False`` only where the rule's own logic
+can find nothing. A file the standard parser refuses goes on to LibCST,
+which reports the error as before.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Set, Tuple
+
+from migrate_tpu.codemod.prefilter import Prefilter
+
+
+class CallShape(NamedTuple):
+    """What a rule can see of one call without LibCST."""
+
+    attribute: Optional[str]  # ``run`` in ``x.run(...)``; None for ``f(...)``
+    receiver: Optional[str]  # ``x`` in ``x.run(...)`` when the receiver is a plain name
+    positional: int
+    keywords: FrozenSet[str]
+    starred: bool  # ``*args`` or ``**kwargs``: the rule cannot count arguments
+
+
+class SourceIndex:
+    """The calls of a module and how its names are bound, from one ``ast`` walk."""
+
+    def __init__(self, tree: ast.AST, lookup=None, path: str = "") -> None:
+        self.lookup = lookup
+        self.path = path
+        self.calls: List[CallShape] = []
+        # Names bound by an import, with what they import; names bound any other way.
+        self._imported: Dict[str, List[Optional[str]]] = {}
+        self._bound: Set[str] = set()
+        self._star_import = False  # ``from m import *`` may bind any name
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                self._note_call(node)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self._imported.setdefault(alias.asname, []).append(alias.name)
+                    else:
+                        head = alias.name.partition(".")[0]
+                        self._imported.setdefault(head, []).append(head)
+            elif isinstance(node, ast.ImportFrom):
+                if any(alias.name == "*" for alias in node.names):
+                    self._star_import = True
+                for alias in node.names:
+                    # A relative import names a module of this project: not followed here.
+                    target = f"{node.module}.{alias.name}" if node.module and not node.level else None
+                    self._imported.setdefault(alias.asname or alias.name, []).append(target)
+            elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                self._bound.add(node.id)
+            elif isinstance(node, ast.arg):
+                self._bound.add(node.arg)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self._bound.add(node.name)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                self._bound.update(node.names)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                self._bound.add(node.name)
+            elif type(node).__name__ in ("MatchAs", "MatchStar") and getattr(node, "name", None):
+                self._bound.add(node.name)
+            elif type(node).__name__ == "MatchMapping" and getattr(node, "rest", None):
+                self._bound.add(node.rest)
+
+    def _note_call(self, node: ast.Call) -> None:
+        func = node.func
+        attribute = receiver = None
+        if isinstance(func, ast.Attribute):
+            attribute = func.attr
+            if isinstance(func.value, ast.Name):
+                receiver = func.value.id
+        starred = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        keywords = frozenset(k.arg for k in node.keywords if k.arg is not None)
+        self.calls.append(CallShape(attribute, receiver, len(node.args), keywords, starred))
+
+    def imported_only(self, name: str) -> Optional[Sequence[str]]:
+        """What ``name`` imports, when every binding of it in the file is an absolute import."""
+        targets = self._imported.get(name)
+        if not targets or self._star_import or name in self._bound or any(t is None for t in targets):
+            return None
+        return targets
+
+    def imports_other_code(self, name: str) -> bool:
+        """``name`` is bound only by imports of modules outside this project's strategy facts
+        (``from absl import app``): what it holds is none of this project's strategies."""
+        targets = self.imported_only(name)
+        if targets is None:
+            return False
+        if self.lookup is None:
+            return True  # without the project's other modules, an import is never a strategy
+        return all(self.lookup.factory_kinds(t, self.path, call=False) is None for t in targets)
+
+
+_EVIDENCE: Dict[type, Prefilter] = {}
+
+
+def _evidence_present(rule_class, data: bytes) -> bool:
+    prefilter = _EVIDENCE.get(rule_class)
+    if prefilter is None:
+        prefilter = _EVIDENCE[rule_class] = Prefilter(rule_class.evidence)
+    return prefilter(data)
+
+
+def parse(source: str) -> Optional[ast.AST]:
+    """The standard library's tree of ``source``, or None when it refuses it."""
+    try:
+        return compile(source, "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+
+def may_fire(source: str, rule_classes: Sequence[type], lookup=None, path: str = "") -> Tuple[bool, Optional[ast.AST]]:
+    """Whether any of ``rule_classes`` may find something in ``source``, and its ``ast`` tree
+    when one was made (the caller reuses it). The tree is made only when every rule whose
+    evidence is present has a ``may_fire`` test: otherwise LibCST parses the file anyway."""
+    data = source.encode("utf-8", "surrogatepass")
+    tested = []
+    for rule_class in rule_classes:
+        test = getattr(rule_class, "may_fire", None)
+        if not rule_class.evidence:
+            return True, None  # a rule that declares no evidence may fire anywhere
+        if not _evidence_present(rule_class, data):
+            continue
+        if test is None:
+            return True, None
+        tested.append(test)
+    if not tested:
+        return False, None
+    tree = parse(source)
+    if tree is None:
+        return True, None  # LibCST reports what the standard parser refused
+    index = SourceIndex(tree, lookup, path)
+    return any(test(index) for test in tested), tree
