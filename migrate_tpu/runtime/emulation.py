@@ -780,17 +780,6 @@ class _EmulatedPodStrategyBase(_EmulatedTPU, _COLLECTIVE_STRATEGY):
         STATE.pod_strategies.append(self)
 
 
-def pod_barrier():
-    """Wait until every host got here (an all-reduce over the pod), so that hosts end
-    together: TensorFlow reports a host that ends early as a crashed peer."""
-    if not STATE.pod_strategies:
-        return
-    strategy = STATE.pod_strategies[-1]
-    with strategy.scope():
-        strategy.reduce(tf.distribute.ReduceOp.SUM,
-                        strategy.run(tf.function(lambda: tf.constant(1.0))), axis=None)
-
-
 def _strategy_run(self, fn, args=(), kwargs=None, options=None):
     """Like ``Strategy.run``, with TPU's refusal of eager plain functions."""
     reject_eager_plain_function(fn, EAGER_RUN_MESSAGE_2_4)

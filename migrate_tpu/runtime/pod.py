@@ -16,6 +16,14 @@ Supervision keeps the promise that no process outlives ``run``:
 * the first host to fail, a ``timeout`` or Ctrl-C stops every other host:
   SIGTERM to its group, then SIGKILL after :data:`GRACE_SECONDS`.
 
+Hosts end together.  A host whose script is done crosses a finish line held by
+the launcher (:class:`FinishLine`): it says so on a pipe of its own and waits
+until the launcher has heard from every host (or seen it exit).  A collective
+can end on one host while a peer is still receiving that host's part of it; a
+host that left then would close its sockets under the peer, which reports an
+``UnavailableError``.  A barrier over TensorFlow's own collectives has the same
+hole at its last step; the launcher's, outside TensorFlow, does not.
+
 Host 0's stdout and stderr are the launcher's own; the other hosts' lines are
 prefixed ``[host K] ``.  The exit status is the first failing host's (128+N for
 a host killed by signal N), 124 after a timeout, 130 after Ctrl-C.
@@ -38,6 +46,9 @@ EXIT_INTERRUPTED = 130
 
 #: Environment variable that carries the launcher pipe's file descriptor to a host.
 WATCH_FD_VARIABLE = "MIGRATE_TPU_LAUNCHER_FD"
+
+#: Environment variable with a host's two finish-line descriptors, "DONE,RELEASE".
+FINISH_FDS_VARIABLE = "MIGRATE_TPU_FINISH_FDS"
 
 
 def free_ports(count, host="localhost"):
@@ -109,6 +120,39 @@ def watch_launcher(environ=None, label="migrate-tpu run"):
     return thread
 
 
+class FinishLine(object):
+    """A host's side of the launcher's barrier: ``cross()`` writes one byte on the
+    host's own *done* pipe, then blocks until the launcher closes the shared
+    *release* pipe, which it does once every host has crossed or exited (and
+    which also closes when the launcher itself is gone)."""
+
+    def __init__(self, done_fd, release_fd):
+        self.done_fd = done_fd
+        self.release_fd = release_fd
+
+    @classmethod
+    def take(cls, environ=None):
+        """The finish line the launcher gave this host, or ``None``; the variable
+        is removed so that what the script starts does not see it."""
+        env = os.environ if environ is None else environ
+        value = env.pop(FINISH_FDS_VARIABLE, None)
+        if not value:
+            return None
+        done_fd, release_fd = (int(part) for part in value.split(","))
+        return cls(done_fd, release_fd)
+
+    def cross(self):
+        try:
+            os.write(self.done_fd, b"!")
+        except OSError:  # the launcher is gone; the watch thread ends this host
+            pass
+        try:
+            while os.read(self.release_fd, 1):
+                pass
+        except OSError:
+            pass
+
+
 def wait_until_closed(addresses, timeout=10.0, poll=0.05):
     """Wait (at most ``timeout`` seconds) until nothing listens at any ``host:port``
     of ``addresses`` any more: the first host, which leads TensorFlow's
@@ -173,6 +217,19 @@ def _stop(processes, say):
         process.wait()
 
 
+def _heard(done_fd):
+    """Whether the host on the other end of ``done_fd`` crossed its finish line or
+    exited (closing the pipe); the descriptor is closed once it has."""
+    try:
+        os.read(done_fd, 1)  # b"!" when it crossed, b"" when it exited
+    except BlockingIOError:
+        return False
+    except OSError:
+        pass
+    os.close(done_fd)
+    return True
+
+
 def run_hosts(argvs, envs, timeout=None, label="migrate-tpu run", poll=0.05):
     """Start one process per host (``argvs[k]`` with environment ``envs[k]``) and
     supervise them until all have exited; returns the pod's exit status."""
@@ -185,20 +242,28 @@ def run_hosts(argvs, envs, timeout=None, label="migrate-tpu run", poll=0.05):
             stderr.flush()
 
     read_end, write_end = os.pipe()
+    release_read, release_write = os.pipe()
+    finishers = []  # per host: the launcher's read end of its done pipe, None once heard
     processes, threads = [], []
     try:
         for k, (argv, env) in enumerate(zip(argvs, envs)):
+            done_read, done_write = os.pipe()
+            os.set_blocking(done_read, False)
+            finishers.append(done_read)
             env = dict(env)
             env[WATCH_FD_VARIABLE] = str(read_end)
+            env[FINISH_FDS_VARIABLE] = "{},{}".format(done_write, release_read)
             pipes = {} if k == 0 else {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE,
                                       "stderr": subprocess.PIPE}
             try:
-                process = subprocess.Popen(argv, env=env, pass_fds=(read_end,),
+                process = subprocess.Popen(argv, env=env, pass_fds=(read_end, done_write, release_read),
                                            start_new_session=True, **pipes)
             except OSError as error:
                 say("cannot start host {} ({}): {}".format(k, argv[0], error))
                 _stop(processes, say)
                 return 127
+            finally:
+                os.close(done_write)
             processes.append(process)
             if k:
                 prefix = "[host {}] ".format(k).encode("ascii")
@@ -209,9 +274,15 @@ def run_hosts(argvs, envs, timeout=None, label="migrate-tpu run", poll=0.05):
                     threads.append(thread)
         os.close(read_end)
         read_end = None
+        os.close(release_read)
+        release_read = None
         started = time.time()
         status = 0
         while True:
+            finishers = [fd for fd in finishers if not _heard(fd)]
+            if not finishers and release_write is not None:
+                os.close(release_write)  # every host is done: let them all go
+                release_write = None
             codes = [p.poll() for p in processes]
             failed = [k for k, code in enumerate(codes) if code not in (None, 0)]
             if failed:
@@ -248,6 +319,7 @@ def run_hosts(argvs, envs, timeout=None, label="migrate-tpu run", poll=0.05):
                 process.wait()
         for thread in threads:
             thread.join(5)
-        if read_end is not None:
-            os.close(read_end)
+        for fd in [read_end, release_read, release_write] + finishers:
+            if fd is not None:
+                os.close(fd)
         os.close(write_end)

@@ -305,6 +305,7 @@ def main(argv=None):
     parser = build_parser()
     options = parser.parse_args(sys.argv[1:] if argv is None else argv)
     pod.watch_launcher()
+    finish_line = pod.FinishLine.take()
     if options.replicas is not None and options.replicas < 1:
         parser.error("--replicas must be >= 1")
     if options.hosts is not None and options.hosts < 1:
@@ -321,17 +322,18 @@ def main(argv=None):
         return EXIT_USAGE
     status = execute(options.script, options.args)
     if status == 0 and options.hosts and emulate:
-        _end_pod_host()
+        _end_pod_host(finish_line)
     return status
 
 
-def _end_pod_host():
-    """End one host of a pod once the script is done: together with the others (a
-    barrier), the first host last, and without TensorFlow's slow teardown, during
-    which the coordination service would report the host as lost."""
+def _end_pod_host(finish_line):
+    """End one host of a pod once the script is done: together with the others (the
+    launcher's finish line), the first host last, and without TensorFlow's slow
+    teardown, during which the coordination service would report the host as lost."""
     import atexit
     from migrate_tpu.runtime import emulation
-    emulation.pod_barrier()
+    if finish_line is not None:
+        finish_line.cross()
     if emulation.STATE.task_id == 0:
         pod.wait_until_closed(emulation.pod_addresses()[1:])
     run_exit_functions = getattr(atexit, "_run_exitfuncs", None)

@@ -45,6 +45,7 @@ def _host_program(tmp_path, body):
         import json, os, subprocess, sys, time
         from migrate_tpu.runtime import pod
         pod.watch_launcher()
+        finish_line = pod.FinishLine.take()
         k = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
         with open(os.path.join(sys.argv[1], "pids-%d" % k), "w") as f:
@@ -107,6 +108,43 @@ def test_hosts_output_exit_status_and_nothing_left(tmp_path):
     assert "[host 1] line one of 1" in lines and "[host 2] line one of 2" in lines
     assert "[host 2] err of 2" in done.stderr.splitlines() and "err of 0" in done.stderr.splitlines()
     assert _wait_dead(_pids(tmp_path)) == []  # the hosts' own children too
+
+
+def test_no_host_passes_the_finish_line_before_every_host_crossed_it(tmp_path):
+    # Host 0 crosses at once; the last host only after a while, having first left a mark.
+    # Host 0 must find the mark once released: a host that left while a peer was still in a
+    # collective with it would close the peer's sockets (the CI failure this line prevents).
+    body = textwrap.dedent("""\
+        mark = os.path.join(sys.argv[1], "crossing-%d" % k)
+        if k == 2:
+            time.sleep(2)
+        open(mark, "w").close()
+        finish_line.cross()
+        others = sorted(os.listdir(sys.argv[1]))
+        print("released", k, [n for n in others if n.startswith("crossing-")], flush=True)
+        print("variable of %d: %s" % (k, os.environ.get("MIGRATE_TPU_FINISH_FDS")), flush=True)
+        """)
+    done, _ = _run(_supervise(tmp_path, body, timeout=100))
+    assert done.returncode == 0, done.stderr
+    everyone = "['crossing-0', 'crossing-1', 'crossing-2']"
+    assert "released 0 " + everyone in done.stdout.splitlines()
+    assert "[host 1] released 1 " + everyone in done.stdout.splitlines()
+    # the host took the variable out of its environment: what the script starts never sees it
+    assert "variable of 0: None" in done.stdout.splitlines()
+
+
+def test_a_host_that_exits_without_crossing_releases_the_others(tmp_path):
+    body = textwrap.dedent("""\
+        if k == 1:
+            time.sleep(1)
+            sys.exit(0)
+        finish_line.cross()
+        print("released", k, flush=True)
+        """)
+    done, _ = _run(_supervise(tmp_path, body, timeout=100))
+    assert done.returncode == 0, done.stderr
+    assert "released 0" in done.stdout.splitlines()
+    assert "[host 2] released 2" in done.stdout.splitlines()
 
 
 def test_a_failing_host_stops_every_host_and_gives_its_status(tmp_path):
