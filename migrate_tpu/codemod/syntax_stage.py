@@ -44,10 +44,27 @@ class SourceIndex:
         # Names bound by an import, with what they import; names bound any other way.
         self._imported: Dict[str, List[Optional[str]]] = {}
         self._bound: Set[str] = set()
+        # Every binding of a name anywhere in the file, whatever its scope (a superset of
+        # what the name may hold where it is used): (kind, node) with kind "assign" (node:
+        # the value; also ``with value as name``), "param" (node: the annotation or None),
+        # "import" (node None) or "other" (a loop target, a def, an unpacking, ...: anything).
+        self._bindings: Dict[str, List[Tuple[str, Optional[ast.AST]]]] = {}
+        assigned: Dict[int, ast.AST] = {}  # id of a Name target -> the value it is given
         self._star_import = False  # ``from m import *`` may bind any name
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 self._note_call(node)
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        assigned[id(target)] = node.value
+            elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)):
+                if isinstance(node.target, ast.Name) and node.value is not None:
+                    assigned[id(node.target)] = node.value
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    if isinstance(item.optional_vars, ast.Name):
+                        assigned[id(item.optional_vars)] = item.context_expr
             elif isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -64,18 +81,40 @@ class SourceIndex:
                     self._imported.setdefault(alias.asname or alias.name, []).append(target)
             elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
                 self._bound.add(node.id)
+                value = assigned.get(id(node)) if isinstance(node.ctx, ast.Store) else None
+                self._bind(node.id, "assign" if value is not None else "other", value)
             elif isinstance(node, ast.arg):
                 self._bound.add(node.arg)
+                self._bind(node.arg, "param", node.annotation)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self._bound.add(node.name)
+                self._bind(node.name, "other")
             elif isinstance(node, (ast.Global, ast.Nonlocal)):
                 self._bound.update(node.names)
+                for name in node.names:
+                    self._bind(name, "other")
             elif isinstance(node, ast.ExceptHandler) and node.name:
                 self._bound.add(node.name)
+                self._bind(node.name, "other")
             elif type(node).__name__ in ("MatchAs", "MatchStar") and getattr(node, "name", None):
                 self._bound.add(node.name)
+                self._bind(node.name, "other")
             elif type(node).__name__ == "MatchMapping" and getattr(node, "rest", None):
                 self._bound.add(node.rest)
+                self._bind(node.rest, "other")
+
+    def _bind(self, name: str, kind: str, node: Optional[ast.AST] = None) -> None:
+        self._bindings.setdefault(name, []).append((kind, node))
+
+    def bindings(self, name: str) -> List[Tuple[str, object]]:
+        """Every way ``name`` is bound anywhere in the file (see ``__init__``), imports
+        included as ("import", the dotted target, or None for a relative import); a star
+        import adds ("other", None)."""
+        found: List[Tuple[str, object]] = list(self._bindings.get(name, ()))
+        found.extend(("import", target) for target in self._imported.get(name, ()))
+        if self._star_import:
+            found.append(("other", None))
+        return found
 
     def _note_call(self, node: ast.Call) -> None:
         func = node.func
