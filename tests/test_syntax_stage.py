@@ -37,6 +37,11 @@ def needed(source: str) -> bool:
         TF + "class Hook(tf.estimator.SessionRunHook):\n    def end(self, session):\n        session.run(self._tensors)\n",
         TF + "with tf.train.MonitoredSession(hooks=hooks) as mon_sess:\n    mon_sess.run(train_op)\n",
         TF + "import subprocess\nresult = subprocess.run(['ls'])\n",
+        # The version read, but by no if: nothing to collapse.
+        TF + "info = {'version': tf.version.VERSION}\nassert tf.__version__.startswith('2.')\n",
+        TF + "if FLAGS.debug:\n    print(tf.version.VERSION)\n",
+        # A resolver given a name: TPU202 looks only for the empty one.
+        TF + "resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=FLAGS.tpu)\n",
     ],
 )
 def test_evidence_no_rule_can_act_on_skips_libcst(source):
@@ -102,6 +107,26 @@ def test_a_receiver_that_may_be_a_strategy_goes_to_libcst(source):
     from migrate_tpu.codemod.rules.eager_run import EagerPlainFunctionRun
 
     assert EagerPlainFunctionRun.may_fire(syntax_stage.SourceIndex(syntax_stage.parse(source)))
+
+
+@pytest.mark.parametrize(
+    "source, rule",
+    [
+        (TF + "if tf.__version__ < '2.2':\n    pass\n", "TPU601"),
+        (TF + "x = 1 if tf.version.VERSION.startswith('2.1') else 2\n", "TPU601"),
+        (TF + "V = LooseVersion(tf.__version__)\nNEW = V >= LooseVersion('2.2')\nif NEW:\n    pass\n", "TPU601"),
+        (TF + "from tensorflow import __version__ as tfv\nif tfv < '2.2':\n    pass\n", "TPU601"),
+        (TF + "from tensorflow.version import VERSION\nif VERSION < '2.2':\n    pass\n", "TPU601"),
+        (TF + "R = tf.distribute.cluster_resolver.TPUClusterResolver\nr = R('')\n", "TPU202"),
+        (TF + "r = tf.distribute.cluster_resolver.TPUClusterResolver(tpu='', zone=z)\n", "TPU202"),
+        (TF + "r = tf.distribute.cluster_resolver.TPUClusterResolver(*names)\n", "TPU202"),
+    ],
+)
+def test_what_the_version_and_resolver_rules_may_act_on_goes_to_libcst(source, rule):
+    from migrate_tpu.codemod.rule import all_rules
+
+    rule_class = next(r for r in all_rules() if r.id == rule)
+    assert rule_class.may_fire(syntax_stage.SourceIndex(syntax_stage.parse(source)))
 
 
 def test_a_factory_of_the_project_counts_with_the_projects_modules():

@@ -32,6 +32,9 @@ class CallShape(NamedTuple):
     positional: int
     keywords: FrozenSet[str]
     starred: bool  # ``*args`` or ``**kwargs``: the rule cannot count arguments
+    # (position, value) of each constant positional argument before any ``*args``, and
+    # (keyword, value) of each constant keyword argument: ``f('', tpu='')`` has (0, '') and ('tpu', '').
+    literals: FrozenSet[Tuple[object, object]] = frozenset()
 
 
 class SourceIndex:
@@ -41,6 +44,7 @@ class SourceIndex:
         self.lookup = lookup
         self.path = path
         self.calls: List[CallShape] = []
+        self.tests: List[ast.expr] = []  # the test of every ``if`` statement and conditional expression
         # Names bound by an import, with what they import; names bound any other way.
         self._imported: Dict[str, List[Optional[str]]] = {}
         self._bound: Set[str] = set()
@@ -61,6 +65,8 @@ class SourceIndex:
             elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)):
                 if isinstance(node.target, ast.Name) and node.value is not None:
                     assigned[id(node.target)] = node.value
+            elif isinstance(node, (ast.If, ast.IfExp)):
+                self.tests.append(node.test)
             elif isinstance(node, (ast.With, ast.AsyncWith)):
                 for item in node.items:
                     if isinstance(item.optional_vars, ast.Name):
@@ -125,7 +131,14 @@ class SourceIndex:
                 receiver = func.value.id
         starred = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
         keywords = frozenset(k.arg for k in node.keywords if k.arg is not None)
-        self.calls.append(CallShape(attribute, receiver, len(node.args), keywords, starred))
+        literals = []
+        for position, arg in enumerate(node.args):
+            if isinstance(arg, ast.Starred):
+                break
+            if isinstance(arg, ast.Constant):
+                literals.append((position, arg.value))
+        literals.extend((k.arg, k.value.value) for k in node.keywords if k.arg is not None and isinstance(k.value, ast.Constant))
+        self.calls.append(CallShape(attribute, receiver, len(node.args), keywords, starred, frozenset(literals)))
 
     def imported_only(self, name: str) -> Optional[Sequence[str]]:
         """What ``name`` imports, when every binding of it in the file is an absolute import."""
