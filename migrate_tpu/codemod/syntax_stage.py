@@ -55,59 +55,65 @@ class SourceIndex:
         self._bindings: Dict[str, List[Tuple[str, Optional[ast.AST]]]] = {}
         assigned: Dict[int, ast.AST] = {}  # id of a Name target -> the value it is given
         self._star_import = False  # ``from m import *`` may bind any name
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call):
+        for node in _walk(tree):
+            kind = type(node)
+            if kind is ast.Name:
+                ctx = type(node.ctx)
+                if ctx is ast.Load:
+                    continue
+                self._bound.add(node.id)
+                value = assigned.get(id(node)) if ctx is ast.Store else None
+                self._bind(node.id, "assign" if value is not None else "other", value)
+            elif kind is ast.Call:
                 self._note_call(node)
-            elif isinstance(node, ast.Assign):
+            elif kind is ast.Attribute or kind is ast.Constant:
+                continue
+            elif kind is ast.Assign:
                 for target in node.targets:
-                    if isinstance(target, ast.Name):
+                    if type(target) is ast.Name:
                         assigned[id(target)] = node.value
-            elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)):
-                if isinstance(node.target, ast.Name) and node.value is not None:
+            elif kind is ast.AnnAssign or kind is ast.NamedExpr:
+                if type(node.target) is ast.Name and node.value is not None:
                     assigned[id(node.target)] = node.value
-            elif isinstance(node, (ast.If, ast.IfExp)):
+            elif kind is ast.If or kind is ast.IfExp:
                 self.tests.append(node.test)
-            elif isinstance(node, (ast.With, ast.AsyncWith)):
+            elif kind is ast.With or kind is ast.AsyncWith:
                 for item in node.items:
-                    if isinstance(item.optional_vars, ast.Name):
+                    if type(item.optional_vars) is ast.Name:
                         assigned[id(item.optional_vars)] = item.context_expr
-            elif isinstance(node, ast.Import):
+            elif kind is ast.Import:
                 for alias in node.names:
                     if alias.asname:
                         self._imported.setdefault(alias.asname, []).append(alias.name)
                     else:
                         head = alias.name.partition(".")[0]
                         self._imported.setdefault(head, []).append(head)
-            elif isinstance(node, ast.ImportFrom):
+            elif kind is ast.ImportFrom:
                 if any(alias.name == "*" for alias in node.names):
                     self._star_import = True
                 for alias in node.names:
                     # A relative import names a module of this project: not followed here.
                     target = f"{node.module}.{alias.name}" if node.module and not node.level else None
                     self._imported.setdefault(alias.asname or alias.name, []).append(target)
-            elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                self._bound.add(node.id)
-                value = assigned.get(id(node)) if isinstance(node.ctx, ast.Store) else None
-                self._bind(node.id, "assign" if value is not None else "other", value)
-            elif isinstance(node, ast.arg):
+            elif kind is ast.arg:
                 self._bound.add(node.arg)
                 self._bind(node.arg, "param", node.annotation)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
                 self._bound.add(node.name)
                 self._bind(node.name, "other")
-            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            elif kind is ast.Global or kind is ast.Nonlocal:
                 self._bound.update(node.names)
                 for name in node.names:
                     self._bind(name, "other")
-            elif isinstance(node, ast.ExceptHandler) and node.name:
-                self._bound.add(node.name)
-                self._bind(node.name, "other")
-            elif type(node).__name__ in ("MatchAs", "MatchStar") and getattr(node, "name", None):
-                self._bound.add(node.name)
-                self._bind(node.name, "other")
-            elif type(node).__name__ == "MatchMapping" and getattr(node, "rest", None):
-                self._bound.add(node.rest)
-                self._bind(node.rest, "other")
+            elif kind is ast.ExceptHandler:
+                if node.name:
+                    self._bound.add(node.name)
+                    self._bind(node.name, "other")
+            elif kind.__name__ in ("MatchAs", "MatchStar", "MatchMapping"):
+                name = getattr(node, "rest" if kind.__name__ == "MatchMapping" else "name", None)
+                if name:
+                    self._bound.add(name)
+                    self._bind(name, "other")
 
     def _bind(self, name: str, kind: str, node: Optional[ast.AST] = None) -> None:
         self._bindings.setdefault(name, []).append((kind, node))
@@ -156,6 +162,28 @@ class SourceIndex:
         if self.lookup is None:
             return True  # without the project's other modules, an import is never a strategy
         return all(self.lookup.factory_kinds(t, self.path, call=False) is None for t in targets)
+
+
+def _walk(tree: ast.AST):
+    """Every node of ``tree``, each parent before its children (as ``ast.walk``, in another
+    order), without the ``Load``/``Store`` context objects and operators ``ast.walk`` also gives."""
+    stack = [tree]
+    pop, push, AST = stack.pop, stack.append, ast.AST
+    while stack:
+        node = pop()
+        yield node
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        push(item)
+            elif isinstance(value, AST) and not isinstance(value, _LEAVES):
+                push(value)
+
+
+# Nodes without children that no rule asks about.
+_LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 
 
 _EVIDENCE: Dict[type, Prefilter] = {}
