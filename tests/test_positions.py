@@ -15,11 +15,11 @@ from typing import List, Tuple
 
 import pytest
 
-from migrate_tpu.codemod import references
+from migrate_tpu.codemod import references, syntax_stage
 from migrate_tpu.codemod.api import Options, migrate
 from migrate_tpu.codemod.migrator import TPUMigrator
 from migrate_tpu.codemod.renames import TableRule
-from migrate_tpu.codemod.rule import all_rules
+from migrate_tpu.codemod.rule import all_rules, select_rules
 
 HEADER = "import tensorflow as tf\nfrom typing import Optional, Union\n\n"
 COMPAT_V1_HEADER = "import tensorflow.compat.v1 as tf\nfrom typing import Optional, Union\n\n"
@@ -116,6 +116,7 @@ def test_every_position_is_fixed_or_reported(rule, code, marker):
     options = Options(target=_target(rule))
     lines = [_line_of(code, m) for m in (marker if isinstance(marker, tuple) else (marker,))]
     assert TPUMigrator(options).needs_work(code.encode()), "the prefilter skipped it"
+    assert syntax_stage.may_fire(code, select_rules((), (), options.target))[0], "the second stage skipped it"
     outcome = migrate(code, options)
     output_lines = outcome.code.splitlines()
     handled = [

@@ -15,7 +15,8 @@ import pytest
 
 from migrate_tpu.codemod.api import Options, migrate
 from migrate_tpu.codemod.migrator import TPUMigrator
-from migrate_tpu.codemod.rule import all_rules
+from migrate_tpu.codemod import syntax_stage
+from migrate_tpu.codemod.rule import all_rules, select_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -104,6 +105,9 @@ def test_prefilter_lets_every_firing_example_through(rule, index, example):
     before = example.before.lstrip("\n").encode()
     assert TPUMigrator(_options(rule, example)).needs_work(before)
     assert TPUMigrator(Options(target=example.target)).needs_work(before)
+    # and its second stage (the standard parser, before LibCST) with the rule alone and with all
+    for select in ((rule.id,), ()):
+        assert syntax_stage.may_fire(before.decode(), select_rules(select, (), example.target))[0]
 
 
 def test_generated_files_are_current():

@@ -29,6 +29,19 @@ def needed(source: str) -> bool:
         TF + "import re\n\nPATTERN = re.compile('a+', re.I)\n",
         TF + "def schedule(step, lr=0.1, decay=0.5):\n    lr = lr * decay\n    return lr\n",
         TF + "model.compile(optimizer)\n",  # one positional argument: nothing moved
+        TF + "model.compile(optimizer='sgd', loss='mse', metrics=['accuracy'])\n",  # keywords that stay
+        # TF1 sessions: bound only to calls that are no strategy (StrategyFacts gives them no kind).
+        TF + "with tf.compat.v1.Session() as sess:\n    sess.run(init)\n",
+        TF + "sess = tf.Session(config=config)\nsess.run(init, feed_dict={x: 1})\n",
+        TF + "class T(tf.test.TestCase):\n    def test(self):\n        with self.cached_session() as sess:\n            sess.run(op)\n",
+        TF + "class Hook(tf.estimator.SessionRunHook):\n    def end(self, session):\n        session.run(self._tensors)\n",
+        TF + "with tf.train.MonitoredSession(hooks=hooks) as mon_sess:\n    mon_sess.run(train_op)\n",
+        TF + "import subprocess\nresult = subprocess.run(['ls'])\n",
+        # The version read, but by no if: nothing to collapse.
+        TF + "info = {'version': tf.version.VERSION}\nassert tf.__version__.startswith('2.')\n",
+        TF + "if FLAGS.debug:\n    print(tf.version.VERSION)\n",
+        # A resolver given a name: TPU202 looks only for the empty one.
+        TF + "resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=FLAGS.tpu)\n",
     ],
 )
 def test_evidence_no_rule_can_act_on_skips_libcst(source):
@@ -43,6 +56,11 @@ def test_evidence_no_rule_can_act_on_skips_libcst(source):
         (TF + "def train(strategy, step):\n    return strategy.run(step)\n", "TPU301"),
         (TF + "model.compile('sgd', 'mse', ['accuracy'], None)\n", "TPU401"),
         (TF + "opt = tf.keras.optimizers.SGD(lr=0.1)\n", "TPU405"),
+        (TF + "model.compile(optimizer='sgd', loss='mse', experimental_steps_per_execution=8)\n", "TPU401"),
+        (TF + "model.compile('sgd', 'mse', metrics=['acc'], distribute=None)\n", "TPU401"),
+        (TF + "model.compile(optimizer='sgd', loss='mse', experimental_run_tf_function=False)\n", "TPU401"),
+        (TF + "def make():\n    return tf.distribute.get_strategy()\n\nrunner = make()\n\ndef step(x):\n    return x\n\nrunner.run(step, args=(1,))\n", "TPU301"),
+        (TF + "runner = tf.distribute.get_strategy()\n\ndef step(x):\n    return x\n\nrunner.run(step, args=(1,))\n", "TPU301"),
     ],
 )
 def test_what_a_rule_acts_on_goes_to_libcst(source, rule):
@@ -53,7 +71,8 @@ def test_what_a_rule_acts_on_goes_to_libcst(source, rule):
 @pytest.mark.parametrize(
     "source",
     [
-        TF + "from absl import app\napp = make_strategy()\napp.run(step)\n",  # rebound: may be anything
+        # rebound to what a function of this file returns: may be a strategy
+        TF + "from absl import app\ndef make_strategy():\n    pass\napp = make_strategy()\napp.run(step)\n",
         TF + "from config import *\nfrom absl import app\napp.run(step)\n",  # a star import may rebind it
         TF + "from . import app\napp.run(step)\n",  # this project's own module
         TF + "app.run(main\n",  # the standard parser refuses it: LibCST reports the error
@@ -62,6 +81,70 @@ def test_what_a_rule_acts_on_goes_to_libcst(source, rule):
 )
 def test_doubt_goes_to_libcst(source):
     assert needed(source)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # The receiver may hold a strategy: every way StrategyFacts may find one is followed or let through.
+        TF + "from tensorflow.distribute import TPUStrategy as T\nrunner = T(r)\nrunner.run(step)\n",
+        TF + "runner = tf.distribute.experimental.TPUStrategy(r)\nrunner.run(step)\n",
+        TF + "runner = tf.distribute.get_strategy()\nrunner.run(step)\n",
+        TF + "def f(runner: tf.distribute.TPUStrategy):\n    runner.run(step)\n",  # an annotated parameter
+        TF + "def f(step, distribution):\n    distribution.run(step)\n",  # named like a strategy
+        TF + "runner = other\nrunner.run(step)\n",  # an alias: not followed here
+        TF + "runner = a if c else b\nrunner.run(step)\n",
+        TF + "def make():\n    pass\nrunner = make()\nrunner.run(step)\n",  # a function of this file: not followed
+        TF + "with tf.Session() as runner:\n    pass\nfor runner in runners:\n    runner.run(step)\n",  # one binding unknown
+        TF + "a, runner = pair\nrunner.run(step)\n",
+        TF + "global runner\nrunner.run(step)\n",
+        TF + "from config import *\nrunner.run(step)\n",
+        TF + "self.strategy.run(step)\n",  # not a plain name
+        TF + "tf.distribute.get_strategy().run(step)\n",
+    ],
+)
+def test_a_receiver_that_may_be_a_strategy_goes_to_libcst(source):
+    from migrate_tpu.codemod.rules.eager_run import EagerPlainFunctionRun
+
+    assert EagerPlainFunctionRun.may_fire(syntax_stage.SourceIndex(syntax_stage.parse(source)))
+
+
+@pytest.mark.parametrize(
+    "source, rule",
+    [
+        (TF + "if tf.__version__ < '2.2':\n    pass\n", "TPU601"),
+        (TF + "x = 1 if tf.version.VERSION.startswith('2.1') else 2\n", "TPU601"),
+        (TF + "V = LooseVersion(tf.__version__)\nNEW = V >= LooseVersion('2.2')\nif NEW:\n    pass\n", "TPU601"),
+        (TF + "from tensorflow import __version__ as tfv\nif tfv < '2.2':\n    pass\n", "TPU601"),
+        (TF + "from tensorflow.version import VERSION\nif VERSION < '2.2':\n    pass\n", "TPU601"),
+        (TF + "R = tf.distribute.cluster_resolver.TPUClusterResolver\nr = R('')\n", "TPU202"),
+        (TF + "r = tf.distribute.cluster_resolver.TPUClusterResolver(tpu='', zone=z)\n", "TPU202"),
+        (TF + "r = tf.distribute.cluster_resolver.TPUClusterResolver(*names)\n", "TPU202"),
+    ],
+)
+def test_what_the_version_and_resolver_rules_may_act_on_goes_to_libcst(source, rule):
+    from migrate_tpu.codemod.rule import all_rules
+
+    rule_class = next(r for r in all_rules() if r.id == rule)
+    assert rule_class.may_fire(syntax_stage.SourceIndex(syntax_stage.parse(source)))
+
+
+def test_a_factory_of_the_project_counts_with_the_projects_modules():
+    """``runner = setup.make()`` where the project's setup.py may return a strategy: asked of
+    the project's modules (as StrategyFacts does), never of TensorFlow's."""
+    from migrate_tpu.codemod.rules.eager_run import EagerPlainFunctionRun
+
+    class Lookup:
+        def factory_kinds(self, dotted, path, call=True):
+            return None
+
+    for source, expected in (
+        (TF + "import setup\nrunner = setup.make()\nrunner.run(step)\n", True),
+        (TF + "from setup import make\nrunner = make()\nrunner.run(step)\n", True),
+        (TF + "sess = tf.compat.v1.Session()\nsess.run(step)\n", False),
+    ):
+        index = syntax_stage.SourceIndex(syntax_stage.parse(source), Lookup(), "train.py")
+        assert EagerPlainFunctionRun.may_fire(index) is expected, source
 
 
 def test_a_rule_without_a_test_is_not_asked_and_no_tree_is_made():
@@ -74,6 +157,20 @@ def test_a_strategy_imported_from_the_project_is_not_skipped(tmp_path):
     project's modules, as the rule does, and the eager run is still fixed."""
     (tmp_path / "setup.py").write_text(TF + "app = tf.distribute.TPUStrategy(resolver)\n")
     (tmp_path / "train.py").write_text(TF + "from setup import app\n\n\ndef step(x):\n    return x * 2\n\n\napp.run(step, args=(1,))\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "migrate_tpu", "check", "--no-cache", "--format", "json", str(tmp_path)],
+        capture_output=True, text=True,
+    )
+    findings = json.loads(done.stdout)["findings"]
+    assert [(f["path"].rsplit("/", 1)[-1], f["rule"]) for f in findings] == [("train.py", "TPU301")]
+
+
+def test_a_strategy_made_by_a_factory_of_the_project_is_not_skipped(tmp_path):
+    """``runner = make()`` with ``make`` from the project's setup.py, which returns a TPUStrategy."""
+    (tmp_path / "setup.py").write_text(TF + "def make():\n    return tf.distribute.TPUStrategy(resolver)\n")
+    (tmp_path / "train.py").write_text(
+        TF + "from setup import make\n\nrunner = make()\n\n\ndef step(x):\n    return x * 2\n\n\nrunner.run(step, args=(1,))\n"
+    )
     done = subprocess.run(
         [sys.executable, "-m", "migrate_tpu", "check", "--no-cache", "--format", "json", str(tmp_path)],
         capture_output=True, text=True,

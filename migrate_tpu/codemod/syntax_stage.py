@@ -32,6 +32,9 @@ class CallShape(NamedTuple):
     positional: int
     keywords: FrozenSet[str]
     starred: bool  # ``*args`` or ``**kwargs``: the rule cannot count arguments
+    # (position, value) of each constant positional argument before any ``*args``, and
+    # (keyword, value) of each constant keyword argument: ``f('', tpu='')`` has (0, '') and ('tpu', '').
+    literals: FrozenSet[Tuple[object, object]] = frozenset()
 
 
 class SourceIndex:
@@ -41,41 +44,89 @@ class SourceIndex:
         self.lookup = lookup
         self.path = path
         self.calls: List[CallShape] = []
+        self.tests: List[ast.expr] = []  # the test of every ``if`` statement and conditional expression
         # Names bound by an import, with what they import; names bound any other way.
         self._imported: Dict[str, List[Optional[str]]] = {}
         self._bound: Set[str] = set()
+        # Every binding of a name anywhere in the file, whatever its scope (a superset of
+        # what the name may hold where it is used): (kind, node) with kind "assign" (node:
+        # the value; also ``with value as name``), "param" (node: the annotation or None),
+        # "import" (node None) or "other" (a loop target, a def, an unpacking, ...: anything).
+        self._bindings: Dict[str, List[Tuple[str, Optional[ast.AST]]]] = {}
+        assigned: Dict[int, ast.AST] = {}  # id of a Name target -> the value it is given
         self._star_import = False  # ``from m import *`` may bind any name
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call):
+        for node in _walk(tree):
+            kind = type(node)
+            if kind is ast.Name:
+                ctx = type(node.ctx)
+                if ctx is ast.Load:
+                    continue
+                self._bound.add(node.id)
+                value = assigned.get(id(node)) if ctx is ast.Store else None
+                self._bind(node.id, "assign" if value is not None else "other", value)
+            elif kind is ast.Call:
                 self._note_call(node)
-            elif isinstance(node, ast.Import):
+            elif kind is ast.Attribute or kind is ast.Constant:
+                continue
+            elif kind is ast.Assign:
+                for target in node.targets:
+                    if type(target) is ast.Name:
+                        assigned[id(target)] = node.value
+            elif kind is ast.AnnAssign or kind is ast.NamedExpr:
+                if type(node.target) is ast.Name and node.value is not None:
+                    assigned[id(node.target)] = node.value
+            elif kind is ast.If or kind is ast.IfExp:
+                self.tests.append(node.test)
+            elif kind is ast.With or kind is ast.AsyncWith:
+                for item in node.items:
+                    if type(item.optional_vars) is ast.Name:
+                        assigned[id(item.optional_vars)] = item.context_expr
+            elif kind is ast.Import:
                 for alias in node.names:
                     if alias.asname:
                         self._imported.setdefault(alias.asname, []).append(alias.name)
                     else:
                         head = alias.name.partition(".")[0]
                         self._imported.setdefault(head, []).append(head)
-            elif isinstance(node, ast.ImportFrom):
+            elif kind is ast.ImportFrom:
                 if any(alias.name == "*" for alias in node.names):
                     self._star_import = True
                 for alias in node.names:
                     # A relative import names a module of this project: not followed here.
                     target = f"{node.module}.{alias.name}" if node.module and not node.level else None
                     self._imported.setdefault(alias.asname or alias.name, []).append(target)
-            elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                self._bound.add(node.id)
-            elif isinstance(node, ast.arg):
+            elif kind is ast.arg:
                 self._bound.add(node.arg)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self._bind(node.arg, "param", node.annotation)
+            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
                 self._bound.add(node.name)
-            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                self._bind(node.name, "other")
+            elif kind is ast.Global or kind is ast.Nonlocal:
                 self._bound.update(node.names)
-            elif isinstance(node, ast.ExceptHandler) and node.name:
-                self._bound.add(node.name)
-            elif type(node).__name__ in ("MatchAs", "MatchStar") and getattr(node, "name", None):
-                self._bound.add(node.name)
-            elif type(node).__name__ == "MatchMapping" and getattr(node, "rest", None):
-                self._bound.add(node.rest)
+                for name in node.names:
+                    self._bind(name, "other")
+            elif kind is ast.ExceptHandler:
+                if node.name:
+                    self._bound.add(node.name)
+                    self._bind(node.name, "other")
+            elif kind.__name__ in ("MatchAs", "MatchStar", "MatchMapping"):
+                name = getattr(node, "rest" if kind.__name__ == "MatchMapping" else "name", None)
+                if name:
+                    self._bound.add(name)
+                    self._bind(name, "other")
+
+    def _bind(self, name: str, kind: str, node: Optional[ast.AST] = None) -> None:
+        self._bindings.setdefault(name, []).append((kind, node))
+
+    def bindings(self, name: str) -> List[Tuple[str, object]]:
+        """Every way ``name`` is bound anywhere in the file (see ``__init__``), imports
+        included as ("import", the dotted target, or None for a relative import); a star
+        import adds ("other", None)."""
+        found: List[Tuple[str, object]] = list(self._bindings.get(name, ()))
+        found.extend(("import", target) for target in self._imported.get(name, ()))
+        if self._star_import:
+            found.append(("other", None))
+        return found
 
     def _note_call(self, node: ast.Call) -> None:
         func = node.func
@@ -86,7 +137,14 @@ class SourceIndex:
                 receiver = func.value.id
         starred = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
         keywords = frozenset(k.arg for k in node.keywords if k.arg is not None)
-        self.calls.append(CallShape(attribute, receiver, len(node.args), keywords, starred))
+        literals = []
+        for position, arg in enumerate(node.args):
+            if isinstance(arg, ast.Starred):
+                break
+            if isinstance(arg, ast.Constant):
+                literals.append((position, arg.value))
+        literals.extend((k.arg, k.value.value) for k in node.keywords if k.arg is not None and isinstance(k.value, ast.Constant))
+        self.calls.append(CallShape(attribute, receiver, len(node.args), keywords, starred, frozenset(literals)))
 
     def imported_only(self, name: str) -> Optional[Sequence[str]]:
         """What ``name`` imports, when every binding of it in the file is an absolute import."""
@@ -104,6 +162,28 @@ class SourceIndex:
         if self.lookup is None:
             return True  # without the project's other modules, an import is never a strategy
         return all(self.lookup.factory_kinds(t, self.path, call=False) is None for t in targets)
+
+
+def _walk(tree: ast.AST):
+    """Every node of ``tree``, each parent before its children (as ``ast.walk``, in another
+    order), without the ``Load``/``Store`` context objects and operators ``ast.walk`` also gives."""
+    stack = [tree]
+    pop, push, AST = stack.pop, stack.append, ast.AST
+    while stack:
+        node = pop()
+        yield node
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        push(item)
+            elif isinstance(value, AST) and not isinstance(value, _LEAVES):
+                push(value)
+
+
+# Nodes without children that no rule asks about.
+_LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 
 
 _EVIDENCE: Dict[type, Prefilter] = {}

@@ -46,6 +46,12 @@ resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu='')
         ),
     )
 
+    @classmethod
+    def may_fire(cls, index) -> bool:
+        """A call whose first positional argument or ``tpu=`` is the literal ``''`` (``syntax_stage.py``):
+        the callee is not checked here (an alias of the class may call it), nor a call with ``*args``."""
+        return any((0, "") in call.literals or ("tpu", "") in call.literals or call.starred for call in index.calls)
+
     def finish(self, analysis: Analysis):
         for call, _scope in self.calls():
             arg = argument(call, 0, "tpu")

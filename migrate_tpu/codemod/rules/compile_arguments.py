@@ -19,6 +19,8 @@ PARAMETERS_2_1 = ("optimizer", "loss", "metrics", "loss_weights", "sample_weight
 DROPPED_WHEN_NONE = ("distribute", "target_tensors")
 SESSION_KEYWORDS = ("feed_dict", "fetches", "options", "run_metadata")
 RENAMED = {"experimental_steps_per_execution": "steps_per_execution"}
+# Keywords ``_check`` reports or rewrites (the second stage's test, ``may_fire``).
+ACTED_ON = frozenset(DROPPED_WHEN_NONE) | frozenset(SESSION_KEYWORDS) | frozenset(RENAMED) | {"experimental_run_tf_function"}
 
 
 @register
@@ -65,14 +67,14 @@ pattern = re.compile("a+", re.IGNORECASE)
 
     @classmethod
     def may_fire(cls, index) -> bool:
-        """A ``.compile`` call that ``_check`` would call Keras-like (``syntax_stage.py``):
-        more than two positional arguments or one of TF 2.1's keywords, no ``*args``, and
-        not on an imported module (``re.compile``)."""
-        keras_keywords = set(PARAMETERS_2_1) | {"experimental_run_tf_function"} | set(RENAMED)
+        """A ``.compile`` call ``_check`` would report (``syntax_stage.py``): no ``*args`` or
+        ``**kwargs``, not on an imported module (``re.compile``), and either more than two
+        positional arguments or a keyword it reports or rewrites; ``optimizer=``, ``loss=``
+        and ``metrics=`` alone give it nothing to do."""
         return any(
             call.attribute == "compile"
             and not call.starred
-            and (call.positional > 2 or call.keywords & keras_keywords)
+            and (call.positional > 2 or call.keywords & ACTED_ON)
             and not (call.receiver is not None and index.imported_only(call.receiver) is not None)
             for call in index.calls
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
@@ -13,7 +14,7 @@ from migrate_tpu.codemod.names import expression_for, lookup
 from migrate_tpu.codemod.rule import Change, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.prefilter import Evidence
 from migrate_tpu.codemod.side_effects import side_effects
-from migrate_tpu.codemod.strategies import StrategyFacts
+from migrate_tpu.codemod.strategies import STRATEGY_LIKE, StrategyFacts
 from migrate_tpu.codemod.tracing import GRAPH_MODE_CALLS, TRACED, UNKNOWN, Decorators, builds_tf1_graph, is_tracing
 
 _RUN_METHODS = ("run", "experimental_run_v2")
@@ -172,12 +173,14 @@ for batch in dataset:
 
     @classmethod
     def may_fire(cls, index) -> bool:
-        """A ``run`` call with arguments on a receiver that is not an imported module or object
-        from outside the project (``app.run(main)`` of absl): see ``syntax_stage.py``."""
+        """A ``run`` call with arguments on a receiver that may be a TPU strategy as
+        ``StrategyFacts`` would tell (``syntax_stage.py``): not an imported module or object
+        from outside the project (``app.run(main)`` of absl), nor a name bound only to what
+        is no strategy (``with tf.compat.v1.Session() as sess: sess.run(...)``)."""
         return any(
             call.attribute in _RUN_METHODS
             and (call.positional or call.keywords or call.starred)
-            and not (call.receiver is not None and index.imports_other_code(call.receiver))
+            and (call.receiver is None or _name_may_be_tpu(index, call.receiver))
             for call in index.calls
         )
 
@@ -523,6 +526,71 @@ def _built_in_loop(value: cst.BaseExpression, resolved: _Callable, loop: cst.CST
         return False
     inside = {id(node) for node in iter_tree(loop.body)}
     return any(id(node) in inside for node in bound_here)
+
+
+# -- the second stage (``may_fire``): ``StrategyFacts.kinds`` over-approximated on ``ast`` --
+
+
+def _strategy_word(name: str) -> bool:
+    """The last name of every strategy constructor and of ``get_strategy`` (``CONSTRUCTORS``)."""
+    return name.endswith("Strategy") or name == "get_strategy"
+
+
+def _name_may_be_tpu(index, name: str) -> bool:
+    """Whether ``StrategyFacts`` may find a TPU strategy in ``name``: True unless every
+    binding of it anywhere in the file is one its ``_bindings_kinds`` gives no TPU kind."""
+    if STRATEGY_LIKE.match(name):
+        return True
+    for kind, node in index.bindings(name):
+        if kind == "import":
+            # The project's modules are asked, as the rule does; a relative import (None) is not followed here.
+            if node is None or (index.lookup is not None and index.lookup.factory_kinds(node, index.path, call=False) is not None):
+                return True
+        elif kind == "param":
+            if node is not None:  # an annotation may name a strategy class
+                return True
+        elif kind == "assign":
+            if _value_may_be_tpu(index, node):
+                return True
+        else:
+            return True
+    return False
+
+
+def _value_may_be_tpu(index, value) -> bool:
+    """``StrategyFacts.kinds(value)`` may hold a TPU strategy: names, attributes and
+    conditionals are not followed here (True); only calls are told apart."""
+    if isinstance(value, (ast.Name, ast.Attribute, ast.IfExp, ast.BoolOp)):
+        return True
+    if not isinstance(value, ast.Call):
+        return False  # ``kinds`` of a literal, a subscript, ...: None
+    func = value.func
+    if isinstance(func, ast.Name):
+        head, last = func.id, func.id
+    elif isinstance(func, ast.Attribute):
+        last = func.attr
+        root = func.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return False  # ``f().g()``: no qualified name, so no constructor nor factory
+        head = root.id
+    else:
+        return False
+    if _strategy_word(last):
+        return True
+    bindings = index.bindings(head)
+    if not bindings:
+        return False  # unbound here (a builtin): no qualified name
+    if all(kind == "param" for kind, _ in bindings):
+        return False  # ``self.session()``: a parameter has no qualified name
+    targets = index.imported_only(head)
+    if targets is None:
+        return True  # a def of this file (its returns), an alias, ...: not followed here
+    if isinstance(func, ast.Name) and any(_strategy_word(t.rpartition(".")[2]) for t in targets):
+        return True  # ``from tensorflow.distribute import TPUStrategy as T``
+    # A module's own function may return a strategy (``factory_kinds``), never TensorFlow's.
+    return index.lookup is not None and not all(t.startswith("tensorflow") for t in targets)
 
 
 def _label(code: str) -> str:

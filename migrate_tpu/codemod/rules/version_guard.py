@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis
@@ -9,6 +11,8 @@ from migrate_tpu.codemod.rule import Change, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.prefilter import Evidence
 from migrate_tpu.codemod.version_guards import collapse
 
+# The last name of every version ``version_guards`` reads (``_VERSION_NAMES``).
+_VERSION_WORDS = frozenset({"__version__", "VERSION"})
 _TARGET_NAMES = {"2.4": "TensorFlow 2.4", "latest": "TensorFlow 2.5 and later"}
 
 
@@ -81,6 +85,31 @@ if tf.__version__ >= "2.5":
 """,
         ),
     )
+
+    @classmethod
+    def may_fire(cls, index) -> bool:
+        """An ``if`` or conditional expression whose test may read the TensorFlow version
+        (``syntax_stage.py``): it names ``__version__`` or ``VERSION``, or a name that an
+        assignment anywhere in the file (followed, as ``version_guards`` follows names bound
+        once) or an import binds to one. A test that reads no version is never decided."""
+        followed: set = set()
+
+        def reads_version(expr) -> bool:
+            for node in ast.walk(expr):
+                if isinstance(node, ast.Attribute) and node.attr in _VERSION_WORDS:
+                    return True
+                if isinstance(node, ast.Name) and node.id not in followed:
+                    if node.id in _VERSION_WORDS:
+                        return True
+                    followed.add(node.id)
+                    for kind, value in index.bindings(node.id):
+                        if kind == "import" and (value is None or value.rpartition(".")[2] in _VERSION_WORDS):
+                            return True
+                        if kind == "assign" and reads_version(value):
+                            return True
+            return False
+
+        return any(reads_version(test) for test in index.tests)
 
     def finish(self, analysis: Analysis):
         target = _TARGET_NAMES.get(analysis.target, f"TensorFlow {analysis.target}")
