@@ -75,7 +75,8 @@ before the loop.
     fix_safety = """
 Safe when the function body is free of Python side effects that would then run
 only at trace time and creates no variables; unsafe otherwise, and unsafe when
-the callable's body cannot be seen (an imported function, a parameter).
+the callable's body cannot be seen (an imported function, a parameter, or a
+lambda that only calls a parameter: `lambda x: model(x)` is `model`).
 """
     examples = (
         tf_example(
@@ -175,6 +176,19 @@ result = strategy.run(eval_step, args=(features,))
 tf.compat.v1.keras.backend.get_session().run(result)
 """,
             findings=1,
+        ),
+        # A lambda that only calls a parameter is that parameter: its body is not in view, so the fix is unsafe.
+        tf_example(
+            before="""\
+def warm_up(strategy, net, batch):
+    strategy.run(lambda x: net(x, training=False), args=(batch,))
+""",
+            findings=1,
+            after="""\
+def warm_up(strategy, net, batch):
+    strategy.run(tf.function(lambda x: net(x, training=False)), args=(batch,))
+""",
+            unsafe_fixes=True,
         ),
         # A `try` that catches the eager failure: the code handles it on purpose (a fallback), so no fix.
         tf_example(
@@ -494,6 +508,10 @@ for batch in dataset:
             reasons = side_effects(resolved.node, analysis)
             if resolved.kind == "built":
                 reasons = [f"{reason} (in what {resolved.why} returns)" for reason in reasons]
+            forwarded = _forwards_to_parameter(resolved.node, analysis)
+            if forwarded is not None:
+                # ``lambda x: model(x)`` is ``model`` itself: a parameter's body is not in view.
+                reasons.append(f"it only calls `{forwarded}`, a parameter whose body is not in view")
         else:
             reasons = [resolved.why]
         message = base
@@ -546,6 +564,18 @@ def _enclosing(scope: Optional[Scope], functions) -> Optional[int]:
             return id(scope.node)
         scope = scope.parent
     return None
+
+
+def _forwards_to_parameter(node: cst.CSTNode, analysis: Analysis) -> Optional[str]:
+    """The parameter of an enclosing function that a lambda's body just calls (``lambda x: model(x)``)."""
+    if not isinstance(node, cst.Lambda) or not isinstance(node.body, cst.Call) or not isinstance(node.body.func, cst.Name):
+        return None
+    scope = analysis.scopes_by_node.get(id(node))
+    name = node.body.func.value
+    found = lookup(scope, name) if scope is not None else None
+    if found is None or found[0] is scope:
+        return None
+    return name if any(b.kind == "param" for b in found[1]) else None
 
 
 # What catches the NotImplementedError of an eager TPU ``run`` (and its base classes).
