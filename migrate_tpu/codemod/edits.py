@@ -114,28 +114,100 @@ def _bound_names(small: cst.CSTNode):
                 yield alias, full if isinstance(small, cst.ImportFrom) else full.split(".")[0]
 
 
+def _import_statements(body: Sequence[cst.CSTNode], out: List[Tuple[cst.SimpleStatementLine, bool]], top: bool) -> None:
+    """Every one-import statement line, at any depth (bodies of functions, classes, ifs, trys, ...)."""
+    for statement in body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            if len(statement.body) == 1 and isinstance(statement.body[0], (cst.Import, cst.ImportFrom)):
+                out.append((statement, top))
+            continue
+        for child in statement.children:
+            if isinstance(child, cst.IndentedBlock):
+                _import_statements(child.body, out, False)
+            elif isinstance(child, (cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally)):
+                if isinstance(child.body, cst.IndentedBlock):
+                    _import_statements(child.body.body, out, False)
+            elif isinstance(child, (cst.If, cst.Else)):  # elif chains
+                _import_statements([child], out, False)
+
+
+class _DropImports(cst.CSTTransformer):
+    """Removes aliases from nested import statements, as the top-level pass does for the module's.
+
+    Comments above a removed statement move to the next statement of its block;
+    a block left empty gets a ``pass`` (with those comments).
+    """
+
+    def __init__(self, drop: Dict[int, List[cst.ImportAlias]]) -> None:
+        super().__init__()
+        self.drop = drop
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        if not any(id(statement) in self.drop for statement in original_node.body):
+            return updated_node
+        body: List[cst.BaseStatement] = []
+        carried: List[cst.EmptyLine] = []
+        for original, updated in zip(original_node.body, updated_node.body):
+            matches = self.drop.get(id(original))
+            if matches is not None:
+                small = original.body[0]
+                remaining = [a for a in small.names if not any(a is m for m in matches)]
+                if not remaining:
+                    if any(line.comment is not None for line in original.leading_lines):
+                        carried.extend(original.leading_lines)
+                    continue
+                remaining[-1] = remaining[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                new_small = small.with_changes(names=remaining)
+                if isinstance(small, cst.ImportFrom) and small.lpar is not None and len(remaining) == 1:
+                    new_small = new_small.with_changes(lpar=None, rpar=None)
+                updated = updated.with_changes(body=[new_small])
+            if carried:
+                updated = updated.with_changes(leading_lines=carried + list(updated.leading_lines))
+                carried = []
+            body.append(updated)
+        if not body:
+            body.append(cst.SimpleStatementLine([cst.Pass()], leading_lines=carried or original_node.body[0].leading_lines))
+        elif carried:
+            footer = updated_node.footer if hasattr(updated_node, "footer") else ()
+            return updated_node.with_changes(body=body, footer=list(carried) + list(footer))
+        return updated_node.with_changes(body=body)
+
+
 def drop_unused_imports(module: cst.Module, code: str, names: Iterable[str]) -> Optional[cst.Module]:
-    """Remove top-level imports of ``names`` that ``code`` no longer mentions elsewhere.
+    """Remove imports of ``names`` that ``code`` no longer mentions elsewhere.
 
     Only names whose uses the changes replaced are candidates, so imports the
-    user left unused on purpose stay. Returns None when nothing is removed.
+    user left unused on purpose stay. An import nested in a function, class or
+    ``if`` block goes too when no other text of the module mentions the name
+    (every import of the name, at any depth, must then be unused). Returns None
+    when nothing is removed.
     """
     import re
 
     body = list(module.body)
     changed = False
+    nested_drop: Dict[int, List[cst.ImportAlias]] = {}
     for name in dict.fromkeys(names):
         pattern = re.compile(r"(?<![\w.])" + re.escape(name) + r"\b")
-        for index, statement in enumerate(body):
-            if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        found: List[Tuple[cst.SimpleStatementLine, bool]] = []
+        _import_statements(body, found, True)
+        binding = []
+        for statement, top in found:
+            matches = [alias for alias, bound in _bound_names(statement.body[0]) if bound == name]
+            if matches:
+                binding.append((statement, top, matches))
+        if not binding:
+            continue
+        own = sum(len(pattern.findall(module.code_for_node(statement))) for statement, _, _ in binding)
+        if len(pattern.findall(code)) > own:
+            continue
+        for statement, top, matches in binding:
+            if not top:
+                nested_drop[id(statement)] = matches
+                changed = True
                 continue
+            index = next(i for i, s in enumerate(body) if s is statement)
             small = statement.body[0]
-            matches = [alias for alias, bound in _bound_names(small) if bound == name]
-            if not matches:
-                continue
-            own = len(pattern.findall(module.code_for_node(statement)))
-            if len(pattern.findall(code)) > own:
-                break
             remaining = [a for a in small.names if a not in matches]
             if remaining:
                 remaining[-1] = remaining[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
@@ -155,8 +227,12 @@ def drop_unused_imports(module: cst.Module, code: str, names: Iterable[str]) -> 
                         module = module.with_changes(footer=list(statement.leading_lines) + list(module.footer))
                 del body[index]
             changed = True
-            break
-    return module.with_changes(body=body) if changed else None
+    if not changed:
+        return None
+    module = module.with_changes(body=body)
+    if nested_drop:
+        module = module.visit(_DropImports(nested_drop))
+    return module
 
 
 def statement_starts(module: cst.Module, source: str, tree: Optional[ast.Module] = None) -> Optional[List[int]]:

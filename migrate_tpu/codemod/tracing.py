@@ -63,14 +63,27 @@ _BUILTIN_NEUTRAL = frozenset({"staticmethod", "classmethod", "property"})
 # Calls that only TF1 graph code makes: a file that opens a session or turns eager
 # execution off runs `strategy.run` while building a graph, not eagerly.
 GRAPH_MODE_CALLS = frozenset(
-    {"Session", "InteractiveSession", "MonitoredSession", "MonitoredTrainingSession", "disable_eager_execution", "disable_v2_behavior"}
+    {
+        "Session",
+        "InteractiveSession",
+        "MonitoredSession",
+        "MonitoredTrainingSession",
+        "disable_eager_execution",
+        "disable_v2_behavior",
+        "get_session",  # the Keras backend's session (``tf.compat.v1.keras.backend.get_session()``, ``K.get_session()``)
+    }
 )
+_KERAS_PACKAGES = ("tensorflow.", "keras.", "tf_keras.")
 
 
 def builds_tf1_graph(call: cst.Call, scope: Scope) -> bool:
-    """``tf.compat.v1.Session()``, ``tf.disable_v2_behavior()``, ... through any alias."""
+    """``tf.compat.v1.Session()``, ``tf.disable_v2_behavior()``, ``K.get_session()``, ... through any alias."""
     name = qualified_name(call.func, scope) or ""
-    return name.startswith("tensorflow.") and name.rpartition(".")[2] in GRAPH_MODE_CALLS
+    module, _, last = name.rpartition(".")
+    if last == "get_session":
+        # The Keras backend's, in TensorFlow or in a standalone Keras (``keras.backend``, ``tf_keras``'s own).
+        return name.startswith(_KERAS_PACKAGES) and module.rpartition(".")[2] == "backend"
+    return name.startswith("tensorflow.") and last in GRAPH_MODE_CALLS
 
 
 def is_tracing(expr: cst.BaseExpression, scope: Scope) -> bool:

@@ -65,8 +65,10 @@ A body that creates variables (`tf.Variable`, Keras layers, models, optimizers,
 metrics) fails once wrapped, because a `tf.function` may create variables only
 on its first trace: build them once, outside the step. Under a decorator whose
 meaning is unknown the call may already be traced: it gets a note, no fix; so
-does every `run` in a file that builds TF1 graphs (it opens a `Session` or turns
-eager execution off), where `run` is not eager. A
+does every `run` in a file that builds TF1 graphs (it opens a `Session`, takes
+the Keras backend's session or turns eager execution off), where `run` is not
+eager, and a `run` inside a `try` that catches the `NotImplementedError` eager
+TPU `run` raises (or a base of it): the code handles that failure itself. A
 callable made on every iteration of a loop is not wrapped there (that would
 trace a new `tf.function` on every call): the finding suggests building it once
 before the loop.
@@ -74,7 +76,8 @@ before the loop.
     fix_safety = """
 Safe when the function body is free of Python side effects that would then run
 only at trace time and creates no variables; unsafe otherwise, and unsafe when
-the callable's body cannot be seen (an imported function, a parameter).
+the callable's body cannot be seen (an imported function, a parameter, or a
+lambda that only calls a parameter: `lambda x: model(x)` is `model`).
 """
     examples = (
         tf_example(
@@ -160,6 +163,45 @@ with tf.compat.v1.Session() as session:
 """,
             findings=1,
         ),
+        # The Keras backend's session is TF1 graph code too: a note, no fix.
+        tf_example(
+            before="""\
+strategy = tf.distribute.TPUStrategy(resolver)
+
+
+def eval_step(x):
+    return x + 1
+
+
+result = strategy.run(eval_step, args=(features,))
+tf.compat.v1.keras.backend.get_session().run(result)
+""",
+            findings=1,
+        ),
+        # A lambda that only calls a parameter is that parameter: its body is not in view, so the fix is unsafe.
+        tf_example(
+            before="""\
+def warm_up(strategy, net, batch):
+    strategy.run(lambda x: net(x, training=False), args=(batch,))
+""",
+            findings=1,
+            after="""\
+def warm_up(strategy, net, batch):
+    strategy.run(tf.function(lambda x: net(x, training=False)), args=(batch,))
+""",
+            unsafe_fixes=True,
+        ),
+        # A `try` that catches the eager failure: the code handles it on purpose (a fallback), so no fix.
+        tf_example(
+            before="""\
+strategy = tf.distribute.TPUStrategy(resolver)
+try:
+    strategy.run(lambda x: layer(x), args=(sample,))
+except NotImplementedError:
+    layer.build(sample.shape)
+""",
+            findings=1,
+        ),
         # A callable made on every iteration: the suggestion builds the tf.function once, before the loop.
         tf_example(
             before="""\
@@ -188,6 +230,8 @@ for batch in dataset:
         super().__init__()
         # (run call, its scope, the loop whose body holds it in the same function)
         self._runs: List[Tuple[cst.Call, Scope, Optional[cst.CSTNode]]] = []
+        # run calls in a ``try`` that catches what eager TPU ``run`` raises: the handler's code
+        self._caught: Dict[int, str] = {}
         self._wrappers: List[Tuple[cst.Call, Scope]] = []
         self._graph_mode: List[Tuple[cst.Call, Scope]] = []  # calls that may open a TF1 session
 
@@ -200,6 +244,9 @@ for batch in dataset:
             if func.attr.value in _RUN_METHODS and node.args:
                 analysis.remember(node)
                 self._runs.append((node, analysis.scope, _loop_of(analysis.ancestors())))
+                handler = _catching_handler(analysis.ancestors())
+                if handler is not None:
+                    self._caught[id(node)] = handler
             elif func.attr.value == "function":
                 self._wrappers.append((node, analysis.scope))
         elif isinstance(func, cst.Name) and func.value == "function":
@@ -274,8 +321,20 @@ for batch in dataset:
             if fn is None:
                 continue
             possibly = _enclosing(scope, maybe)
-            if possibly is not None or session is not None:
+            caught = self._caught.get(id(call))
+            if possibly is not None or session is not None or caught is not None:
                 label = _label(analysis.module.code_for_node(fn.value))
+                if caught is not None:
+                    # The code handles the eager failure itself (a fallback, or a probe of
+                    # what the strategy supports): wrapping the step changes which branch runs.
+                    self.report(
+                        fn.value,
+                        f"`run` sits in a `try` whose `{caught}` catches the `NotImplementedError` that TPUStrategy "
+                        f"raises for a plain function in eager `run`; the code may rely on it, so `{label}` is "
+                        "left as it is: make it a `tf.function` if the TPU should run it",
+                        analysis=analysis,
+                    )
+                    continue
                 if possibly is not None:
                     why = maybe[possibly]
                 else:  # graph code: `run` builds graph ops, and wrapping the step would change what it builds
@@ -452,6 +511,10 @@ for batch in dataset:
             reasons = side_effects(resolved.node, analysis)
             if resolved.kind == "built":
                 reasons = [f"{reason} (in what {resolved.why} returns)" for reason in reasons]
+            forwarded = _forwards_to_parameter(resolved.node, analysis)
+            if forwarded is not None:
+                # ``lambda x: model(x)`` is ``model`` itself: a parameter's body is not in view.
+                reasons.append(f"it only calls `{forwarded}`, a parameter whose body is not in view")
         else:
             reasons = [resolved.why]
         message = base
@@ -503,6 +566,40 @@ def _enclosing(scope: Optional[Scope], functions) -> Optional[int]:
         if scope.kind == "function" and id(scope.node) in functions:
             return id(scope.node)
         scope = scope.parent
+    return None
+
+
+def _forwards_to_parameter(node: cst.CSTNode, analysis: Analysis) -> Optional[str]:
+    """The parameter of an enclosing function that a lambda's body just calls (``lambda x: model(x)``)."""
+    if not isinstance(node, cst.Lambda) or not isinstance(node.body, cst.Call) or not isinstance(node.body.func, cst.Name):
+        return None
+    scope = analysis.scopes_by_node.get(id(node))
+    name = node.body.func.value
+    found = lookup(scope, name) if scope is not None else None
+    if found is None or found[0] is scope:
+        return None
+    return name if any(b.kind == "param" for b in found[1]) else None
+
+
+# What catches the NotImplementedError of an eager TPU ``run`` (and its base classes).
+_CATCHES_NOT_IMPLEMENTED = frozenset({"NotImplementedError", "RuntimeError", "Exception", "BaseException"})
+
+
+def _catching_handler(ancestors: Sequence[cst.CSTNode]) -> Optional[str]:
+    """``except NotImplementedError`` (or a base, or a bare ``except``) of a ``try`` whose body holds the current node."""
+    for index in range(len(ancestors) - 2, -1, -1):
+        node = ancestors[index]
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return None
+        if isinstance(node, cst.Try) and ancestors[index + 1] is node.body:
+            for handler in node.handlers:
+                if handler.type is None:
+                    return "except:"
+                types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+                for item in types:
+                    value = item.value if isinstance(item, cst.Element) else item
+                    if isinstance(value, cst.Name) and value.value in _CATCHES_NOT_IMPLEMENTED:
+                        return f"except {value.value}"
     return None
 
 
