@@ -134,12 +134,60 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
     if released:
         trimmed = drop_unused_imports(new_module, code, released)
         if trimmed is not None:
+            new_module = trimmed
             code = _code(module, trimmed, source, starts, tree)
     if code != source and not _compiles(code) and (_compiles(source) or not _parses_with_libcst(code)):
         raise OutputDoesNotParse("the migrated code does not parse; the file is left unchanged")
 
+    if options.mode == "fix" and code != source:
+        # What is left is reported where it is in the file as written, not as it was.
+        _relocate([f for f in kept if not f.applied], new_module, source, code)
     reports = [_report(f, module, options, located) for f in kept]
     return Outcome(code, reports)
+
+
+def _relocate(remaining: List[Finding], new_module: cst.Module, source: str, code: str) -> None:
+    """Move the positions of findings left unfixed into the fixed ``code``.
+
+    A node no fix touched is the same object in ``new_module`` (LibCST keeps
+    unchanged subtrees), so its span there is exact; a node inside an edited
+    statement is placed by a line map of the two texts (its line moves with the
+    unchanged lines around it, its column stays).
+    """
+    if not remaining:
+        return
+    located = spans(new_module, [f.node for f in remaining])
+    line_map = None
+    for finding in remaining:
+        span = located.get(id(finding.node))
+        if span is not None:
+            finding.line, finding.column, finding.end_line, finding.end_column = span
+            finding.column += 1
+            finding.end_column += 1
+            continue
+        if line_map is None:
+            line_map = _line_map(source, code)
+        height = finding.end_line - finding.line
+        finding.line = line_map(finding.line)
+        finding.end_line = finding.line + height
+
+
+def _line_map(before: str, after: str):
+    """Original line number -> line number in ``after`` (1-based): exact for lines that
+    did not change, the first line of the replacement for lines that did."""
+    import difflib
+
+    old_lines, new_lines = before.splitlines(), after.splitlines()
+    blocks = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes()
+
+    def move(line: int) -> int:
+        index = line - 1
+        for tag, i1, i2, j1, _j2 in blocks:  # every original line is in one equal, replace or delete block
+            if i1 <= index < i2:
+                return j1 + (index - i1 if tag == "equal" else 0) + 1
+        return max(1, min(line, len(new_lines)))
+
+    return move
 
 
 def _code(module: cst.Module, new_module: cst.Module, source: str, starts: list, tree=None) -> str:
