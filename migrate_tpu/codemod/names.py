@@ -10,7 +10,7 @@ assignment, a loop variable) resolves to nothing, and nothing is touched.
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -110,6 +110,29 @@ def _bindings_name(bindings: List[Binding], _depth: int) -> Optional[str]:
     if len(results) == 1:
         return results.pop()
     return None
+
+
+def possible_names(expr: cst.CSTNode, scope: Scope, _depth: int = 0) -> Set[str]:
+    """Every dotted name ``expr`` may refer to: one per binding of its head name that is
+    an import (or an alias of one), where :func:`qualified_name` needs all of them to
+    agree. ``try: from a import m`` / ``except ImportError: from b import m`` gives both;
+    a never-silent check asks whether one of them is a moved API."""
+    if _depth > 8:
+        return set()
+    if isinstance(expr, cst.Attribute):
+        return {canonical(f"{head}.{expr.attr.value}") for head in possible_names(expr.value, scope, _depth + 1)}
+    if not isinstance(expr, cst.Name):
+        return set()
+    found = lookup(scope, expr.value)
+    if found is None:
+        return set()
+    names: Set[str] = set()
+    for binding in found[1]:
+        if binding.kind == "import":
+            names.add(canonical(binding.target))
+        elif binding.kind == "assign" and isinstance(binding.value, (cst.Name, cst.Attribute)):
+            names |= possible_names(binding.value, binding.scope, _depth + 1)
+    return names
 
 
 def tensorflow_name(expr: cst.CSTNode, scope: Scope) -> Optional[str]:

@@ -30,7 +30,7 @@ import libcst as cst
 from migrate_tpu.codemod import references
 from migrate_tpu.codemod.analysis import Analysis, dotted_name
 from migrate_tpu.codemod.locations import rules_directory
-from migrate_tpu.codemod.names import canonical, expression_for, lookup, qualified_name
+from migrate_tpu.codemod.names import canonical, expression_for, lookup, possible_names, qualified_name
 from migrate_tpu.codemod.rule import Change, Evidence, Example, Rule, Safety, register
 
 if sys.version_info >= (3, 11):
@@ -259,6 +259,9 @@ class TableRule(Rule):
             entry = self._entry_for(qualified_name(node, scope))
             if entry is not None:
                 matched.append((node, entry))
+        for node, scope, _call, _position in self._attributes:
+            if self._entry_for(qualified_name(node, scope)) is None:
+                self._report_if_maybe(node, scope, analysis)
         # ``tf.mixed_precision.experimental.FixedLossScale`` is one reference, not two.
         inner = {id(node.value) for node, _entry in matched if isinstance(node, cst.Attribute)}
         for node, entry in matched:
@@ -270,6 +273,25 @@ class TableRule(Rule):
         self._report_name_lookups(analysis)
         for node, scope in self._imports:
             self.report(node, next(e for e in self.entries if self._imports_entry(node, e)).message, analysis=analysis)
+
+    def _report_if_maybe(self, node: cst.Attribute, scope, analysis: Analysis) -> None:
+        """A reference whose head name more than one import binds (``try: from a import m /
+        except ImportError: from b import m``): no fix, since which module it is depends on
+        where the code runs, but a note when one of them is a moved symbol."""
+        if qualified_name(node.value, scope) is not None:
+            return  # its head is known: this is simply not a moved symbol
+        candidates = sorted(c for c in possible_names(node, scope) if self._entry_for(c) is not None)
+        if not candidates:
+            return
+        entry = self._entry_for(candidates[0])
+        gone = f"gone from TF {entry.removed}" if entry.removed else "the old API"
+        self.report(
+            node,
+            f"`{analysis.module.code_for_node(node)}` may be `{_short(entry.old)}` (`{_head(node)}` is bound by more "
+            f"than one import here), {gone}: use `{_short(entry.new)}` where it exists",
+            analysis=analysis,
+            suggestion=_short(entry.new),
+        )
 
     def _report_name_lookups(self, analysis: Analysis) -> None:
         """``getattr(tf.distribute.experimental, "TPUStrategy")``: reported, never rewritten."""
@@ -305,6 +327,8 @@ class TableRule(Rule):
             entry = self._entry_for(qualified_name(node, scope))
             if entry is not None:
                 self._handle(node, scope, call, entry, position, analysis, in_place=True)
+            else:
+                self._report_if_maybe(node, scope, analysis)
         for name, items in uses.items():
             for node, scope, call, entry, _action, position in items:
                 self._handle(node, scope, call, entry, position, analysis, in_place=not import_follows[name])

@@ -1,0 +1,72 @@
+"""Leftovers no fix reaches are reported, not passed over in silence.
+
+- A name bound by two imports (``try: from a import m`` / ``except ImportError:
+  from b import m``) has no single meaning, so it gets no fix; when one of the
+  modules is a moved API, its uses get a note that says "may be".
+- The ``tf.keras.mixed_precision.experimental`` namespace left after TPU402,
+  TPU403 and TPU406 (an alias, an import kept by a fallback, a member no rule
+  moves) is TPU409's, at its line in the fixed file.
+"""
+
+from migrate_tpu.codemod.api import Options, migrate
+
+SHIM = """\
+import tensorflow as tf
+
+try:
+    from tensorflow.keras.mixed_precision import experimental as mixed_precision
+except ImportError:
+    from tensorflow.keras import mixed_precision
+mixed_precision.set_policy("mixed_bfloat16")
+"""
+
+
+def _found(source, **options):
+    outcome = migrate(source, Options(**options))
+    return outcome, [(r.rule, r.line, r.message) for r in outcome.reports if not r.applied]
+
+
+def test_a_use_through_a_two_import_shim_gets_a_may_be_note_and_no_fix():
+    for mode in ("check", "fix"):
+        outcome, found = _found(SHIM, mode=mode, target="latest")
+        assert outcome.code == SHIM
+        assert [(rule, line) for rule, line, _ in found] == [("TPU402", 7)]
+        assert "may be `tf.keras.mixed_precision.experimental.set_policy`" in found[0][2]
+        assert "gone from TF 2.9" in found[0][2]
+
+
+def test_a_shim_of_two_stable_modules_is_left_alone():
+    source = SHIM.replace("tensorflow.keras.mixed_precision import experimental", "keras import mixed_precision")
+    assert _found(source, mode="check")[1] == []
+
+
+def test_the_namespace_left_after_the_fixes_is_reported_at_its_new_line():
+    source = (
+        "import tensorflow as tf\n"
+        "if tf.__version__ < '2.4':\n    pass\nelse:\n    pass\n"  # collapses: lines move up
+        "try:\n"
+        "    from tensorflow.keras.mixed_precision import experimental as prec\n"
+        "except ImportError:\n"
+        "    prec = None\n"
+        "prec.set_policy('mixed_bfloat16')\n"
+        "alias = tf.keras.mixed_precision.experimental\n"
+    )
+    outcome, found = _found(source, mode="fix")
+    lines = outcome.code.splitlines()
+    assert "set_global_policy" in outcome.code
+    assert sorted((rule, lines[line - 1].strip()) for rule, line, _ in found) == [
+        ("TPU409", "alias = tf.keras.mixed_precision.experimental"),
+        ("TPU409", "from tensorflow.keras.mixed_precision import experimental as prec"),
+    ]
+
+
+def test_uses_the_other_rules_rewrite_take_the_import_with_them():
+    source = (
+        "import tensorflow as tf\n"
+        "from tensorflow.keras.mixed_precision import experimental as prec\n"
+        "prec.set_policy(prec.Policy('mixed_bfloat16'))\n"
+        "opt = prec.LossScaleOptimizer(opt, 'dynamic')\n"
+    )
+    outcome, found = _found(source, mode="fix")
+    assert found == []
+    assert "experimental" not in outcome.code
