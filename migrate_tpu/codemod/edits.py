@@ -9,6 +9,7 @@ module's leading imports.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -114,21 +115,45 @@ def _bound_names(small: cst.CSTNode):
                 yield alias, full if isinstance(small, cst.ImportFrom) else full.split(".")[0]
 
 
-def _import_statements(body: Sequence[cst.CSTNode], out: List[Tuple[cst.SimpleStatementLine, bool]], top: bool) -> None:
-    """Every one-import statement line, at any depth (bodies of functions, classes, ifs, trys, ...)."""
+def _is_import_line(statement: cst.CSTNode) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], (cst.Import, cst.ImportFrom))
+    )
+
+
+def _suites(statement: cst.CSTNode):
+    """The blocks of a compound statement: its body, ``elif``/``else``, handlers, ``finally``, cases."""
+    body = getattr(statement, "body", None)
+    if body is not None:
+        yield body
+    for handler in getattr(statement, "handlers", ()):
+        yield handler.body
+    orelse = getattr(statement, "orelse", None)
+    while orelse is not None:  # an ``elif`` is an ``If`` with its own ``orelse``
+        yield orelse.body
+        orelse = getattr(orelse, "orelse", None)
+    final = getattr(statement, "finalbody", None)
+    if final is not None:
+        yield final.body
+    for case in getattr(statement, "cases", ()):
+        yield case.body
+
+
+def _nested_import_lines(body: Sequence[cst.CSTNode], out: List[cst.SimpleStatementLine]) -> None:
+    """Every one-import statement line inside the compound statements of ``body``, at any depth."""
     for statement in body:
         if isinstance(statement, cst.SimpleStatementLine):
-            if len(statement.body) == 1 and isinstance(statement.body[0], (cst.Import, cst.ImportFrom)):
-                out.append((statement, top))
             continue
-        for child in statement.children:
-            if isinstance(child, cst.IndentedBlock):
-                _import_statements(child.body, out, False)
-            elif isinstance(child, (cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally)):
-                if isinstance(child.body, cst.IndentedBlock):
-                    _import_statements(child.body.body, out, False)
-            elif isinstance(child, (cst.If, cst.Else)):  # elif chains
-                _import_statements([child], out, False)
+        for suite in _suites(statement):
+            if isinstance(suite, cst.IndentedBlock):
+                out.extend(s for s in suite.body if _is_import_line(s))
+                _nested_import_lines(suite.body, out)
+
+
+# An import statement that is not at column 0: only then is the nested walk worth its cost.
+_INDENTED_IMPORT = re.compile(r"^[ \t]+(?:from|import)\b", re.MULTILINE)
 
 
 class _DropImports(cst.CSTTransformer):
@@ -182,15 +207,17 @@ def drop_unused_imports(module: cst.Module, code: str, names: Iterable[str]) -> 
     (every import of the name, at any depth, must then be unused). Returns None
     when nothing is removed.
     """
-    import re
-
     body = list(module.body)
     changed = False
     nested_drop: Dict[int, List[cst.ImportAlias]] = {}
+    nested: Optional[List[cst.SimpleStatementLine]] = None  # found once: the loop below never edits them
     for name in dict.fromkeys(names):
         pattern = re.compile(r"(?<![\w.])" + re.escape(name) + r"\b")
-        found: List[Tuple[cst.SimpleStatementLine, bool]] = []
-        _import_statements(body, found, True)
+        if nested is None:
+            nested = []
+            if _INDENTED_IMPORT.search(code):
+                _nested_import_lines(body, nested)
+        found = [(s, True) for s in body if _is_import_line(s)] + [(s, False) for s in nested]
         binding = []
         for statement, top in found:
             matches = [alias for alias, bound in _bound_names(statement.body[0]) if bound == name]
@@ -203,7 +230,7 @@ def drop_unused_imports(module: cst.Module, code: str, names: Iterable[str]) -> 
             continue
         for statement, top, matches in binding:
             if not top:
-                nested_drop[id(statement)] = matches
+                nested_drop.setdefault(id(statement), []).extend(matches)
                 changed = True
                 continue
             index = next(i for i, s in enumerate(body) if s is statement)
