@@ -47,10 +47,14 @@ def _host_program(tmp_path, body):
         pod.watch_launcher()
         finish_line = pod.FinishLine.take()
         k = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
+        def say(*words):
+            # one write per line: host 0 shares the launcher's stdout with the lines relayed
+            # from the other hosts, and print() may write a line in pieces (PYTHONUNBUFFERED)
+            os.write(1, (" ".join(str(w) for w in words) + "\n").encode())
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
         with open(os.path.join(sys.argv[1], "pids-%d" % k), "w") as f:
             f.write("%d %d" % (os.getpid(), child.pid))
-        print("line one of", k, flush=True)
+        say("line one of", k)
         sys.stderr.write("err of %d\\n" % k)
         sys.stderr.flush()
         """) + textwrap.dedent(body))
@@ -121,8 +125,8 @@ def test_no_host_passes_the_finish_line_before_every_host_crossed_it(tmp_path):
         open(mark, "w").close()
         finish_line.cross()
         others = sorted(os.listdir(sys.argv[1]))
-        print("released", k, [n for n in others if n.startswith("crossing-")], flush=True)
-        print("variable of %d: %s" % (k, os.environ.get("MIGRATE_TPU_FINISH_FDS")), flush=True)
+        say("released", k, [n for n in others if n.startswith("crossing-")])
+        say("variable of %d: %s" % (k, os.environ.get("MIGRATE_TPU_FINISH_FDS")))
         """)
     done, _ = _run(_supervise(tmp_path, body, timeout=100))
     assert done.returncode == 0, done.stderr
@@ -139,7 +143,7 @@ def test_a_host_that_exits_without_crossing_releases_the_others(tmp_path):
             time.sleep(1)
             sys.exit(0)
         finish_line.cross()
-        print("released", k, flush=True)
+        say("released", k)
         """)
     done, _ = _run(_supervise(tmp_path, body, timeout=100))
     assert done.returncode == 0, done.stderr
