@@ -1,4 +1,5 @@
-"""codemod/positions.py drives LibCST's private code generation state (``CodegenState``).
+"""codemod/positions.py drives LibCST's private code generation state (``CodegenState``),
+and codemod/parsing.py turns LibCST's node validation off for the length of a parse.
 
 Its spans must equal those of LibCST's public ``PositionProvider`` for every kind of
 node, with the LibCST that is installed: a release that changes the private
@@ -15,6 +16,7 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from migrate_tpu.codemod import parsing
 from migrate_tpu.codemod.positions import spans
 
 SOURCE = '''"""Doc."""
@@ -105,3 +107,37 @@ def test_installed_libcst_is_in_the_declared_range():
     """The range in pyproject.toml is the one these tests ran against."""
     major, minor = (int(part) for part in version("libcst").split(".")[:2])
     assert (1, 1) <= (major, minor) < (2, 0), version("libcst")
+
+
+def _stdlib_sample():
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    return [SOURCE] + [(stdlib / name).read_text(encoding="utf-8") for name in ("textwrap.py", "dataclasses.py", "argparse.py")]
+
+
+def test_a_trusted_parse_builds_the_tree_a_validated_parse_builds():
+    for source in _stdlib_sample():
+        trusted = parsing.parse_module(source)
+        assert trusted.deep_equals(cst.parse_module(source))
+        assert trusted.code == source
+
+
+def test_validation_is_back_after_a_trusted_parse_and_after_one_that_fails():
+    def bad_node():  # 'not' glued to its operand: LibCST's validation refuses it
+        return cst.UnaryOperation(operator=cst.Not(whitespace_after=cst.SimpleWhitespace("")), expression=cst.Name("x"))
+
+    parsing.parse_module(SOURCE)
+    try:
+        bad_node()
+        raise AssertionError("validation stayed off after a parse")
+    except cst.CSTValidationError:
+        pass
+    try:
+        parsing.parse_module("def (:\n")
+        raise AssertionError("a syntax error was accepted")
+    except cst.ParserSyntaxError:
+        pass
+    try:
+        bad_node()
+        raise AssertionError("validation stayed off after a failed parse")
+    except cst.CSTValidationError:
+        pass

@@ -18,6 +18,7 @@ import libcst as cst
 from migrate_tpu.codemod.analysis import Analysis
 from migrate_tpu.codemod.findings import Report
 from migrate_tpu.codemod.options import Options
+from migrate_tpu.codemod.parsing import parse_module
 from migrate_tpu.codemod.edits import add_imports, apply_changes, drop_unused_imports, splice_code, statement_starts
 from migrate_tpu.codemod.positions import spans
 from migrate_tpu.codemod.rule import Finding, Safety, select_rules
@@ -80,7 +81,7 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
     needed, tree = syntax_stage.may_fire(source, rule_classes, lookup, path)
     if not needed:
         return Outcome(source, [], parsed=False)
-    module = cst.parse_module(source)
+    module = parse_module(source)
     rules = [rule_class() for rule_class in rule_classes]
     analysis = Analysis(module, rules, lookup=lookup, path=path)
     analysis.target = options.target
