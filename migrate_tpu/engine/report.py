@@ -58,7 +58,9 @@ class RunSummary:
             "files": self.files,
             "parsed": self.parsed,
             "skipped": self.skipped,
-            "changed": self.changed,
+            # Files `fix` changes (changed, or would change: the JSON report comes from `check`,
+            # which generates no new code, so `changed` alone was always 0 there).
+            "changed": max(self.changed, self.fixable_files),
             "errors": self.errors,
             "findings": sum(self.by_rule.values()),
             "fixed": self.applied,
