@@ -249,3 +249,23 @@ def test_exit_zero_from_stdin(cli):
     fixed = cli("fix", "--exit-zero", "-", input=MANUAL)
     assert fixed.returncode == 0 and fixed.stdout == MANUAL
     assert cli("diff", "--exit-zero", "-", input=b"import tensorflow as tf\ndef f(:\n    strategy.experimental_run_v2(g)\n").returncode == 2
+
+
+def test_what_the_prefilter_skips_is_what_the_docs_say(cli, tmp_path):
+    """README and docs/reliability.md: importing TensorFlow alone does not make a file parsed, so
+    its syntax error goes unreported (exit 0); naming an API a rule acts on does. The same holds
+    for a notebook that breaks the nbformat schema (docs/notebooks.md)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "`import tensorflow as tf` alone is not enough" in " ".join(readme.split())
+    write(tmp_path / "quiet.py", b"import tensorflow as tf\nx = tf.constant(1)\nprint 'py2'\n")
+    write(tmp_path / "quiet.ipynb", b'{"cells": [{"cell_type": "code", "metadata": {}, "source": "import tensorflow as tf"}],'
+          b' "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    skipped = cli("check", "--isolated", "--no-cache", "quiet.py", "quiet.ipynb")
+    assert skipped.returncode == 0, skipped.stderr
+    assert b"2 files scanned (0 parsed, 2 skipped by the prefilter)" in skipped.stderr
+    write(tmp_path / "loud.py", b"import tensorflow as tf\nprint 'py2'\nstrategy.experimental_run_v2(f)\n")
+    write(tmp_path / "loud.ipynb", (tmp_path / "quiet.ipynb").read_bytes().replace(b"import tensorflow as tf", b"s.experimental_run_v2(f)"))
+    loud = cli("check", "--isolated", "--no-cache", "loud.py", "loud.ipynb")
+    assert loud.returncode == 2
+    assert b"loud.py:2: error: cannot parse" in loud.stderr
+    assert b"loud.ipynb:cell 1: error: not a valid notebook" in loud.stderr

@@ -70,3 +70,20 @@ def test_uses_the_other_rules_rewrite_take_the_import_with_them():
     outcome, found = _found(source, mode="fix")
     assert found == []
     assert "experimental" not in outcome.code
+
+
+def test_an_alias_named_mixed_precision_is_not_confused_with_the_attribute_of_that_name():
+    # `tf.keras.mixed_precision` spells the alias's name but does not use it: TPU402/TPU403 fix
+    # every use and the import goes, so nothing is left (fix said "2 findings remaining" and exited 1).
+    source = (
+        "import tensorflow as tf\n"
+        "from tensorflow.keras.mixed_precision import experimental as mixed_precision\n"
+        "\n"
+        "mixed_precision.set_policy(mixed_precision.Policy('mixed_bfloat16'))\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n"
+    )
+    for mode in ("check", "fix"):
+        outcome, found = _found(source, mode=mode)
+        assert found == [], found
+    assert "import experimental" not in outcome.code
+    assert migrate(outcome.code, Options(mode="check")).reports == []

@@ -58,7 +58,9 @@ class RunSummary:
             "files": self.files,
             "parsed": self.parsed,
             "skipped": self.skipped,
-            "changed": self.changed,
+            # Files `fix` changes (changed, or would change: the JSON report comes from `check`,
+            # which generates no new code, so `changed` alone was always 0 there).
+            "changed": max(self.changed, self.fixable_files),
             "errors": self.errors,
             "findings": sum(self.by_rule.values()),
             "fixed": self.applied,
@@ -204,12 +206,26 @@ def patch_bytes(result: FileResult, root: Optional[str] = None) -> bytes:
         return b""
     rules = sorted({report.rule for report in result.reports if report.applied})
     head = (RULES_LINE_PREFIX + ", ".join(rules) + "\n").encode("utf-8") if rules else b""
-    if root is not None and diff.startswith(b"--- a/"):
+    if diff.startswith(b"--- a/") and diff.count(b"\n") >= 2:
         first, second, rest = diff.split(b"\n", 2)
         if second.startswith(b"+++ b/") and not re.search(rb":cell \d+$", first):
-            name = patch_path(result.path, root).encode("utf-8")
-            diff = b"--- a/" + name + b"\n+++ b/" + name + b"\n" + rest
+            name = patch_path(result.path, root).encode("utf-8") if root is not None else first[len(b"--- a/") :]
+            diff = b"--- " + _header_name(b"a/" + name) + b"\n+++ " + _header_name(b"b/" + name) + b"\n" + rest
     return head + diff
+
+
+_C_ESCAPES = {ord("\\"): b"\\\\", ord('"'): b'\\"', ord("\t"): b"\\t", ord("\n"): b"\\n", ord("\r"): b"\\r"}
+
+
+def _header_name(name: bytes) -> bytes:
+    """A path as git writes it on a ``---``/``+++`` line, so that ``git apply`` and
+    ``patch -p1`` read the same name: C-quoted when it holds a quote, a backslash
+    or a control character; followed by a tab when it holds a space (without it,
+    ``patch`` takes the name to end at the first space)."""
+    if any(byte < 0x20 or byte == 0x7F or byte in b'"\\' for byte in name):
+        quoted = b"".join(_C_ESCAPES.get(byte) or (b"\\%03o" % byte if byte < 0x20 or byte == 0x7F else bytes([byte])) for byte in name)
+        return b'"' + quoted + b'"'
+    return name + b"\t" if b" " in name else name
 
 
 # -- JSON -------------------------------------------------------------------------

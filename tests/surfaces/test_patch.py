@@ -115,3 +115,28 @@ def test_output_file_holds_the_patch(run_cli, tmp_path):
     assert written.returncode == 1 and written.stdout == ""
     assert (tmp_path / "out.patch").read_text("utf-8") == shown.stdout
     assert (tmp_path / "train.py").read_text("utf-8") == TRAIN
+
+
+@pytest.mark.parametrize("tool", ["git", "patch"])
+def test_names_with_spaces_quotes_and_non_ascii(run_cli, tmp_path, tool):
+    # `patch` ends an unquoted name at its first space unless a tab follows it, as git writes it;
+    # a quote or backslash needs git's C quoting. Both tools must find the same file as `fix`.
+    names = ["my project/train step.py", 'say "hi".py', "back\\slash.py", "café.ipynb"]
+    fixed, patched = tmp_path / "fixed", tmp_path / "patched"
+    for root in (fixed, patched):
+        for name in names:
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            if name.endswith(".ipynb"):
+                shutil.copyfile(FIXTURES / "tpu_colab.ipynb", root / name)
+            else:
+                (root / name).write_text(TRAIN, "utf-8")
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+    run_cli("fix", *names, cwd=fixed)
+    shown = _diff(*names, cwd=patched)
+    assert shown.returncode == 1, shown.stderr
+    assert b"+++ b/my project/train step.py\t\n" in shown.stdout
+    assert b'+++ "b/say \\"hi\\".py"\n' in shown.stdout
+    assert _snapshot(patched) != _snapshot(fixed)
+    applied = _apply(tool, shown.stdout, patched)
+    assert applied.returncode == 0, applied.stdout.decode() + applied.stderr.decode()
+    assert _snapshot(patched) == _snapshot(fixed)

@@ -44,6 +44,11 @@ def test_json_has_every_finding_with_its_fields_and_edits(run_cli, project):
     assert ("tpu_colab.ipynb", 6, 24, "TPU101") in by_place
     assert report["errors"] == [{"path": "broken.py", "line": 2, "message": report["errors"][0]["message"]}]
     assert report["summary"]["errors"] == 1 and report["summary"]["by_rule"]["TPU101"] == 2
+    # The summary agrees with the text one: train.py and the notebook would change, clean.py is skipped.
+    assert {key: report["summary"][key] for key in ("files", "parsed", "skipped", "changed")} == {
+        "files": 4, "parsed": 2, "skipped": 1, "changed": 2,
+    }
+    assert "2 would change" in result.stderr
 
 
 def test_github_annotations(run_cli, project):

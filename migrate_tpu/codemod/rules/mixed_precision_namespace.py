@@ -149,9 +149,14 @@ if isinstance(optimizer, prec.LossScaleOptimizer):
         self._interesting.add(bound)
 
     def visit_Name(self, node: cst.Name, analysis: Analysis) -> None:
-        if node.value in self._interesting and not _in_import(analysis.ancestors()):
-            analysis.remember(node)
-            self._mentions.append((node, analysis.scope, analysis.parent))
+        if node.value not in self._interesting or _in_import(analysis.ancestors()):
+            return
+        parent = analysis.parent
+        # ``tf.keras.mixed_precision`` spells an alias named ``mixed_precision`` without using it.
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            return
+        analysis.remember(node)
+        self._mentions.append((node, analysis.scope, parent))
 
     def finish(self, analysis: Analysis):
         anywhere, called = _taken_over()
