@@ -159,10 +159,47 @@ def test_a_guard_for_newer_releases_is_not_a_migration_guard():
     assert _ids(outcome.reports, True) == Counter({"TPU402": 1})
 
 
-def test_tests_that_read_more_than_the_version_are_not_version_guards():
+def test_a_test_that_reads_more_than_the_version_keeps_the_branch_only_older_releases_take():
+    # On the target the test is False whatever `flag` is: the body serves TF < 2.2 only,
+    # and `run` would break it there. It is not collapsed: the test reads more than the version.
     source = HEADER + 'if tf.__version__ < "2.2" and flag:\n    out = strategy.experimental_run_v2(tf.function(f))\n'
     outcome = _fix(source)
+    assert outcome.code == source
+    assert [(r.rule, r.safety) for r in outcome.reports] == [("TPU101", "manual")]
+    assert "under the guard `if tf.__version__ < \"2.2\" and flag`" in outcome.reports[0].message
+    # The branch the target takes is migrated as usual.
+    source = HEADER + 'if tf.__version__ >= "2.2" or flag:\n    out = strategy.experimental_run_v2(tf.function(f))\n'
+    outcome = _fix(source)
     assert _ids(outcome.reports, True) == Counter({"TPU101": 1})
+
+
+GUARDS_NOT_EVALUATED = [
+    # The version read through a comprehension and through unpacking: evaluated, decided.
+    ('major, minor = [int(p) for p in tf.__version__.split(".")[:2]]\n', "(major, minor) < (2, 4)", "collapse"),
+    ('MAJOR, MINOR, _ = tf.__version__.split(".", 2)\n', "int(MINOR) < 2", "collapse"),
+    ('TF_VERSION = tuple(int(v) for v in tf.__version__.split(".")[:2])\n', "TF_VERSION < (2, 2)", "collapse"),
+    # Read through code not modelled here: which branch is legacy is unknown, neither is rewritten.
+    ("import re\n\ndef tf_minor():\n    return int(re.findall(r'\\d+', tf.__version__)[1])\n\n", "tf_minor() < 2", "both"),
+    ('V = re.match(r"2\\.(\\d+)", tf.__version__)\n', "int(V.group(1)) < 2", "both"),
+]
+
+
+@pytest.mark.parametrize("prelude, test, expected", GUARDS_NOT_EVALUATED, ids=[t for _, t, _ in GUARDS_NOT_EVALUATED])
+def test_a_guard_on_a_derived_version_is_never_rewritten_into_a_copy_of_its_other_branch(prelude, test, expected):
+    source = HEADER + prelude + (
+        f"if {test}:\n"
+        "    out = strategy.experimental_run_v2(step_fn, args=(x,))\n"
+        "else:\n"
+        "    out = strategy.experimental_run_v2(step_fn, args=(x,))\n"
+    )
+    outcome = _fix(source)
+    if expected == "collapse":
+        assert outcome.code == HEADER + prelude + "out = strategy.run(step_fn, args=(x,))\n"
+        assert _ids(outcome.reports, True) == Counter({"TPU601": 1, "TPU101": 1})  # the kept branch is migrated
+    else:
+        assert outcome.code == source
+        assert all(r.safety == "manual" and "under the guard" in r.message for r in outcome.reports)
+        assert _ids(outcome.reports, False)["TPU101"] == 2
 
 
 def test_without_the_collapse_rule_the_legacy_branch_is_noted_not_rewritten():

@@ -139,6 +139,9 @@ class Analysis(cst.CSTVisitor):
         self.functions: List[Tuple[cst.FunctionDef, Scope]] = []  # (def, its own scope)
         self.calls_by_name: Dict[str, List[Tuple[cst.Call, Scope]]] = {}
         self.defined_names: set = set()  # every def/class name in the file
+        # Names bound by ``from m import a as b`` (b != a): a call through one
+        # does not spell the callee's own last name (see ``rule.CallRule``).
+        self.renamed_imports: set = set()
         # ``if``/``try`` statements and conditional expressions, and the guards
         # on the TensorFlow version found among them once the walk is over.
         self.branch_points: List[Tuple[cst.CSTNode, Scope]] = []
@@ -278,6 +281,8 @@ class Analysis(cst.CSTVisitor):
             name = imported
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 name = alias.asname.name.value
+                if name != imported:
+                    self.renamed_imports.add(name)
             joiner = "" if prefix.endswith(".") else "."
             target = f"{prefix}{joiner}{imported}" if prefix else imported
             self.scope.bind(name, Binding("import", self.scope, node, target=target))

@@ -28,6 +28,7 @@ RULES = (
     ('TPU407', ('latest',), (('DynamicLossScale', '', False), ('FixedLossScale', '', False), ('LossScale', '', False), ('experimental', '', False))),
     ('TPU408', ('2.4', 'latest'), (('mixed_precision', 'mixed_precision\\s*(?:\\.|\\bimport\\s*\\(?)\\s*experimental\\b', False),)),
     ('TPU409', ('2.4', 'latest'), (('mixed_precision', 'mixed_precision\\s*(?:\\.|\\bimport\\s*\\(?)\\s*experimental\\b', False),)),
+    ('TPU410', ('2.4', 'latest'), (('Policy', '', False), ('global_policy', '', False), ('set_policy', '', False))),
     ('TPU501', ('2.4', 'latest'), (('experimental_distribute', 'experimental_distribute\\s*\\.\\s*auto_shard\\b', True),)),
     ('TPU502', ('2.4', 'latest'), (('input_lib', '', False),)),
     ('TPU601', ('2.4', 'latest'), (('__version__', '', False), ('VERSION', '\\bversion\\s*\\.\\s*VERSION\\b', False))),

@@ -418,6 +418,12 @@ class TableRule(Rule):
             changes = [Change(node, rewrite_reference)]
         else:
             return  # the import rewrite covers this use
+        if unsafe and keywords:
+            # The subclass's calls of the base constructor (``super().__init__(r,
+            # device_assignment=da)``) follow the new class's keywords, or the
+            # renamed base would fail with ``TypeError``.
+            for constructor in _base_constructor_calls(node, analysis, keywords):
+                changes.append(Change(constructor, lambda updated: _rename_keywords(updated, keywords)))
         renamed = [k for k in keywords if call is not None and any(a.keyword is not None and a.keyword.value == k for a in call.args)]
         detail = "".join(f"; `{k}=` is now `{keywords[k]}=`" for k in renamed)
         if unsafe:
@@ -597,6 +603,65 @@ def _dotted_parts(expression: cst.CSTNode) -> List[cst.CSTNode]:
 
     walk(expression)
     return found
+
+
+def _rename_keywords(call: cst.Call, keywords: Dict[str, str]) -> cst.Call:
+    return call.with_changes(
+        args=[
+            arg.with_changes(keyword=arg.keyword.with_changes(value=keywords[arg.keyword.value]))
+            if arg.keyword is not None and arg.keyword.value in keywords
+            else arg
+            for arg in call.args
+        ]
+    )
+
+
+def _passes_keyword(call: cst.Call, keywords: Dict[str, str]) -> bool:
+    return any(arg.keyword is not None and arg.keyword.value in keywords for arg in call.args)
+
+
+def _base_constructor_calls(base: cst.CSTNode, analysis: Analysis, keywords: Dict[str, str]) -> List[cst.Call]:
+    """Calls that reach the constructor of the base class ``base`` with one of its old
+    ``keywords``: ``super().__init__(...)``, ``super(C, self).__init__(...)`` and
+    ``Base.__init__(self, ...)`` in the class's own methods, and, when the class
+    defines no ``__init__``, the calls of the class itself in this file."""
+    site = analysis.site(base)
+    path = site.path if site is not None else ()
+    if len(path) < 3 or not isinstance(path[-3], cst.ClassDef):
+        return []
+    klass = path[-3]
+    base_code = analysis.module.code_for_node(base)
+    found: List[cst.Call] = []
+    has_init = False
+    for statement in klass.body.body:
+        if not isinstance(statement, cst.FunctionDef):
+            continue
+        if statement.name.value == "__init__":
+            has_init = True
+        for inner in _walk_calls(statement):
+            func = inner.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == "__init__"):
+                continue
+            receiver = func.value
+            is_super = isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "super"
+            if (is_super or analysis.module.code_for_node(receiver) == base_code) and _passes_keyword(inner, keywords):
+                found.append(inner)
+    if not has_init:
+        for call, scope in analysis.calls_by_name.get(klass.name.value, []):
+            bound = lookup(scope, klass.name.value)
+            if bound is not None and any(b.node is klass for b in bound[1]) and _passes_keyword(call, keywords):
+                found.append(call)
+    return found
+
+
+def _walk_calls(node: cst.CSTNode):
+    """Every call under ``node`` (nested functions and classes included)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call):
+            yield current
+        stack.extend(current.children)
 
 
 def _head(node: cst.CSTNode) -> str:

@@ -214,7 +214,10 @@ class CallRule(Rule):
     def visit_Call(self, node: cst.Call, analysis: "Analysis") -> None:
         func = node.func
         last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-        if last in self._last_names:
+        # A callee imported under another name (``from ... import
+        # LossScaleOptimizer as LSO``) is called by that name: keep the call
+        # too, and let :meth:`calls` resolve it.
+        if last in self._last_names or (isinstance(func, cst.Name) and last in analysis.renamed_imports):
             analysis.remember(node)
             self._candidates.append((node, analysis.scope))
 

@@ -23,6 +23,9 @@ Three kinds of guard, like pyupgrade's ``sys.version_info`` handling:
   is *decided*: the version-guard rule collapses it to the target's branch
   (safe: the test reads nothing but the version). When the target's releases
   disagree, the branch TF 2.1 takes is the legacy one and is left alone.
+  A test that reads the version but cannot be evaluated as a whole (``and
+  flag``, a helper of this file, ``re.match``) is still a guard: the branch the
+  target never takes is left alone, or both branches when that is unknown.
 * a feature test, ``hasattr(x, "run")`` (or ``getattr(x, "run", None) is not
   None``): the branch that needs the old name is the legacy one. It is never
   collapsed: whether ``x`` has the attribute depends on what ``x`` is, which
@@ -177,6 +180,7 @@ class _Evaluator:
         self.version = version
         self.saw_version = False
         self.names: List[str] = []
+        self.env: Dict[str, object] = {}  # comprehension variables being iterated
 
     def value(self, expr: cst.CSTNode, scope, depth: int = 0) -> object:
         if depth > 20:
@@ -196,6 +200,10 @@ class _Evaluator:
             if len(items) != len(expr.elements):
                 raise _Undecided
             return tuple(items) if isinstance(expr, cst.Tuple) else items
+        if isinstance(expr, cst.Name) and expr.value in self.env:
+            return self.env[expr.value]
+        if isinstance(expr, (cst.GeneratorExp, cst.ListComp)):
+            return self._comprehension(expr, scope, depth)
         if isinstance(expr, (cst.Name, cst.Attribute)):
             name = qualified_name(expr, scope)
             if name is not None and canonical(name) in _VERSION_NAMES:
@@ -239,15 +247,46 @@ class _Evaluator:
             return self._call(expr, scope, depth)
         raise _Undecided
 
+    def _comprehension(self, expr, scope, depth):
+        """``[int(p) for p in tf.__version__.split(".")]`` (one ``for``, a plain name, no ``if``)."""
+        comp = expr.for_in
+        if comp.inner_for_in is not None or comp.ifs or comp.asynchronous is not None or not isinstance(comp.target, cst.Name):
+            raise _Undecided
+        items = self.value(comp.iter, scope, depth)
+        variable = comp.target.value
+        outer = self.env.get(variable, _UNSET)
+        results = []
+        try:
+            for item in items:
+                self.env[variable] = item
+                results.append(self.value(expr.elt, scope, depth))
+        finally:
+            if outer is _UNSET:
+                self.env.pop(variable, None)
+            else:
+                self.env[variable] = outer
+        return results
+
     def _bound(self, name: cst.Name, scope, depth):
-        """A name bound once, to a pure expression (``TF_VERSION = LooseVersion(tf.__version__)``)."""
+        """A name bound once, to a pure expression (``TF_VERSION = LooseVersion(tf.__version__)``),
+        or unpacked from one (``major, minor = map(int, tf.__version__.split(".")[:2])``)."""
         found = lookup(scope, name.value)
         if found is None:
             raise _Undecided
         bindings = found[1]
-        if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+        if len(bindings) != 1:
             raise _Undecided
-        return self.value(bindings[0].value, bindings[0].scope, depth)
+        binding = bindings[0]
+        unpacked = _unpacked_from(binding, name.value)
+        if unpacked is not None:
+            value, index, count = unpacked
+            items = list(self.value(value, binding.scope, depth))
+            if len(items) != count:
+                raise _Undecided
+            return items[index]
+        if binding.kind != "assign" or binding.value is None:
+            raise _Undecided
+        return self.value(binding.value, binding.scope, depth)
 
     def _call(self, call: cst.Call, scope, depth):
         if any(arg.star or arg.keyword is not None for arg in call.args):
@@ -277,6 +316,61 @@ class _Evaluator:
             if isinstance(receiver, str) and all(isinstance(a, (str, int)) for a in args):
                 return getattr(receiver, func.attr.value)(*args)
         raise _Undecided
+
+
+_UNSET = object()
+
+
+def _unpacked_from(binding, name: str) -> Optional[Tuple[cst.BaseExpression, int, int]]:
+    """(value, index, count) when ``binding`` is ``a, b = value`` (plain names only) binding ``name``."""
+    node = binding.node
+    if binding.kind != "other" or not isinstance(node, cst.Assign) or len(node.targets) != 1:
+        return None
+    target = node.targets[0].target
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return None
+    names = [element.value for element in target.elements]
+    if not all(isinstance(n, cst.Name) and not isinstance(e, cst.StarredElement) for n, e in zip(names, target.elements)):
+        return None
+    spelled = [n.value for n in names]
+    if spelled.count(name) != 1:
+        return None
+    return node.value, spelled.index(name), len(spelled)
+
+
+def reads_version(expr: cst.CSTNode, scope, depth: int = 0, memo: Optional[Dict[int, bool]] = None) -> bool:
+    """Whether ``expr`` reads the TensorFlow version, directly or through names bound
+    once (also by unpacking) and functions of this file that read it.
+
+    ``memo`` (by the id of a binding's value or function body) keeps each one walked once."""
+    if depth > 6:
+        return False
+    if memo is None:
+        memo = {}
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            name = qualified_name(node, scope)
+            if name is not None and canonical(name) in _VERSION_NAMES:
+                return True
+        if isinstance(node, cst.Name):
+            found = lookup(scope, node.value)
+            if found is not None and len(found[1]) == 1:
+                binding = found[1][0]
+                unpacked = _unpacked_from(binding, node.value)
+                source = unpacked[0] if unpacked is not None else binding.value if binding.kind == "assign" else None
+                if binding.kind == "def" and binding.node is not None:
+                    source = binding.node.body
+                if source is not None:
+                    key = id(source)
+                    if key not in memo:
+                        memo[key] = False  # in progress: a cycle reads nothing new
+                        memo[key] = reads_version(source, binding.scope, depth + 1, memo)
+                    if memo[key]:
+                        return True
+        stack.extend(node.children)
+    return False
 
 
 def evaluate(test: cst.BaseExpression, scope, version: str) -> Tuple[bool, List[str]]:
@@ -398,6 +492,7 @@ def find_guards(analysis) -> List["Guard"]:
     guards: List[Guard] = []
     target_versions = TARGET_VERSIONS.get(analysis.target, TARGET_VERSIONS["2.4"])
     module = analysis.module
+    reads_memo: Dict[int, bool] = {}
     for node, scope in analysis.branch_points:
         if isinstance(node, cst.Try):
             fallbacks = [h.body for h in node.handlers if _fallback_errors(h)]
@@ -416,6 +511,14 @@ def find_guards(analysis) -> List["Guard"]:
             true_is_old = _feature_test(node.test, scope)
             if true_is_old is not None:
                 guards.append(Guard(node, _header(module, node), "feature", legacy=when_true if true_is_old else when_false))
+            elif reads_version(node.test, scope, memo=reads_memo):
+                # A test on the version that cannot be evaluated as a whole (it also reads
+                # other values, or the version through code not modelled here). The branch
+                # the target never takes is the legacy one; when that is unknown, neither
+                # is rewritten (a rewrite would turn the legacy branch into a copy of the other).
+                on_target = _value_on(node.test, scope, target_versions)
+                legacy = when_true if on_target is False else when_false if on_target is True else [*when_true, *when_false]
+                guards.append(Guard(node, _header(module, node), "version", legacy=legacy))
             continue
         source, names = values.pop(SOURCE_VERSION)
         on_target = {value for value, _ in values.values()}
@@ -427,6 +530,26 @@ def find_guards(analysis) -> List["Guard"]:
             guard.value = on_target.pop()
         guards.append(guard)
     return guards
+
+
+def _value_on(test: cst.BaseExpression, scope, versions: Sequence[str]) -> Optional[bool]:
+    """The value ``test`` has on every one of ``versions``, where its version parts settle it
+    whatever its other parts are (``tf.__version__ < "2.2" and flag`` is False on 2.4); else None."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _value_on(test.expression, scope, versions)
+        return None if inner is None else not inner
+    if isinstance(test, cst.BooleanOperation):
+        left = _value_on(test.left, scope, versions)
+        right = _value_on(test.right, scope, versions)
+        settles = isinstance(test.operator, cst.Or)  # True settles `or`, False settles `and`
+        if settles in (left, right):
+            return settles
+        return left if left is not None and left == right else None
+    try:
+        values = {evaluate(test, scope, version)[0] for version in versions}
+    except ValueError:
+        return None
+    return values.pop() if len(values) == 1 else None
 
 
 def _ends_in_exit(block) -> bool:

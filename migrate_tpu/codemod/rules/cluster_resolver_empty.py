@@ -44,6 +44,15 @@ resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu='')
 """,
             findings=1,
         ),
+        # Imported under another name: the call does not spell `TPUClusterResolver`.
+        tf_example(
+            before="""\
+from tensorflow.distribute.cluster_resolver import TPUClusterResolver as Resolver
+
+resolver = Resolver('')
+""",
+            findings=1,
+        ),
     )
 
     @classmethod

@@ -52,6 +52,17 @@ optimizer = tf.keras.mixed_precision.experimental.LossScaleOptimizer(optimizer, 
 optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer, dynamic=False, initial_scale=128)
 """,
         ),
+        # Imported under another name: the call does not spell `LossScaleOptimizer`.
+        tf_example(
+            before="""\
+from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer as LSO
+
+optimizer = LSO(optimizer, "dynamic")
+""",
+            after="""\
+optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
+""",
+        ),
     )
 
     def finish(self, analysis: Analysis):

@@ -50,6 +50,17 @@ strategy = tf.distribute.MultiWorkerMirroredStrategy(
     cluster_resolver=resolver, communication_options=tf.distribute.experimental.CommunicationOptions(implementation=tf.distribute.experimental.CollectiveCommunication.RING))
 """,
         ),
+        # Imported under another name: the call does not spell the class's name.
+        tf_example(
+            before="""\
+from tensorflow.distribute.experimental import MultiWorkerMirroredStrategy as MWMS
+
+strategy = MWMS(cluster_resolver=resolver)
+""",
+            after="""\
+strategy = tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=resolver)
+""",
+        ),
     )
 
     def finish(self, analysis: Analysis):

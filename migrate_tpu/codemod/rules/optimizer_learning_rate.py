@@ -57,6 +57,14 @@ optimizer = tf.keras.optimizers.Adam(learning_rate=1e-3)
 scheduler = make_scheduler(lr=0.1)
 """,
         ),
+        # A learning rate given twice: `lr=` wins (TF 2.1 and 2.4.1), and renaming it
+        # would pass `learning_rate` twice.
+        tf_example(
+            before="""\
+optimizer = tf.keras.optimizers.SGD(0.1, lr=0.2)
+""",
+            findings=1,
+        ),
     )
 
     def __init__(self) -> None:
@@ -79,9 +87,20 @@ scheduler = make_scheduler(lr=0.1)
             if qualified_name(call.func, scope) not in OPTIMIZER_CLASSES:
                 continue
             keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}
+            # The first positional argument of every optimizer class but the base
+            # ``Optimizer`` (whose first is ``name``) is ``learning_rate``.
+            positional = any(arg.keyword is None for arg in call.args) and not qualified_name(call.func, scope).endswith(".Optimizer")
             if "lr" in keywords:
-                if "learning_rate" in keywords:
-                    self.report(call, "both `lr=` and `learning_rate=` are given; keep `learning_rate=`", analysis=analysis)
+                if "learning_rate" in keywords or positional:
+                    # Checked on 2.1.0 and 2.4.1: `SGD(0.1, lr=0.2)` and
+                    # `SGD(learning_rate=0.1, lr=0.2)` train at 0.2 (`lr` wins);
+                    # renaming `lr=` would pass `learning_rate` twice (`TypeError`).
+                    given = "`learning_rate=`" if "learning_rate" in keywords else "a positional learning rate (or `*args`)"
+                    self.report(
+                        call,
+                        f"both `lr=` and {given} are given: `lr=` wins (TF 2.1 and 2.4), so give its value as the only `learning_rate`",
+                        analysis=analysis,
+                    )
                 else:
 
                     def rename(updated):
