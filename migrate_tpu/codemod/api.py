@@ -17,6 +17,7 @@ import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis
 from migrate_tpu.codemod.findings import Report
+from migrate_tpu.codemod.lines import statement_lines
 from migrate_tpu.codemod.options import Options
 from migrate_tpu.codemod.parsing import parse_module
 from migrate_tpu.codemod.edits import add_imports, apply_changes, drop_unused_imports, splice_code, statement_starts
@@ -129,6 +130,8 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
         new_module = add_imports(new_module, [spec for f in chosen for spec in f.imports])
         for f in chosen:
             f.applied = True
+    if chosen and tree is None and options.mode == "diff":
+        tree = syntax_stage.parse(source)  # for splicing, and for the lines the patch names rules on
     starts: List[Optional[List[int]]] = []
     code = _code(module, new_module, source, starts, tree) if chosen else source
     released = [name for f in chosen for name in f.releases]
@@ -144,7 +147,23 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
         # What is left is reported where it is in the file as written, not as it was.
         _relocate([f for f in kept if not f.applied], new_module, source, code)
     reports = [_report(f, module, options, located) for f in kept]
+    if options.mode == "diff" and tree is not None:
+        for finding, report in zip(kept, reports):
+            if finding.applied:
+                report.change_lines = _changed_lines(finding, analysis, module, tree)
+                report.edits_imports = bool(finding.imports or finding.releases)
     return Outcome(code, reports)
+
+
+def _changed_lines(finding: Finding, analysis: Analysis, module: cst.Module, tree) -> List[Tuple[int, int]]:
+    found = []
+    for change in finding.changes:
+        site = analysis.site(change.node)
+        path = site.path if site is not None else ()
+        lines = statement_lines(path if path and path[0] is module else (module,) + tuple(path), tree) if path else None
+        if lines is not None and lines not in found:
+            found.append(lines)
+    return found
 
 
 def _relocate(remaining: List[Finding], new_module: cst.Module, source: str, code: str) -> None:

@@ -6,7 +6,7 @@ Kept free of LibCST so that reading cached results does not load the parser.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 
 @dataclass
@@ -24,6 +24,11 @@ class Report:
     fix_title: Optional[str] = None
     suggestion: Optional[str] = None
     edits: List[Dict[str, object]] = field(default_factory=list)
+    # ``diff`` mode, applied fixes: the (first, last) source lines of the statements the
+    # fix edits, and whether it also adds or drops an import; the patch names the rules
+    # behind each hunk from them.
+    change_lines: List[Tuple[int, int]] = field(default_factory=list)
+    edits_imports: bool = False
 
     def to_dict(self) -> Dict[str, object]:
         return asdict(self)

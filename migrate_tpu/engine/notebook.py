@@ -497,6 +497,23 @@ def _file_position(text: str, cell: Cell, line: int, column: int, ensure_ascii: 
     return text.count("\n", 0, start) + 1, 1
 
 
+def _file_lines(ranges, program: _Program, text: str, by_number, ensure_ascii: bool) -> List[Tuple[int, int]]:
+    """Program line ranges as line ranges of the notebook file's own text."""
+    found = []
+    for first, last in ranges:
+        cell, first_in_cell = program.locate(first)
+        if cell is None:
+            continue
+        last_in_cell = first_in_cell + (last - first)
+        found.append(
+            (
+                _file_position(text, by_number[cell], first_in_cell, 1, ensure_ascii)[0],
+                _file_position(text, by_number[cell], last_in_cell, 1, ensure_ascii)[0],
+            )
+        )
+    return found
+
+
 def _cell_diff(old: str, new: str, name: str, number: int) -> str:
     def lines(text: str) -> List[str]:
         split = text.splitlines(keepends=True)
@@ -562,8 +579,10 @@ def migrate_notebook(
         cell_errors.extend(broken)
         program = _build_program(cells, leave_out={error.cell for error in broken})
         outcome = _migrate_program(program, migrator, path)
+    program_reports = []
     if outcome is not None:
-        reports += [_cell_report(report, program) for report in outcome.reports]
+        program_reports = [_cell_report(report, program) for report in outcome.reports]
+        reports += program_reports
         if outcome.code != program.text:
             new_sources.update(_split_program(outcome.code, program))
     for number, (head, body, file_name) in program.files.items():
@@ -588,6 +607,9 @@ def migrate_notebook(
     for report in reports:
         if isinstance(report, CellReport):
             report.file_line, report.file_column = _file_position(text, by_number[report.cell], report.line, report.column, ensure_ascii)
+    for report in program_reports:  # the patch is of the JSON text: name its rules on the JSON lines
+        if getattr(report, "change_lines", None):
+            report.change_lines = _file_lines(report.change_lines, program, text, by_number, ensure_ascii)
     reports.sort(key=lambda r: (getattr(r, "cell", 0) or 0, r.line, r.column))
     changed = {number: source for number, source in new_sources.items() if source != by_number[number].source}
     if not changed:

@@ -195,7 +195,9 @@ def patch_bytes(result: FileResult, root: Optional[str] = None) -> bytes:
     """One file's diff as part of a patch.
 
     A ``# migrate-tpu: ID, ...`` line first names the rules behind it: both
-    ``git apply`` and ``patch`` skip lines before a file's ``---`` header.
+    ``git apply`` and ``patch`` skip lines before a file's ``---`` header. Each
+    hunk names its own after the ``@@ ... @@`` line's closing marks, where
+    both tools skip a section heading.
     With ``root``, the ``a/`` ``b/`` paths are made relative to it (the
     folder the patch is applied in), so that no path needs ``..``. The
     cell-by-cell view of a notebook (``name:cell N`` headers) is not a patch
@@ -211,7 +213,28 @@ def patch_bytes(result: FileResult, root: Optional[str] = None) -> bytes:
         if second.startswith(b"+++ b/") and not re.search(rb":cell \d+$", first):
             name = patch_path(result.path, root).encode("utf-8") if root is not None else first[len(b"--- a/") :]
             diff = b"--- " + _header_name(b"a/" + name) + b"\n+++ " + _header_name(b"b/" + name) + b"\n" + rest
+    if rules and not re.search(rb"(?m)^--- .*:cell \d+$", diff):
+        diff = _name_hunks(diff, [report for report in result.reports if report.applied])
     return head + diff
+
+
+_HUNK_HEADER = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@$", re.MULTILINE)
+
+
+def _name_hunks(diff: bytes, applied) -> bytes:
+    """Each hunk header followed by the rules whose fixes edit the lines it replaces
+    (``change_lines``, in the old file's lines); a hunk that touches none of them
+    adds or drops imports, and names the rules whose fixes did."""
+
+    def heading(match) -> bytes:
+        start, count = int(match.group(1)), int(match.group(2) if match.group(2) is not None else 1)
+        first, last = start, start + max(count, 1) - 1
+        rules = {r.rule for r in applied for a, b in (getattr(r, "change_lines", None) or ()) if a <= last and b >= first}
+        if not rules:
+            rules = {r.rule for r in applied if getattr(r, "edits_imports", False)}
+        return match.group(0) + (b" " + ", ".join(sorted(rules)).encode("utf-8") if rules else b"")
+
+    return _HUNK_HEADER.sub(heading, diff)
 
 
 _C_ESCAPES = {ord("\\"): b"\\\\", ord('"'): b'\\"', ord("\t"): b"\\t", ord("\n"): b"\\n", ord("\r"): b"\\r"}
@@ -230,7 +253,7 @@ def _header_name(name: bytes) -> bytes:
 
 # -- JSON -------------------------------------------------------------------------
 
-_INTERNAL_FIELDS = ("file_line", "file_column")
+_INTERNAL_FIELDS = ("file_line", "file_column", "change_lines", "edits_imports")
 
 
 def finding_record(path: str, report) -> Dict[str, object]:

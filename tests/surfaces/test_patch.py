@@ -75,6 +75,9 @@ def test_patch_from_a_subfolder_equals_fix(run_cli, trees, tool):
     assert f"paths in the patch are relative to {(patched / 'repo').resolve()}" in shown.stderr.decode()
     # Each file's change names its rules, on a line both tools skip.
     assert re.findall(rb"^# migrate-tpu: (.*)\n--- a/sub/train.py$", patch, re.M) == [b"TPU101, TPU103"]
+    # And each hunk names its own, after the header's closing @@ (a section heading to both tools).
+    hunks = re.findall(rb"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@(.*)$", patch, re.M)
+    assert len(hunks) >= 7 and all(re.fullmatch(rb" TPU\d{3}(, TPU\d{3})*", h) for h in hunks), hunks
     applied = _apply(tool, patch, patched / "repo")
     assert applied.returncode == 0, applied.stdout.decode() + applied.stderr.decode()
     assert _snapshot(patched) == _snapshot(fixed)
@@ -140,3 +143,35 @@ def test_names_with_spaces_quotes_and_non_ascii(run_cli, tmp_path, tool):
     applied = _apply(tool, shown.stdout, patched)
     assert applied.returncode == 0, applied.stdout.decode() + applied.stderr.decode()
     assert _snapshot(patched) == _snapshot(fixed)
+
+
+HUNKS = """\
+import tensorflow as tf
+
+strategy = tf.distribute.experimental.TPUStrategy(resolver)
+{gap}
+def step(x):
+    return x
+
+
+out = strategy.experimental_run_v2(step, args=(1,))
+{gap}
+from tensorflow.keras.mixed_precision import experimental as mixed
+mixed.set_policy("mixed_bfloat16")
+"""
+
+
+@pytest.mark.parametrize("tool", ["git", "patch"])
+def test_each_hunk_names_the_rules_behind_it(run_cli, tmp_path, tool):
+    gap = "\n".join(f"x{i} = {i}" for i in range(12))
+    for name in ("fixed", "patched"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train.py").write_text(HUNKS.format(gap=gap), "utf-8")
+    shown = _diff("train.py", cwd=tmp_path / "patched")
+    headings = re.findall(rb"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@ ?(.*)$", shown.stdout, re.M)
+    # the constructor, the run call with the function it decorates, the mixed precision call and its import
+    assert headings == [b"TPU103", b"TPU101, TPU301", b"TPU402"], shown.stdout.decode()
+    assert run_cli("fix", "train.py", cwd=tmp_path / "fixed").returncode == 0
+    applied = _apply(tool, shown.stdout, tmp_path / "patched")
+    assert applied.returncode == 0, applied.stdout.decode() + applied.stderr.decode()
+    assert _snapshot(tmp_path / "patched") == _snapshot(tmp_path / "fixed")
