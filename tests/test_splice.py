@@ -92,3 +92,25 @@ def test_untouched_statements_keep_their_bytes():
         pytest.skip("this LibCST round-trips the statement")
     new = module.with_changes(body=list(module.body[:1]) + [cst.parse_statement("x = 2\n")])
     assert splice_code(module, new, source) == "try:\n    pass\nexcept (A, B) :\n    pass\nx = 2\n"
+
+
+def test_the_generated_statements_are_what_the_splice_did_not_copy():
+    source = "import os\n\nx = 1\n\n\ny = 2\n"
+    old = cst.parse_module(source)
+    body = list(old.body)
+    body[1] = cst.parse_statement("x = 10\n").with_changes(leading_lines=body[1].leading_lines)
+    generated = []
+    code = splice_code(old, old.with_changes(body=body), source, generated=generated)
+    assert code == "import os\n\nx = 10\n\n\ny = 2\n"
+    assert generated == ["\nx = 10\n"]
+
+
+def test_the_output_check_compiles_the_generated_statements_or_the_whole_module():
+    from migrate_tpu.codemod.api import _output_compiles
+
+    # a generated statement that does not compile is caught without compiling the module
+    assert not _output_compiles("x = 1\n", ["y = (\n"])
+    assert _output_compiles("x = 1\n", ["y = 2\n", "z = 3\n"])
+    # nothing spliced: the whole module
+    assert not _output_compiles("y = (\n", None)
+    assert _output_compiles("y = (\n    1)\n", None)

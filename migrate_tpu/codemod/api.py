@@ -67,6 +67,19 @@ def _suppressed(rule_id: str, lines: Sequence[int], directives) -> bool:
     return False
 
 
+def _output_compiles(code: str, generated: Optional[List[str]]) -> bool:
+    """Whether the migrated ``code`` parses with CPython's grammar (``_compiles``).
+
+    When it was spliced, everything but the ``generated`` statements is the source's own
+    text, which parsed (the splice needs its tree), and each generated statement is a
+    whole top-level statement starting at column 0: the grammar reads a module one
+    top-level statement at a time, so those statements are parsed on their own.
+    """
+    if generated is not None:
+        return all(_compiles(text) for text in generated)
+    return _compiles(code)
+
+
 def _compiles(code: str) -> bool:
     try:
         compile(code, "<migrated>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
@@ -133,14 +146,14 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
     if chosen and tree is None and options.mode == "diff":
         tree = syntax_stage.parse(source)  # for splicing, and for the lines the patch names rules on
     starts: List[Optional[List[int]]] = []
-    code = _code(module, new_module, source, starts, tree) if chosen else source
+    code, generated = _code(module, new_module, source, starts, tree) if chosen else (source, None)
     released = [name for f in chosen for name in f.releases]
     if released:
         trimmed = drop_unused_imports(new_module, code, released)
         if trimmed is not None:
             new_module = trimmed
-            code = _code(module, trimmed, source, starts, tree)
-    if code != source and not _compiles(code) and (_compiles(source) or not _parses_with_libcst(code)):
+            code, generated = _code(module, trimmed, source, starts, tree)
+    if code != source and not _output_compiles(code, generated) and (_compiles(source) or not _parses_with_libcst(code)):
         raise OutputDoesNotParse("the migrated code does not parse; the file is left unchanged")
 
     if options.mode == "fix" and code != source:
@@ -210,15 +223,17 @@ def _line_map(before: str, after: str):
     return move
 
 
-def _code(module: cst.Module, new_module: cst.Module, source: str, starts: list, tree=None) -> str:
-    """The new module's code: only changed top-level statements are generated where possible.
+def _code(module: cst.Module, new_module: cst.Module, source: str, starts: list, tree=None) -> Tuple[str, Optional[List[str]]]:
+    """The new module's code: only changed top-level statements are generated where possible,
+    and the texts generated (None when the whole module was).
 
     ``starts`` keeps the original statements' offsets between calls (computed once).
     """
     if not starts:
         starts.append(statement_starts(module, source, tree))
-    spliced = splice_code(module, new_module, source, starts[0]) if starts[0] is not None else None
-    return new_module.code if spliced is None else spliced
+    generated: List[str] = []
+    spliced = splice_code(module, new_module, source, starts[0], generated) if starts[0] is not None else None
+    return (new_module.code, None) if spliced is None else (spliced, generated)
 
 
 def _will_apply(finding: Finding, options: Options) -> bool:

@@ -322,7 +322,9 @@ def statement_starts(module: cst.Module, source: str, tree: Optional[ast.Module]
     return starts + [end]
 
 
-def splice_code(old: cst.Module, new: cst.Module, source: str, starts: Optional[List[int]] = None) -> Optional[str]:
+def splice_code(
+    old: cst.Module, new: cst.Module, source: str, starts: Optional[List[int]] = None, generated: Optional[List[str]] = None
+) -> Optional[str]:
     """``new.code``, generating only the top-level statements that changed.
 
     ``new`` must come from ``old`` (parsed from ``source``) by replacing, inserting
@@ -330,6 +332,7 @@ def splice_code(old: cst.Module, new: cst.Module, source: str, starts: Optional[
     same object, and is copied from ``source``. ``starts``: what
     ``statement_starts(old, source)`` returned, when the caller has it. Returns
     None where this does not apply (the caller generates the whole module).
+    ``generated`` receives the text of each statement generated.
     """
     if (
         list(new.header) != list(old.header)  # CST nodes compare by identity
@@ -364,7 +367,10 @@ def splice_code(old: cst.Module, new: cst.Module, source: str, starts: Optional[
             continue
         if inserted or index > next_old:
             pieces.append(source[copied_to : starts[next_old]])
-            pieces.extend(new.code_for_node(s) for s in inserted)
+            texts = [new.code_for_node(s) for s in inserted]
+            pieces.extend(texts)
+            if generated is not None:
+                generated.extend(texts)
             copied_to = starts[index]
             inserted = []
         next_old = index + 1
