@@ -72,6 +72,26 @@ def test_uses_the_other_rules_rewrite_take_the_import_with_them():
     assert "experimental" not in outcome.code
 
 
+def test_an_import_kept_by_a_use_another_rule_leaves_for_a_person_is_reported_at_its_line():
+    # TPU402 fixes the first use but leaves `loss_scale=` to a person; TPU406 leaves an
+    # alias; TPU403 leaves a `LossScale` argument. The import stays for each, and breaks
+    # from TF 2.9 (ImportError): before, only the use had a finding.
+    header = "import tensorflow as tf\nfrom tensorflow.keras.mixed_precision import experimental as prec\n"
+    for use, rule in (
+        ("prec.set_policy(prec.Policy('mixed_float16'))\np = prec.Policy('mixed_float16', loss_scale=1024)\n", "TPU402"),
+        ("Scaled = prec.LossScaleOptimizer\n", "TPU406"),
+        ("opt = prec.LossScaleOptimizer(opt, loss_scale=my_scale)\n", "TPU403"),
+    ):
+        for target in ("2.4", "latest"):
+            outcome, found = _found(header + use, mode="fix", target=target)
+            lines = outcome.code.splitlines()
+            assert sorted((r, lines[line - 1]) for r, line, _ in found) == sorted(
+                [("TPU409", "from tensorflow.keras.mixed_precision import experimental as prec"), (rule, lines[-1])]
+            ), (use, found)
+            assert "left for a person" in [m for r, _, m in found if r == "TPU409"][0]
+            assert migrate(outcome.code, Options(mode="fix", target=target)).code == outcome.code
+
+
 def test_an_alias_named_mixed_precision_is_not_confused_with_the_attribute_of_that_name():
     # `tf.keras.mixed_precision` spells the alias's name but does not use it: TPU402/TPU403 fix
     # every use and the import goes, so nothing is left (fix said "2 findings remaining" and exited 1).

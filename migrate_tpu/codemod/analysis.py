@@ -168,6 +168,8 @@ class Analysis(cst.CSTVisitor):
         findings: List[Finding] = []
         for rule in self.rules:
             findings.extend(rule.finish(self))
+        for rule in self.rules:
+            findings.extend(rule.settle(self, list(findings)))
         # One place keeps every rule out of the legacy branches of version guards.
         return confine(findings, self.guards) if self.guards else findings
 

@@ -147,6 +147,11 @@ class Rule:
     def finish(self, analysis: "Analysis") -> Iterable[Finding]:
         return self.findings
 
+    def settle(self, analysis: "Analysis", findings: Sequence[Finding]) -> Iterable[Finding]:
+        """Findings that depend on what every rule found (``findings``, after each ``finish``):
+        for instance an import that stays because another rule left one of its uses to a person."""
+        return ()
+
     def report(
         self,
         node: cst.CSTNode,

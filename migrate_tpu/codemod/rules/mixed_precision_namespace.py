@@ -9,14 +9,14 @@ fixes do not release, such as ``prec = None`` in an ``except ImportError``).
 
 from __future__ import annotations
 
-from typing import FrozenSet, List, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Sequence, Set, Tuple
 
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis, Scope
 from migrate_tpu.codemod.names import possible_names, qualified_name
 from migrate_tpu.codemod.prefilter import Evidence
-from migrate_tpu.codemod.rule import Rule, Safety, all_rules, register, tf_example
+from migrate_tpu.codemod.rule import Finding, Rule, Safety, all_rules, register, tf_example
 
 NAMESPACE = "tensorflow.keras.mixed_precision.experimental"
 MESSAGE = (
@@ -63,7 +63,8 @@ class MixedPrecisionNamespace(Rule):
 Reports what is left of `tf.keras.mixed_precision.experimental` once TPU402,
 TPU403 and TPU406 have done their part: the namespace as a value (an alias assignment, an
 argument, a return), members no other rule moves (`get_layer_policy`), and an
-import of the namespace whose name stays in use.
+import of the namespace whose name stays in use (also where the use is another rule's
+but left for a person, such as `Policy(..., loss_scale=...)`).
 """
     why = """
 The namespace was deprecated in TF 2.4 and removed in 2.9: an attribute chain
@@ -122,6 +123,9 @@ if isinstance(optimizer, prec.LossScaleOptimizer):
         self._imports: List[Tuple[cst.CSTNode, str, object]] = []  # (alias node, bound name, statement)
         self._interesting: Set[str] = set()
         self._mentions: List[Tuple[cst.Name, Scope, object]] = []  # (name, scope, parent)
+        # Uses another rule takes over: bound name -> ids of the nodes its finding may sit on.
+        self._taken: Dict[str, Set[int]] = {}
+        self._reported: Set[str] = set()
 
     def visit_Attribute(self, node: cst.Attribute, analysis: Analysis) -> None:
         if node.attr.value == "experimental" and not _in_import(analysis.ancestors()):
@@ -184,15 +188,32 @@ if isinstance(optimizer, prec.LossScaleOptimizer):
                 # ``prec = None`` beside the import: the import stays for it, but it names no namespace
                 surviving.add(node.value)
                 continue
-            left, where, detail = leftover(node, parent, self._grandparent(analysis, node))
+            grandparent = self._grandparent(analysis, node)
+            left, where, detail = leftover(node, parent, grandparent)
             if left:
                 surviving.add(node.value)
                 if not self._is_store(analysis, node):
                     self._say(where, detail, analysis)
+            elif qualified_name(node, scope) == NAMESPACE:
+                # (A name a fallback import also binds is left to the other rule's "may be" note.)
+                self._taken.setdefault(node.value, set()).update({id(parent), id(grandparent)})
         for alias, bound, _statement in self._imports:
             if bound in surviving:
+                self._reported.add(bound)
                 self._say(alias, " (imported; the name stays in use after the fixes)", analysis)
         return self.findings
+
+    def settle(self, analysis: Analysis, findings: Sequence[Finding]) -> Iterable[Finding]:
+        """A use taken over by another rule that it does not fix safely (TPU402's
+        ``Policy(..., loss_scale=...)``, TPU406's alias, TPU403's ``LossScale`` argument, all
+        left to a person) keeps the import alive: reported at the import's line too."""
+        kept = {id(f.node) for f in findings if f.rule_id != self.id and (not f.changes or f.safety != Safety.SAFE)}
+        before = len(self.findings)
+        for alias, bound, _statement in self._imports:
+            if bound not in self._reported and self._taken.get(bound, set()) & kept:
+                self._reported.add(bound)
+                self._say(alias, " (imported; a use of it is left for a person)", analysis)
+        return self.findings[before:]
 
     @staticmethod
     def _grandparent(analysis: Analysis, node: cst.CSTNode):
