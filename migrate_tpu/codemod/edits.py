@@ -262,6 +262,15 @@ def drop_unused_imports(module: cst.Module, code: str, names: Iterable[str]) -> 
     return module
 
 
+def _empty_line(line: cst.EmptyLine, default_newline: str) -> str:
+    """A top-level blank or comment line as LibCST writes it (its indentation is empty
+    at the top level), without a code generation state per line; the caller checks the
+    result against the source."""
+    comment = line.comment.value if line.comment is not None else ""
+    newline = line.newline.value if line.newline.value is not None else default_newline
+    return line.whitespace.value + comment + newline
+
+
 def statement_starts(module: cst.Module, source: str, tree: Optional[ast.Module] = None) -> Optional[List[int]]:
     """Offset in ``source`` where each top-level statement's text begins, and where the footer does.
 
@@ -285,6 +294,7 @@ def statement_starts(module: cst.Module, source: str, tree: Optional[ast.Module]
         line_starts.append(at + 1)
         at = find("\n", at + 1)
     nodes = tree.body
+    newline = module.default_newline
     starts = []
     index = 0
     for statement in module.body:
@@ -307,7 +317,7 @@ def statement_starts(module: cst.Module, source: str, tree: Optional[ast.Module]
         first_token = line_starts[line]
         if decorators and not source.startswith("@", first_token):
             return None
-        text = "".join(module.code_for_node(empty) for empty in leading)
+        text = "".join(_empty_line(empty, newline) for empty in leading)
         start = first_token - len(text)
         if start < 0 or not source.startswith(text, start):
             return None
@@ -315,7 +325,7 @@ def statement_starts(module: cst.Module, source: str, tree: Optional[ast.Module]
         index += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
     if index != len(nodes):
         return None
-    footer = "".join(module.code_for_node(empty) for empty in module.footer)
+    footer = "".join(_empty_line(empty, newline) for empty in module.footer)
     end = len(source) - len(footer)
     if not source.endswith(footer) or any(a > b for a, b in zip(starts, starts[1:] + [end])):
         return None

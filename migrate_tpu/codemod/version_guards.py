@@ -45,6 +45,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
+from migrate_tpu.codemod.analysis import iter_tree
 from migrate_tpu.codemod.names import canonical, lookup, qualified_name
 
 # The release the migrated code comes from, and the releases each target stands for.
@@ -347,9 +348,7 @@ def reads_version(expr: cst.CSTNode, scope, depth: int = 0, memo: Optional[Dict[
         return False
     if memo is None:
         memo = {}
-    stack = [expr]
-    while stack:
-        node = stack.pop()
+    for node in iter_tree(expr):  # semantic nodes only: LibCST's ``children`` runs a visitor per node
         if isinstance(node, (cst.Name, cst.Attribute)):
             name = qualified_name(node, scope)
             if name is not None and canonical(name) in _VERSION_NAMES:
@@ -369,7 +368,6 @@ def reads_version(expr: cst.CSTNode, scope, depth: int = 0, memo: Optional[Dict[
                         memo[key] = reads_version(source, binding.scope, depth + 1, memo)
                     if memo[key]:
                         return True
-        stack.extend(node.children)
     return False
 
 
