@@ -145,14 +145,14 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
             f.applied = True
     if chosen and tree is None and options.mode == "diff":
         tree = syntax_stage.parse(source)  # for splicing, and for the lines the patch names rules on
-    starts: List[Optional[List[int]]] = []
-    code, generated = _code(module, new_module, source, starts, tree) if chosen else (source, None)
+    memo: Dict[str, object] = {}
+    code, generated = _code(module, new_module, source, memo, tree) if chosen else (source, None)
     released = [name for f in chosen for name in f.releases]
     if released:
         trimmed = drop_unused_imports(new_module, code, released)
         if trimmed is not None:
             new_module = trimmed
-            code, generated = _code(module, trimmed, source, starts, tree)
+            code, generated = _code(module, trimmed, source, memo, tree)
     if code != source and not _output_compiles(code, generated) and (_compiles(source) or not _parses_with_libcst(code)):
         raise OutputDoesNotParse("the migrated code does not parse; the file is left unchanged")
 
@@ -223,16 +223,20 @@ def _line_map(before: str, after: str):
     return move
 
 
-def _code(module: cst.Module, new_module: cst.Module, source: str, starts: list, tree=None) -> Tuple[str, Optional[List[str]]]:
+def _code(module: cst.Module, new_module: cst.Module, source: str, memo: Dict[str, object], tree=None) -> Tuple[str, Optional[List[str]]]:
     """The new module's code: only changed top-level statements are generated where possible,
     and the texts generated (None when the whole module was).
 
-    ``starts`` keeps the original statements' offsets between calls (computed once).
+    ``memo`` keeps, between the calls for one source, the original statements' offsets
+    (computed once) and the text of each statement generated (a second call, after
+    unused imports are dropped, generates only the statements that changed again).
     """
-    if not starts:
-        starts.append(statement_starts(module, source, tree))
+    if "starts" not in memo:
+        memo["starts"] = statement_starts(module, source, tree)
+        memo["texts"] = {}
+    starts = memo["starts"]
     generated: List[str] = []
-    spliced = splice_code(module, new_module, source, starts[0], generated) if starts[0] is not None else None
+    spliced = splice_code(module, new_module, source, starts, generated, memo["texts"]) if starts is not None else None
     return (new_module.code, None) if spliced is None else (spliced, generated)
 
 

@@ -332,8 +332,24 @@ def statement_starts(module: cst.Module, source: str, tree: Optional[ast.Module]
     return starts + [end]
 
 
+def _statement_code(module: cst.Module, statement: cst.CSTNode, texts: Optional[Dict[int, Tuple[cst.CSTNode, str]]]) -> str:
+    if texts is None:
+        return module.code_for_node(statement)
+    known = texts.get(id(statement))
+    if known is not None and known[0] is statement:
+        return known[1]
+    text = module.code_for_node(statement)
+    texts[id(statement)] = (statement, text)
+    return text
+
+
 def splice_code(
-    old: cst.Module, new: cst.Module, source: str, starts: Optional[List[int]] = None, generated: Optional[List[str]] = None
+    old: cst.Module,
+    new: cst.Module,
+    source: str,
+    starts: Optional[List[int]] = None,
+    generated: Optional[List[str]] = None,
+    texts: Optional[Dict[int, Tuple[cst.CSTNode, str]]] = None,
 ) -> Optional[str]:
     """``new.code``, generating only the top-level statements that changed.
 
@@ -342,7 +358,9 @@ def splice_code(
     same object, and is copied from ``source``. ``starts``: what
     ``statement_starts(old, source)`` returned, when the caller has it. Returns
     None where this does not apply (the caller generates the whole module).
-    ``generated`` receives the text of each statement generated.
+    ``generated`` receives the text of each statement generated; ``texts`` keeps
+    them by statement between calls (a statement is immutable, and is kept with its
+    text so that its id cannot be reused).
     """
     if (
         list(new.header) != list(old.header)  # CST nodes compare by identity
@@ -377,10 +395,10 @@ def splice_code(
             continue
         if inserted or index > next_old:
             pieces.append(source[copied_to : starts[next_old]])
-            texts = [new.code_for_node(s) for s in inserted]
-            pieces.extend(texts)
+            made = [_statement_code(new, s, texts) for s in inserted]
+            pieces.extend(made)
             if generated is not None:
-                generated.extend(texts)
+                generated.extend(made)
             copied_to = starts[index]
             inserted = []
         next_old = index + 1

@@ -104,6 +104,10 @@ class Finding:
     releases: List[str] = field(default_factory=list)
 
 
+# Rule class -> {node type name: hook method name}, filled by ``Rule.hooks``.
+_HOOKS: Dict[type, Dict[str, str]] = {}
+
+
 class Rule:
     """Base class of every rule.
 
@@ -138,11 +142,14 @@ class Rule:
     # Hook names the traversal dispatches to, derived once per class.
     @classmethod
     def hooks(cls) -> Dict[str, str]:
-        return {
-            name[len("visit_") :]: name
-            for name in dir(cls)
-            if name.startswith("visit_") and callable(getattr(cls, name))
-        }
+        found = _HOOKS.get(cls)
+        if found is None:
+            found = _HOOKS[cls] = {
+                name[len("visit_") :]: name
+                for name in dir(cls)
+                if name.startswith("visit_") and callable(getattr(cls, name))
+            }
+        return found
 
     def finish(self, analysis: "Analysis") -> Iterable[Finding]:
         return self.findings
