@@ -17,7 +17,7 @@ import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis
 from migrate_tpu.codemod.findings import Report
-from migrate_tpu.codemod.lines import statement_lines
+from migrate_tpu.codemod.lines import StatementLines
 from migrate_tpu.codemod.options import Options
 from migrate_tpu.codemod.parsing import parse_module
 from migrate_tpu.codemod.edits import add_imports, apply_changes, drop_unused_imports, splice_code, statement_starts
@@ -161,21 +161,22 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
         _relocate([f for f in kept if not f.applied], new_module, source, code)
     reports = [_report(f, module, options, located) for f in kept]
     if options.mode == "diff" and tree is not None:
+        lines = StatementLines(module, tree)
         for finding, report in zip(kept, reports):
             if finding.applied:
-                report.change_lines = _changed_lines(finding, analysis, module, tree)
+                report.change_lines = _changed_lines(finding, analysis, module, lines)
                 report.edits_imports = bool(finding.imports or finding.releases)
     return Outcome(code, reports)
 
 
-def _changed_lines(finding: Finding, analysis: Analysis, module: cst.Module, tree) -> List[Tuple[int, int]]:
+def _changed_lines(finding: Finding, analysis: Analysis, module: cst.Module, lines: StatementLines) -> List[Tuple[int, int]]:
     found = []
     for change in finding.changes:
         site = analysis.site(change.node)
         path = site.path if site is not None else ()
-        lines = statement_lines(path if path and path[0] is module else (module,) + tuple(path), tree) if path else None
-        if lines is not None and lines not in found:
-            found.append(lines)
+        span = lines.of(path if path and path[0] is module else (module,) + tuple(path)) if path else None
+        if span is not None and span not in found:
+            found.append(span)
     return found
 
 

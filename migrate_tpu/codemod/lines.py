@@ -11,56 +11,78 @@ LibCST nodes (module first) is followed statement by statement through both.
 from __future__ import annotations
 
 import ast
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
 Lines = Tuple[int, int]
 
 
+class StatementLines:
+    """Lines of the statements on LibCST paths in one module, from the ``ast`` of its source.
+
+    The statement pairs of each block are matched once and kept by the block's owner,
+    so a file with many changes costs one pass over its statements, not one per change.
+    """
+
+    def __init__(self, module: cst.Module, tree: ast.Module) -> None:
+        self.module = module
+        self.tree = tree
+        self._pairs: Dict[int, Optional[Dict[int, object]]] = {}
+
+    def _pairs_of(self, owner: cst.CSTNode, tree) -> Optional[Dict[int, object]]:
+        key = id(owner)  # owners are nodes of ``self.module``, alive while it is
+        if key not in self._pairs:
+            found = _units(owner.body, tree.body) if owner is self.module else _suite_pairs(owner, tree)
+            self._pairs[key] = None if found is None else {id(c): a for c, a in found}
+        return self._pairs[key]
+
+    def of(self, path: Sequence[cst.CSTNode]) -> Optional[Lines]:
+        """First and last line of the innermost statement on ``path`` (module first) that
+        holds its last node; a compound statement's header alone when the node is in its
+        header (a decorator, an ``if`` test) or is a ``def``/``class`` itself (a fix adds a
+        decorator there). None when the two trees do not line up."""
+        if not path or path[0] is not self.module:
+            return None
+        pairs = self._pairs_of(self.module, self.tree)
+        found: Optional[Lines] = None
+        index = 1
+        while index < len(path) and pairs is not None:
+            node = path[index]
+            match = pairs.get(id(node))
+            if match is None:
+                index += 1  # a suite or clause between a statement and its body
+                continue
+            if isinstance(node, cst.SimpleStatementLine):
+                statements = match
+                found = (statements[0].lineno, statements[-1].end_lineno or statements[-1].lineno)
+                if index + 1 < len(path):  # narrow to one of ``a; b``
+                    for position, child in enumerate(node.body):
+                        if child is path[index + 1] and position < len(statements):
+                            found = (statements[position].lineno, statements[position].end_lineno or statements[position].lineno)
+                return found
+            if isinstance(match, list):
+                return None
+            found = (match.lineno, match.end_lineno or match.lineno)
+            if not isinstance(node, cst.BaseCompoundStatement):  # a small statement of ``if x: a; b``
+                return found
+            header = _header(match)
+            if index == len(path) - 1:
+                return header if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else found
+            pairs = self._pairs_of(node, match)
+            if pairs is None:
+                return header
+            if not any(id(later) in pairs for later in path[index + 1 :]):
+                return header  # the change is in the header
+            index += 1
+        return found
+
+
 def statement_lines(path: Sequence[cst.CSTNode], tree: ast.Module) -> Optional[Lines]:
-    """First and last line of the innermost statement on ``path`` that holds its last node;
-    a compound statement's header alone when the node is in its header (a decorator, an
-    ``if`` test) or is a ``def``/``class`` itself (a fix adds a decorator there).
-    None when the two trees do not line up."""
+    """``StatementLines(path[0], tree).of(path)``, for one path."""
     if not path or not isinstance(path[0], cst.Module):
         return None
-    pairs = _units(path[0].body, tree.body)
-    found: Optional[Lines] = None
-    index = 1
-    while index < len(path) and pairs is not None:
-        node = path[index]
-        match = next((a for c, a in pairs if c is node), None)
-        if match is None:
-            index += 1  # a suite or clause between a statement and its body
-            continue
-        if isinstance(node, cst.SimpleStatementLine):
-            statements = match
-            found = (statements[0].lineno, statements[-1].end_lineno or statements[-1].lineno)
-            if index + 1 < len(path):  # narrow to one of ``a; b``
-                for position, child in enumerate(node.body):
-                    if child is path[index + 1] and position < len(statements):
-                        found = (statements[position].lineno, statements[position].end_lineno or statements[position].lineno)
-            return found
-        if isinstance(match, list):
-            return None
-        found = (match.lineno, match.end_lineno or match.lineno)
-        if not isinstance(node, cst.BaseCompoundStatement):  # a small statement of ``if x: a; b``
-            return found
-        header = _header(match)
-        if index == len(path) - 1:
-            return header if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else found
-        pairs = _suite_pairs(node, match)
-        if pairs is None:
-            return header
-        if not any(_reaches(path, index + 1, c) for c, _ in pairs):
-            return header  # the change is in the header
-        index += 1
-    return found
-
-
-def _reaches(path: Sequence[cst.CSTNode], start: int, statement: cst.CSTNode) -> bool:
-    return any(node is statement for node in path[start:])
+    return StatementLines(path[0], tree).of(path)
 
 
 def _header(statement: ast.stmt) -> Lines:
