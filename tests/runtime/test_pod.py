@@ -50,7 +50,7 @@ def _host_program(tmp_path, body):
         def say(*words):
             # one write per line: host 0 shares the launcher's stdout with the lines relayed
             # from the other hosts, and print() may write a line in pieces (PYTHONUNBUFFERED)
-            os.write(1, (" ".join(str(w) for w in words) + "\n").encode())
+            os.write(1, (" ".join(str(w) for w in words) + "\\n").encode())
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
         with open(os.path.join(sys.argv[1], "pids-%d" % k), "w") as f:
             f.write("%d %d" % (os.getpid(), child.pid))
