@@ -29,6 +29,7 @@ prefixed ``[host K] ``.  The exit status is the first failing host's (128+N for
 a host killed by signal N), 124 after a timeout, 130 after Ctrl-C.
 """
 
+import io
 import json
 import os
 import signal
@@ -118,6 +119,33 @@ def watch_launcher(environ=None, label="migrate-tpu run"):
     thread.daemon = True
     thread.start()
     return thread
+
+
+def whole_lines():
+    """In a host: make ``sys.stdout`` and ``sys.stderr`` write whole lines at once.
+
+    Host 0 shares the launcher's stdout and stderr with the lines relayed from the
+    other hosts.  Unbuffered (``PYTHONUNBUFFERED``, ``-u``), ``print`` writes a
+    line in pieces; block-buffered (a pipe, as in ``run ... | tee log``), the
+    buffer is written when full, in the middle of a line.  Either way a relayed
+    ``[host K]`` line could land inside one of host 0's lines.  Line-buffered,
+    a line goes out in one write (the other hosts' lines reach the launcher
+    as they are printed, too).
+    """
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name, None)
+        if not isinstance(stream, io.TextIOWrapper):
+            continue
+        if stream.line_buffering and not isinstance(stream.buffer, io.RawIOBase):
+            continue  # a terminal: already line by line
+        try:
+            fd = stream.fileno()
+            stream.flush()
+        except (OSError, ValueError):
+            continue
+        raw = io.FileIO(fd, "w", closefd=False)
+        setattr(sys, name, io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding,
+                                            errors=stream.errors, line_buffering=True))
 
 
 class FinishLine(object):

@@ -217,3 +217,30 @@ def test_uneven_replicas_are_a_usage_error(tmp_path, capsys):
     assert launch.command("s.py", [], replicas=8, hosts=2, quiet=True)[3:] == [
         "--hosts", "2", "--replicas", "8", "--quiet", "s.py"]
     assert launch.pod_replicas(4) == 32 and launch.pod_replicas(2, 4) == 4
+
+
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+def test_a_host_writes_whole_lines(unbuffered):
+    """Host 0 shares the launcher's stdout with the lines relayed from the other hosts: a
+    line that host 0 prints in pieces (``print`` under PYTHONUNBUFFERED) must not let a
+    relayed line in between its pieces."""
+    code = textwrap.dedent("""\
+        import os, sys
+        from migrate_tpu.runtime import pod
+        pod.whole_lines()
+        print("host 0", "says", end="")
+        os.write(1, b"[host 1] a relayed line\\n")  # the launcher, meanwhile
+        print(" hello")
+        sys.stderr.write("an error ")
+        os.write(2, b"[host 1] relayed\\n")
+        sys.stderr.write("of host 0\\n")
+        """)
+    env = launch.environment()
+    env.pop("PYTHONUNBUFFERED", None)
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = unbuffered
+    done = subprocess.run([sys.executable, "-c", code], cwd=str(REPO), env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["[host 1] a relayed line", "host 0 says hello"]
+    assert done.stderr.splitlines() == ["[host 1] relayed", "an error of host 0"]
