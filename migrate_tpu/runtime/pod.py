@@ -258,9 +258,32 @@ def _heard(done_fd):
     return True
 
 
+def _interrupts_raise_keyboard_interrupt():
+    """Make Ctrl-C (SIGINT) raise ``KeyboardInterrupt`` in this thread, whatever handler
+    the caller installed (the command line's turns it into its own exit); returns the
+    handler to put back, or ``None``.  A launcher that ignores SIGINT (started in the
+    background) keeps ignoring it."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    current = signal.getsignal(signal.SIGINT)
+    if current in (signal.SIG_IGN, signal.default_int_handler):
+        return None
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    return current
+
+
 def run_hosts(argvs, envs, timeout=None, label="migrate-tpu run", poll=0.05):
     """Start one process per host (``argvs[k]`` with environment ``envs[k]``) and
     supervise them until all have exited; returns the pod's exit status."""
+    previous_handler = _interrupts_raise_keyboard_interrupt()
+    try:
+        return _run_hosts(argvs, envs, timeout, label, poll)
+    finally:
+        if previous_handler is not None:
+            signal.signal(signal.SIGINT, previous_handler)
+
+
+def _run_hosts(argvs, envs, timeout, label, poll):
     lock = threading.Lock()
     stdout, stderr = _sink(sys.stdout), _sink(sys.stderr)
 
