@@ -823,7 +823,26 @@ def _strategy_run(self, fn, args=(), kwargs=None, options=None):
 def _strategy_experimental_run_v2(self, fn, args=(), kwargs=None):
     """TF 2.1's name for ``run``, with TF 2.1's refusal message."""
     reject_eager_plain_function(fn, EAGER_RUN_MESSAGE_2_1)
+    if tf_version() < (2, 2):
+        fn = _outputs_as_tensors(fn)
     return _mirrored_run(self, fn, args, kwargs, None)
+
+
+def _as_tensor(value):
+    if isinstance(value, (bool, int, float, np.number, np.ndarray)):
+        return tf.convert_to_tensor(value)
+    return value
+
+
+def _outputs_as_tensors(fn):
+    """``fn`` with its Python numbers returned as tensors, as TPU's ``tpu.replicate``
+    returns every output of a replica.  TF 2.1's ``reduce(MEAN, v, axis=N)`` runs a
+    helper that returns the static size of that axis as a Python int: a TPU reduces
+    the replicas' tensors, MirroredStrategy would refuse to SUM one plain number
+    (``A non-DistributedValues value 2 cannot be reduced``)."""
+    def replica_fn(*args, **kwargs):
+        return tf.nest.map_structure(_as_tensor, fn(*args, **kwargs))
+    return replica_fn
 
 
 class _ExperimentalTPUStrategy(object):
