@@ -653,11 +653,45 @@ def reject_eager_plain_function(fn, message):
 
 def _mirrored_run(strategy, fn, args, kwargs, options):
     base = tf.distribute.Strategy
+    graph = None
+    if isinstance(strategy, _EmulatedPodStrategyBase) and not tf.executing_eagerly():
+        graph = tf.compat.v1.get_default_graph()
+        known = len(graph.get_operations())
     if hasattr(base, "run"):
         if options is None:
-            return base.run(strategy, fn, args=args, kwargs=kwargs)
-        return base.run(strategy, fn, args=args, kwargs=kwargs, options=options)
-    return base.experimental_run_v2(strategy, fn, args=args, kwargs=kwargs)
+            result = base.run(strategy, fn, args=args, kwargs=kwargs)
+        else:
+            result = base.run(strategy, fn, args=args, kwargs=kwargs, options=options)
+    else:
+        result = base.experimental_run_v2(strategy, fn, args=args, kwargs=kwargs)
+    if graph is not None:
+        _keep_collectives(graph, graph.get_operations()[known:])
+    return result
+
+
+def _keep_collectives(graph, operations):
+    """Make every collective op in ``operations`` an output of the function ``graph``.
+
+    On a TPU every replica runs the whole step.  A ``tf.function`` prunes what
+    its outputs do not need, and TF 2.4 does not keep its (v1) collective ops
+    for their effect: a step that returns one replica's value of a
+    replica-context ``all_reduce`` (``experimental_local_results(v)[0]``) would
+    run that collective on the first core of each host only, and its peers on
+    the other cores would wait for ever.  TF 2.5+ keeps its collective ops
+    itself; those are left alone.
+    """
+    outputs = getattr(graph, "control_outputs", None)
+    if outputs is None:  # not a function being traced
+        return
+    try:
+        from tensorflow.python.framework import auto_control_deps
+        kept = auto_control_deps.op_is_stateful
+    except (ImportError, AttributeError):  # pragma: no cover - pods need TF >= 2.4
+        return
+    present = set(id(op) for op in outputs)
+    for op in operations:
+        if op.type.startswith("Collective") and not kept(op) and id(op) not in present:
+            outputs.append(op)
 
 
 class _EmulatedTPU(object):
@@ -789,7 +823,26 @@ def _strategy_run(self, fn, args=(), kwargs=None, options=None):
 def _strategy_experimental_run_v2(self, fn, args=(), kwargs=None):
     """TF 2.1's name for ``run``, with TF 2.1's refusal message."""
     reject_eager_plain_function(fn, EAGER_RUN_MESSAGE_2_1)
+    if tf_version() < (2, 2):
+        fn = _outputs_as_tensors(fn)
     return _mirrored_run(self, fn, args, kwargs, None)
+
+
+def _as_tensor(value):
+    if isinstance(value, (bool, int, float, np.number, np.ndarray)):
+        return tf.convert_to_tensor(value)
+    return value
+
+
+def _outputs_as_tensors(fn):
+    """``fn`` with its Python numbers returned as tensors, as TPU's ``tpu.replicate``
+    returns every output of a replica.  TF 2.1's ``reduce(MEAN, v, axis=N)`` runs a
+    helper that returns the static size of that axis as a Python int: a TPU reduces
+    the replicas' tensors, MirroredStrategy would refuse to SUM one plain number
+    (``A non-DistributedValues value 2 cannot be reduced``)."""
+    def replica_fn(*args, **kwargs):
+        return tf.nest.map_structure(_as_tensor, fn(*args, **kwargs))
+    return replica_fn
 
 
 class _ExperimentalTPUStrategy(object):

@@ -186,6 +186,10 @@ SURFACE_2_1 = {
         "reduce", "scope", "unwrap", "update_config_proto"),
     # what tf.compat.v1.distribute.experimental.TPUStrategy had beyond "Strategy"
     "TPUStrategyV1": ("steps_per_run",),
+    # tf.distribute.get_replica_context() in a replica (all_gather came with TF 2.4)
+    "ReplicaContext": (
+        "all_reduce", "devices", "merge_call", "num_replicas_in_sync", "replica_id_in_sync_group",
+        "strategy"),
 }
 
 
@@ -249,7 +253,7 @@ class _Surface21Module(types.ModuleType):
 _HIDDEN_MODULE_NAMES = {}
 
 
-def _strategy_attributes_of_2_1(base, known):
+def _strategy_attributes_of_2_1(base, known, shown_name=None):
     """A ``__getattribute__`` for ``base`` that hides, from user code only, the public
     strategy attributes that TF 2.1.0 did not have (``run``, ``gather``, ...).
     ``known(klass)``: the names TF 2.1.0's counterpart of ``klass`` had."""
@@ -270,6 +274,8 @@ def _strategy_attributes_of_2_1(base, known):
             if _is_user_code(sys._getframe(1)):
                 klass = type(self)
                 shown = getattr(klass, "_tf_class_name", klass.__name__)
+                if shown_name is not None:
+                    shown = shown_name(self, original) or shown
                 raise AttributeError("'{}' object has no attribute '{}'".format(shown, name))
         return original(self, name)
 
@@ -278,7 +284,8 @@ def _strategy_attributes_of_2_1(base, known):
 
 def restrict_to_2_1():
     """Make the names TF 2.1.0 lacked absent for user code (``AttributeError``):
-    ``tf.distribute.TPUStrategy``, ``strategy.run``, ``gather``, ... .  Runs on TF 2.1
+    ``tf.distribute.TPUStrategy``, ``strategy.run``, ``gather``, a replica context's
+    ``all_gather``, ... .  Runs on TF 2.1
     itself too, where it hides only what the emulation adds.  Idempotent."""
     if any(name == "__getattribute__" for _, name, _ in _originals):
         return
@@ -304,6 +311,15 @@ def restrict_to_2_1():
         if base is v1_base and issubclass(v1_base, tf.distribute.Strategy):
             continue  # TF 2.1 itself: the v2 base's hiding covers it
         _set(base, "__getattribute__", _strategy_attributes_of_2_1(base, known))
+    replica_names = frozenset(SURFACE_2_1["ReplicaContext"])
+    replica_base = tf.distribute.ReplicaContext
+    def replica_context_name(context, getattribute):
+        # a TPU strategy's replicas have TensorFlow's TPU replica context
+        strategy = getattribute(context, "_strategy")
+        return "_TPUReplicaContext" if isinstance(strategy, emulation._EmulatedTPU) else None
+
+    _set(replica_base, "__getattribute__",
+         _strategy_attributes_of_2_1(replica_base, lambda klass: replica_names, replica_context_name))
 
 
 def uninstall():

@@ -29,6 +29,7 @@ prefixed ``[host K] ``.  The exit status is the first failing host's (128+N for
 a host killed by signal N), 124 after a timeout, 130 after Ctrl-C.
 """
 
+import io
 import json
 import os
 import signal
@@ -118,6 +119,33 @@ def watch_launcher(environ=None, label="migrate-tpu run"):
     thread.daemon = True
     thread.start()
     return thread
+
+
+def whole_lines():
+    """In a host: make ``sys.stdout`` and ``sys.stderr`` write whole lines at once.
+
+    Host 0 shares the launcher's stdout and stderr with the lines relayed from the
+    other hosts.  Unbuffered (``PYTHONUNBUFFERED``, ``-u``), ``print`` writes a
+    line in pieces; block-buffered (a pipe, as in ``run ... | tee log``), the
+    buffer is written when full, in the middle of a line.  Either way a relayed
+    ``[host K]`` line could land inside one of host 0's lines.  Line-buffered,
+    a line goes out in one write (the other hosts' lines reach the launcher
+    as they are printed, too).
+    """
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name, None)
+        if not isinstance(stream, io.TextIOWrapper):
+            continue
+        if stream.line_buffering and not isinstance(stream.buffer, io.RawIOBase):
+            continue  # a terminal: already line by line
+        try:
+            fd = stream.fileno()
+            stream.flush()
+        except (OSError, ValueError):
+            continue
+        raw = io.FileIO(fd, "w", closefd=False)
+        setattr(sys, name, io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding,
+                                            errors=stream.errors, line_buffering=True))
 
 
 class FinishLine(object):
@@ -230,9 +258,32 @@ def _heard(done_fd):
     return True
 
 
+def _interrupts_raise_keyboard_interrupt():
+    """Make Ctrl-C (SIGINT) raise ``KeyboardInterrupt`` in this thread, whatever handler
+    the caller installed (the command line's turns it into its own exit); returns the
+    handler to put back, or ``None``.  A launcher that ignores SIGINT (started in the
+    background) keeps ignoring it."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    current = signal.getsignal(signal.SIGINT)
+    if current in (signal.SIG_IGN, signal.default_int_handler):
+        return None
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    return current
+
+
 def run_hosts(argvs, envs, timeout=None, label="migrate-tpu run", poll=0.05):
     """Start one process per host (``argvs[k]`` with environment ``envs[k]``) and
     supervise them until all have exited; returns the pod's exit status."""
+    previous_handler = _interrupts_raise_keyboard_interrupt()
+    try:
+        return _run_hosts(argvs, envs, timeout, label, poll)
+    finally:
+        if previous_handler is not None:
+            signal.signal(signal.SIGINT, previous_handler)
+
+
+def _run_hosts(argvs, envs, timeout, label, poll):
     lock = threading.Lock()
     stdout, stderr = _sink(sys.stdout), _sink(sys.stderr)
 

@@ -306,6 +306,8 @@ def main(argv=None):
     options = parser.parse_args(sys.argv[1:] if argv is None else argv)
     pod.watch_launcher()
     finish_line = pod.FinishLine.take()
+    if options.hosts:
+        pod.whole_lines()
     if options.replicas is not None and options.replicas < 1:
         parser.error("--replicas must be >= 1")
     if options.hosts is not None and options.hosts < 1:

@@ -56,6 +56,27 @@ print("RESULT " + json.dumps({"replicas": strategy.num_replicas_in_sync, "total"
                               "task": task}))
 """
 
+# A step that returns one core's copy of a replica-context all_reduce: on a TPU every core
+# runs the whole step; TF 2.4's tf.function pruned the other cores' collectives, which hung
+# their peers on every other host.
+ONE_CORE_SCRIPT = """\
+import json
+import tensorflow as tf
+strategy = tf.distribute.TPUStrategy(tf.distribute.cluster_resolver.TPUClusterResolver(tpu=""))
+ids = strategy.experimental_distribute_values_from_function(
+    lambda ctx: tf.constant([float(ctx.replica_id_in_sync_group)]))
+
+
+@tf.function
+def step(v):
+    total = strategy.run(lambda v: tf.distribute.get_replica_context().all_reduce("SUM", v),
+                         args=(v,))
+    return strategy.experimental_local_results(total)[0]
+
+
+print("RESULT " + json.dumps({"total": float(step(ids)[0])}))
+"""
+
 
 def runs(tmp_path_factory):
     if _runs:
@@ -81,6 +102,9 @@ def runs(tmp_path_factory):
     # the unmigrated original on a pod, with the TF 2.1 surface on TF 2.21 (and tf_keras)
     _runs["original", 2] = cli_run(py221, original, 2, "original on TF 2.21 --tf-api 2.1, 2 hosts",
                                    tf_api="2.1")
+    one_core = folder / "one_core_all_reduce.py"
+    one_core.write_text(ONE_CORE_SCRIPT)
+    _runs["one core", "2.4"] = cli_run(py24, one_core, 2, "one core's all_reduce on TF 2.4, 2 hosts")
     _runs["mwms", "2.21", 2] = cli_run(py221, folder / "mwms_2_21.py", 2,
                                        "MWMS script on TF 2.21, 2 workers")
     return _runs
@@ -111,6 +135,12 @@ def test_pod_program_gives_the_tf_2_1_numbers_on_every_pod_size(tf_name, hosts, 
         # each host builds its own pipeline: num_input_pipelines == H, input_pipeline_id == K
         assert result["_pipelines"] == [[hosts, host]], run.describe()
         assert_same(before, result, where="{} host {}".format(run.label, host))
+
+
+def test_a_step_returning_one_cores_all_reduce_runs_every_cores_collective(tmp_path_factory):
+    run = runs(tmp_path_factory)["one core", "2.4"]
+    assert run.returncode == 0, run.describe()
+    assert host_results(run) == {0: {"total": 6.0}, 1: {"total": 6.0}}, run.describe()
 
 
 def test_original_pod_program_runs_on_a_pod_with_the_2_1_surface(tmp_path_factory):

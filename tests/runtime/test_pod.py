@@ -68,11 +68,12 @@ def _pids(folder):
     return found
 
 
-def _supervise(tmp_path, body, hosts=3, timeout=None):
-    """Run ``hosts`` stand-ins under pod.run_hosts in a separate launcher process."""
+def _supervise(tmp_path, body, hosts=3, timeout=None, cli_signals=False):
+    """Run ``hosts`` stand-ins under pod.run_hosts in a separate launcher process (with
+    ``cli_signals``, inside the command line's own handling of stop signals)."""
     script = _host_program(tmp_path, body)
     code = textwrap.dedent("""\
-        import os, sys
+        import contextlib, os, sys
         from migrate_tpu.runtime import launch, pod
         hosts, folder, script = int(sys.argv[1]), sys.argv[2], sys.argv[3]
         timeout = float(sys.argv[4]) if sys.argv[4] != "-" else None
@@ -81,10 +82,15 @@ def _supervise(tmp_path, body, hosts=3, timeout=None):
             env = launch.environment()
             env["TF_CONFIG"] = config
             envs.append(env)
-        sys.exit(pod.run_hosts([[sys.executable, script, folder]] * hosts, envs, timeout=timeout))
+        guard = contextlib.nullcontext()
+        if sys.argv[5] == "cli":
+            from migrate_tpu.engine.pipeline import stop_signals
+            guard = stop_signals()
+        with guard:
+            sys.exit(pod.run_hosts([[sys.executable, script, folder]] * hosts, envs, timeout=timeout))
         """)
     argv = [sys.executable, "-c", code, str(hosts), str(tmp_path), str(script),
-            "-" if timeout is None else str(timeout)]
+            "-" if timeout is None else str(timeout), "cli" if cli_signals else "-"]
     return argv
 
 
@@ -184,11 +190,14 @@ def _wait_for_pids(folder, count, seconds=60):
     return _pids(folder)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGKILL])
-def test_launcher_interrupted_or_killed_leaves_no_process(tmp_path, signum):
-    """Ctrl-C (SIGINT to the launcher) stops the pod; SIGKILL of the launcher, which can do
-    nothing, is noticed by every host through the launcher's pipe."""
-    launcher = subprocess.Popen(_supervise(tmp_path, "time.sleep(300)\n"), cwd=str(REPO),
+@pytest.mark.parametrize("signum,cli_signals", [(signal.SIGINT, False), (signal.SIGKILL, False),
+                                                (signal.SIGINT, True)])
+def test_launcher_interrupted_or_killed_leaves_no_process(tmp_path, signum, cli_signals):
+    """Ctrl-C (SIGINT to the launcher) stops the pod, also under the command line's own
+    signal handling (`migrate-tpu run`); SIGKILL of the launcher, which can do nothing, is
+    noticed by every host through the launcher's pipe."""
+    launcher = subprocess.Popen(_supervise(tmp_path, "time.sleep(300)\n", cli_signals=cli_signals),
+                                cwd=str(REPO),
                                 env=launch.environment(), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, universal_newlines=True)
     try:
@@ -217,3 +226,30 @@ def test_uneven_replicas_are_a_usage_error(tmp_path, capsys):
     assert launch.command("s.py", [], replicas=8, hosts=2, quiet=True)[3:] == [
         "--hosts", "2", "--replicas", "8", "--quiet", "s.py"]
     assert launch.pod_replicas(4) == 32 and launch.pod_replicas(2, 4) == 4
+
+
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+def test_a_host_writes_whole_lines(unbuffered):
+    """Host 0 shares the launcher's stdout with the lines relayed from the other hosts: a
+    line that host 0 prints in pieces (``print`` under PYTHONUNBUFFERED) must not let a
+    relayed line in between its pieces."""
+    code = textwrap.dedent("""\
+        import os, sys
+        from migrate_tpu.runtime import pod
+        pod.whole_lines()
+        print("host 0", "says", end="")
+        os.write(1, b"[host 1] a relayed line\\n")  # the launcher, meanwhile
+        print(" hello")
+        sys.stderr.write("an error ")
+        os.write(2, b"[host 1] relayed\\n")
+        sys.stderr.write("of host 0\\n")
+        """)
+    env = launch.environment()
+    env.pop("PYTHONUNBUFFERED", None)
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = unbuffered
+    done = subprocess.run([sys.executable, "-c", code], cwd=str(REPO), env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["[host 1] a relayed line", "host 0 says hello"]
+    assert done.stderr.splitlines() == ["[host 1] relayed", "an error of host 0"]

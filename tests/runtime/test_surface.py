@@ -56,13 +56,15 @@ def test_the_recorded_surface_is_tf_2_1_0s():
     assert list(legacy_surface_data["distribute.experimental"]) == real["tf.distribute.experimental"]
     assert list(legacy_surface_data["Strategy"]) == real["TPUStrategy"] == real["MirroredStrategy"]
     assert sorted(legacy_surface_data["Strategy"] + legacy_surface_data["TPUStrategyV1"]) == real["compat.v1 TPUStrategy"]
+    assert list(legacy_surface_data["ReplicaContext"]) == real["ReplicaContext"]
 
 
 @pytest.mark.parametrize("name", [TF24, TF221])
 def test_emulated_surface_has_what_tf_2_1_had_and_nothing_more(name):
     real = runs()["real"].result()
     emulated = runs()[name].result()
-    for key in ("tf.distribute", "tf.distribute.experimental", "TPUStrategy", "MirroredStrategy", "compat.v1 TPUStrategy"):
+    for key in ("tf.distribute", "tf.distribute.experimental", "TPUStrategy", "MirroredStrategy", "compat.v1 TPUStrategy",
+                "ReplicaContext"):
         assert emulated[key] == real[key], (key, sorted(set(emulated[key]) ^ set(real[key])))
     # the error names TensorFlow's class, not the emulation's
     assert emulated["_run_error"] == "'TPUStrategy' object has no attribute 'run'"

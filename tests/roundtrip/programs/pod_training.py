@@ -44,19 +44,22 @@ def train_step(iterator):
             loss = tf.reduce_sum(error * error) / GLOBAL_BATCH
         grads = tape.gradient(loss, [kernel, bias])
         optimizer.apply_gradients(zip(grads, [kernel, bias]))
-        return loss, tf.reduce_sum(features)
+        return loss, tf.reduce_sum(features), features
 
-    loss, seen = strategy.experimental_run_v2(replica_step, args=(next(iterator),))
+    loss, seen, features = strategy.experimental_run_v2(replica_step, args=(next(iterator),))
+    # MEAN along an axis: TF 2.1 counts the examples with a helper run on every replica
     return (strategy.reduce(tf.distribute.ReduceOp.SUM, loss, axis=None),
-            strategy.reduce(tf.distribute.ReduceOp.SUM, seen, axis=None))
+            strategy.reduce(tf.distribute.ReduceOp.SUM, seen, axis=None),
+            strategy.reduce(tf.distribute.ReduceOp.MEAN, features, axis=0))
 
 
 iterator = iter(strategy.experimental_distribute_datasets_from_function(dataset_fn))
-losses, seen = [], []
+losses, seen, means = [], [], []
 for _ in range(STEPS):
-    loss, total = train_step(iterator)
+    loss, total, mean = train_step(iterator)
     losses.append(float(loss))
     seen.append(float(total))
+    means.append([float(v) for v in mean.numpy()])
 
 with strategy.scope():
     model = tf.keras.Sequential([tf.keras.layers.Dense(4, activation="tanh", input_shape=(4,)),
@@ -71,6 +74,7 @@ print("RESULT " + json.dumps({
     "replicas": strategy.num_replicas_in_sync,
     "losses": losses,
     "seen": seen,
+    "means": means,
     "kernel": kernel.numpy().ravel().tolist(),
     "fit_loss": [float(v) for v in history.history["loss"]],
     "_pipelines": sorted(set(pipelines)),

@@ -36,6 +36,20 @@ if emulated:
         graph_run_error = None
     except AttributeError as error:
         graph_run_error = str(error).strip().splitlines()[-1].strip()
+    replica_names = []
+
+    @tf.autograph.experimental.do_not_convert  # hasattr, not AutoGraph's call of it
+    def look(context):
+        del replica_names[:]
+        replica_names.extend(n for n in public(type(context)) if hasattr(context, n))
+
+    @tf.function
+    def in_a_replica():
+        look(tf.distribute.get_replica_context())
+        return tf.constant(0.0)
+
+    strategy.experimental_run_v2(in_a_replica)
+    replica_names = sorted(set(replica_names))
     # TensorFlow's own code may call what it has (reduce with axis calls run)
     axis_sum = float(strategy.reduce("SUM", strategy.experimental_run_v2(
         tf.function(lambda: tf.ones([2]))), axis=0))
@@ -43,6 +57,7 @@ else:  # real TF 2.1.0 without a TPU: the class's names
     strategy_names = public(tf.distribute.experimental.TPUStrategy)
     mirrored_names = public(tf.distribute.MirroredStrategy)
     strategy_v1_names = public(tf.compat.v1.distribute.experimental.TPUStrategy)
+    replica_names = public(tf.distribute.ReplicaContext)
     run_error = graph_run_error = axis_sum = None
 print("RESULT " + json.dumps({
     "tf.distribute": public(tf.distribute),
@@ -50,6 +65,7 @@ print("RESULT " + json.dumps({
     "TPUStrategy": strategy_names,
     "MirroredStrategy": mirrored_names,
     "compat.v1 TPUStrategy": strategy_v1_names,
+    "ReplicaContext": replica_names,
     "_run_error": run_error,
     "_graph_run_error": graph_run_error,
     "_axis_sum": axis_sum,
