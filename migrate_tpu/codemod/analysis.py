@@ -255,6 +255,44 @@ class Analysis(cst.CSTVisitor):
     def site(self, node: cst.CSTNode) -> Optional[Site]:
         return self.sites.get(id(node))
 
+    def name_ready(self, name: str, node: cst.CSTNode) -> bool:
+        """Whether a fix may write ``name`` at ``node`` (remembered during the walk).
+
+        False only when ``node`` runs as the module is imported (at the top level or in a
+        class body there, not in a function) and every binding of ``name`` in the module
+        is an import in a later top-level statement: ``tf.x`` written there would raise
+        ``NameError``. Unknown cases answer True."""
+        site = self.sites.get(id(node))
+        if site is None or len(site.path) < 2 or site.path[0] is not self.module:
+            return True
+        scope = site.scope
+        while scope.kind in ("class", "comprehension") and scope.parent is not None:
+            scope = scope.parent
+        bindings = self.module_scope.bindings.get(name)
+        if scope is not self.module_scope or not bindings:
+            return True
+        order = self._top_level_order()
+        here = order.get(id(site.path[1]))
+        if here is None:
+            return True
+        for binding in bindings:
+            there = order.get(id(binding.node)) if binding.kind == "import" else None
+            if there is None or there <= here:
+                return True
+        return False
+
+    def _top_level_order(self) -> Dict[int, int]:
+        """Index in the module's body of each top-level statement and of each import in one."""
+        order = getattr(self, "_order", None)
+        if order is None:
+            order = self._order = {}
+            for index, statement in enumerate(self.module.body):
+                order[id(statement)] = index
+                if isinstance(statement, cst.SimpleStatementLine):
+                    for small in statement.body:
+                        order[id(small)] = index
+        return order
+
     def statement_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         site = self.sites.get(id(node))
         return site.statement if site else None

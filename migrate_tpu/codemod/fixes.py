@@ -69,7 +69,7 @@ class RewriteRule(Rule):
         imports = []
         for qualified in uses:
             try:
-                text, needed = expression_for(qualified, scope)
+                text, needed = expression_for(qualified, scope, lambda name: analysis.name_ready(name, node))
             except LookupError:
                 self.report(node, manual, analysis=analysis)
                 return None

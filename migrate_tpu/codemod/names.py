@@ -170,14 +170,17 @@ def module_aliases(scope: Scope) -> List[Tuple[str, str]]:
     return aliases
 
 
-def expression_for(qualified: str, scope: Scope) -> Tuple[str, Optional[Tuple[str, Optional[str]]]]:
+def expression_for(qualified: str, scope: Scope, ready=None) -> Tuple[str, Optional[Tuple[str, Optional[str]]]]:
     """Source text naming ``qualified`` from ``scope``, reusing the file's aliases.
 
     Returns the text and the import to add (``("tensorflow", "tf")``) when the
-    file has no usable alias yet.
+    file has no usable alias yet. ``ready(name)``, when given, tells whether an
+    alias is bound yet where the text goes (``Analysis.name_ready``).
     """
     best: Optional[Tuple[str, str]] = None
     for name, target in module_aliases(scope):
+        if ready is not None and not ready(name):
+            continue
         if qualified == target or qualified.startswith(target + "."):
             if best is None or len(target) > len(best[1]):
                 best = (name, target)

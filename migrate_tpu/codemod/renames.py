@@ -384,7 +384,7 @@ class TableRule(Rule):
         imports = []
         if in_place:
             try:
-                text, needed = renamed_expression(node, scope, entry.new)
+                text, needed = renamed_expression(node, scope, entry.new, analysis)
             except LookupError:
                 self.report(node, f"`{old_short}` moved to `{new_short}`", analysis=analysis)
                 return
@@ -467,7 +467,7 @@ class TableRule(Rule):
         texts = {}
         for candidate, entry in found:
             try:
-                text, needed = renamed_expression(candidate, scope, entry.new)
+                text, needed = renamed_expression(candidate, scope, entry.new, analysis)
             except LookupError:
                 text, needed = None, True
             if needed:  # the string would name something the file does not import
@@ -570,7 +570,7 @@ class SymbolTableRule(TableRule):
     visit_ImportFrom = TableRule._visit_import_from
 
 
-def renamed_expression(node: cst.CSTNode, scope, new: str) -> Tuple[str, Optional[Tuple[str, Optional[str]]]]:
+def renamed_expression(node: cst.CSTNode, scope, new: str, analysis: Optional[Analysis] = None) -> Tuple[str, Optional[Tuple[str, Optional[str]]]]:
     """Source text for ``new`` in place of ``node``, keeping the spelling written there.
 
     ``tf.compat.v2.keras.mixed_precision.experimental.set_policy`` becomes
@@ -587,7 +587,7 @@ def renamed_expression(node: cst.CSTNode, scope, new: str) -> Tuple[str, Optiona
         written = canonical(written)
         if new.startswith(written + "."):
             return cst.Module([]).code_for_node(current) + new[len(written) :], None
-    return expression_for(new, scope)
+    return expression_for(new, scope, None if analysis is None else (lambda name: analysis.name_ready(name, node)))
 
 
 def _dotted_parts(expression: cst.CSTNode) -> List[cst.CSTNode]:

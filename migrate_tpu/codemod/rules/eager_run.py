@@ -471,7 +471,7 @@ for batch in dataset:
         where = analysis.site(function)
         def_scope = where.scope if where is not None else analysis.module_scope
         try:
-            text, needed = expression_for("tensorflow.function", def_scope)
+            text, needed = expression_for("tensorflow.function", def_scope, lambda name: analysis.name_ready(name, function))
         except LookupError:
             self.report(fn.value, base, analysis=analysis)
             return
@@ -503,7 +503,7 @@ for batch in dataset:
 
     def _wrap(self, call, fn, scope: Scope, resolved: "_Callable", base: str, analysis: Analysis) -> None:
         try:
-            text, needed = expression_for("tensorflow.function", scope)
+            text, needed = expression_for("tensorflow.function", scope, lambda name: analysis.name_ready(name, call))
         except LookupError:
             self.report(fn.value, base, analysis=analysis)
             return
