@@ -172,6 +172,17 @@ class _Group(click.Group):
                 return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
             raise
+        except BrokenPipeError:
+            # The reader of stdout went away (`migrate-tpu check | head`): stop quietly with
+            # the status of a tool ended by SIGPIPE; stdout goes to /dev/null so that the
+            # interpreter's last flush does not complain either. Files already written stay.
+            import os
+
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            except OSError:
+                pass
+            sys.exit(141)
         except Exception:  # pragma: no cover - a bug; the traceback is for the report
             import traceback
 

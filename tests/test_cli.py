@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 TF21 = b"""import tensorflow as tf
@@ -269,3 +271,24 @@ def test_what_the_prefilter_skips_is_what_the_docs_say(cli, tmp_path):
     assert loud.returncode == 2
     assert b"loud.py:2: error: cannot parse" in loud.stderr
     assert b"loud.ipynb:cell 1: error: not a valid notebook" in loud.stderr
+
+
+@pytest.mark.parametrize("command", [["rules"], ["check", "."], ["diff", "."]])
+def test_a_reader_that_goes_away_ends_the_run_quietly(tmp_path, command):
+    """`migrate-tpu check | head`: once the reader closes the pipe, the run stops with the
+    status of a tool ended by SIGPIPE (141) and no traceback, as ruff or grep would."""
+    (tmp_path / "train.py").write_text(
+        "import tensorflow as tf\nstrategy = tf.distribute.experimental.TPUStrategy(r)\n"
+        "out = strategy.experimental_run_v2(step)\n",
+        "utf-8",
+    )
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # gone before the first line is written
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "migrate_tpu", *command], cwd=tmp_path, stdout=write_end, stderr=subprocess.PIPE, timeout=120
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141, done.stderr.decode()
+    assert b"Traceback" not in done.stderr and b"internal error" not in done.stderr, done.stderr.decode()
