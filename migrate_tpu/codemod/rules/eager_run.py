@@ -322,6 +322,10 @@ for batch in dataset:
                 continue
             possibly = _enclosing(scope, maybe)
             caught = self._caught.get(id(call))
+            if (possibly is not None or session is not None or caught is not None) and self._compiled(
+                fn.value, scope, graph, decorators
+            ):
+                continue  # `fn` is a `tf.function` already: `run` takes it traced or not, nothing to note
             if possibly is not None or session is not None or caught is not None:
                 label = _label(analysis.module.code_for_node(fn.value))
                 if caught is not None:
@@ -415,6 +419,11 @@ for batch in dataset:
 
     def _code(self, node: cst.CSTNode) -> str:
         return self._analysis.module.code_for_node(node).strip()
+
+    def _compiled(self, value: cst.BaseExpression, scope: Scope, graph: Set[int], decorators: Decorators) -> bool:
+        """``fn`` is a ``tf.function`` already (``tf.function(...)``, or a def decorated with one)."""
+        resolved = self._resolve(value, scope, decorators)
+        return resolved.kind == "compiled" or (resolved.kind in ("def", "method") and id(resolved.node) in graph)
 
     def _handle(self, call, fn: cst.Arg, scope: Scope, loop, graph: Set[int], decorators: Decorators, analysis: Analysis) -> None:
         resolved = self._resolve(fn.value, scope, decorators)
