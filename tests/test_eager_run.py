@@ -246,3 +246,22 @@ def test_test_parametrizers_are_known_not_to_trace(decorator):
     outcome, found = _tpu301(source)
     assert [(r.safety, r.applied) for r in found] == [("safe", True)]
     assert "    @tf.function\n    def step(x):" in outcome.code
+
+
+@pytest.mark.parametrize(
+    "binding",
+    ["step = make_step()\n", "step = lambda x: x * 2\n", ""],
+)
+def test_a_callable_bound_before_the_loop_is_not_wrapped_inside_it(binding):
+    # `run(tf.function(step))` in the loop makes a new tf.function on every iteration,
+    # and TF 2.4.1 traces each one (an XLA compile per step on a TPU).
+    source = HEADER + (
+        "def make_step():\n    def inner(x):\n        return x * 2\n    return inner\n\n\n"
+        "def train(step):\n    " + binding.replace("\n", "\n    ")
+        + "for x in range(3):\n        strategy.run(step, args=(x,))\n"
+    )
+    outcome, found = _tpu301(source)
+    assert outcome.code == source
+    assert [r.applied for r in found] == [False]
+    assert "before the loop" in found[0].message
+    assert "tf.function(step)" not in _tpu301(source, unsafe_fixes=True)[0].code
