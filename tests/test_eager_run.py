@@ -206,3 +206,62 @@ def test_a_factory_that_returns_a_tf_function_builds_a_compiled_step():
     )
     _, found = _tpu301(source)
     assert found == []
+
+
+ALREADY_COMPILED = {
+    "decorated def": "    @tf.function\n    def step(x):\n        return x\n\n    strategy.run(step, args=(1.0,))\n",
+    "tf.function call": "    strategy.run(tf.function(lambda x: x), args=(1.0,))\n",
+    "assigned tf.function": "    step = tf.function(lambda x: x)\n    strategy.run(step, args=(1.0,))\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(ALREADY_COMPILED))
+def test_no_note_under_an_unknown_decorator_when_fn_is_already_a_tf_function(case):
+    # `run` takes a tf.function traced or not: there is nothing to ask of the user.
+    source = HEADER + "@somelib.mystery\ndef train():\n" + ALREADY_COMPILED[case]
+    outcome, found = _tpu301(source)
+    assert found == [] and outcome.code == source
+
+
+def test_no_note_in_a_tf1_graph_file_when_fn_is_already_a_tf_function():
+    source = HEADER + "sess = tf.compat.v1.Session()\n" + ALREADY_COMPILED["tf.function call"].lstrip()
+    outcome, found = _tpu301(source)
+    assert found == [] and outcome.code == source
+
+
+@pytest.mark.parametrize(
+    "decorator",
+    [
+        "@parameterized.parameters((1,), (2,))",
+        "@parameterized.named_parameters(('a', 1))",
+        "@parameterized.product(n=[1, 2])",
+        "@pytest.mark.parametrize('n', [1, 2])",
+    ],
+)
+def test_test_parametrizers_are_known_not_to_trace(decorator):
+    source = (
+        "import pytest\nfrom absl.testing import parameterized\n" + HEADER
+        + f"{decorator}\ndef test_step(n):\n    def step(x):\n        return x * 2\n\n    strategy.run(step, args=(1.0,))\n"
+    )
+    outcome, found = _tpu301(source)
+    assert [(r.safety, r.applied) for r in found] == [("safe", True)]
+    assert "    @tf.function\n    def step(x):" in outcome.code
+
+
+@pytest.mark.parametrize(
+    "binding",
+    ["step = make_step()\n", "step = lambda x: x * 2\n", ""],
+)
+def test_a_callable_bound_before_the_loop_is_not_wrapped_inside_it(binding):
+    # `run(tf.function(step))` in the loop makes a new tf.function on every iteration,
+    # and TF 2.4.1 traces each one (an XLA compile per step on a TPU).
+    source = HEADER + (
+        "def make_step():\n    def inner(x):\n        return x * 2\n    return inner\n\n\n"
+        "def train(step):\n    " + binding.replace("\n", "\n    ")
+        + "for x in range(3):\n        strategy.run(step, args=(x,))\n"
+    )
+    outcome, found = _tpu301(source)
+    assert outcome.code == source
+    assert [r.applied for r in found] == [False]
+    assert "before the loop" in found[0].message
+    assert "tf.function(step)" not in _tpu301(source, unsafe_fixes=True)[0].code

@@ -53,6 +53,11 @@ _NEUTRAL = frozenset(
         "typing.overload",
         "contextlib.contextmanager",
         "gin.configurable",
+        # Test parametrizers: they only call the test method with each set of arguments.
+        "absl.testing.parameterized.parameters",
+        "absl.testing.parameterized.named_parameters",
+        "absl.testing.parameterized.product",
+        "pytest.mark.parametrize",
         "gin.register",
         "tensorflow.autograph.experimental.do_not_convert",
     }

@@ -70,8 +70,9 @@ the Keras backend's session or turns eager execution off), where `run` is not
 eager, and a `run` inside a `try` that catches the `NotImplementedError` eager
 TPU `run` raises (or a base of it): the code handles that failure itself. A
 callable made on every iteration of a loop is not wrapped there (that would
-trace a new `tf.function` on every call): the finding suggests building it once
-before the loop.
+trace a new `tf.function` on every call), nor is one bound before the loop
+wrapped inside it (`run(tf.function(step))` there makes a new one on every
+iteration): the finding suggests building it once before the loop.
 """
     fix_safety = """
 Safe when the function body is free of Python side effects that would then run
@@ -322,6 +323,10 @@ for batch in dataset:
                 continue
             possibly = _enclosing(scope, maybe)
             caught = self._caught.get(id(call))
+            if (possibly is not None or session is not None or caught is not None) and self._compiled(
+                fn.value, scope, graph, decorators
+            ):
+                continue  # `fn` is a `tf.function` already: `run` takes it traced or not, nothing to note
             if possibly is not None or session is not None or caught is not None:
                 label = _label(analysis.module.code_for_node(fn.value))
                 if caught is not None:
@@ -416,6 +421,11 @@ for batch in dataset:
     def _code(self, node: cst.CSTNode) -> str:
         return self._analysis.module.code_for_node(node).strip()
 
+    def _compiled(self, value: cst.BaseExpression, scope: Scope, graph: Set[int], decorators: Decorators) -> bool:
+        """``fn`` is a ``tf.function`` already (``tf.function(...)``, or a def decorated with one)."""
+        resolved = self._resolve(value, scope, decorators)
+        return resolved.kind == "compiled" or (resolved.kind in ("def", "method") and id(resolved.node) in graph)
+
     def _handle(self, call, fn: cst.Arg, scope: Scope, loop, graph: Set[int], decorators: Decorators, analysis: Analysis) -> None:
         resolved = self._resolve(fn.value, scope, decorators)
         if resolved.kind == "compiled":
@@ -441,12 +451,18 @@ for batch in dataset:
         if loop is not None and _built_in_loop(fn.value, resolved, loop):
             self._hoist(fn, label, scope, resolved, base, analysis)
             return
+        if loop is not None and resolved.kind not in ("def", "method"):
+            # ``run(tf.function(step))`` in the loop would make, and trace, a new tf.function on every iteration.
+            self._hoist(fn, label, scope, resolved, base, analysis, anew=False)
+            return
         if resolved.kind in ("def", "method"):
             self._decorate(fn, resolved.node, base, analysis)
         else:
             self._wrap(call, fn, scope, resolved, base, analysis)
 
-    def _hoist(self, fn: cst.Arg, label: str, scope: Scope, resolved: "_Callable", base: str, analysis: Analysis) -> None:
+    def _hoist(
+        self, fn: cst.Arg, label: str, scope: Scope, resolved: "_Callable", base: str, analysis: Analysis, anew: bool = True
+    ) -> None:
         """A callable built on every iteration: a tf.function made there would be traced on every call."""
         try:
             text, _ = expression_for("tensorflow.function", scope)
@@ -461,8 +477,14 @@ for batch in dataset:
             suggestion = f"{name} = {text}({made})  # once, before the loop\nfor ...:\n    strategy.run({name}, args=...)"
         self.report(
             fn.value,
-            base + f"; `{label}` is made anew on every iteration of the loop, so a `tf.function` made there would "
-            "be traced again on every call: build it once, before the loop",
+            base
+            + (
+                f"; `{label}` is made anew on every iteration of the loop, so a `tf.function` made there would "
+                "be traced again on every call: build it once, before the loop"
+                if anew
+                else f"; wrapping `{label}` in the loop would make a new `tf.function`, traced again, on every "
+                "iteration: wrap it once, before the loop"
+            ),
             analysis=analysis,
             suggestion=suggestion,
         )
