@@ -105,6 +105,7 @@ class _State(object):
         self.originals = []        # (module, name, value or _MISSING) for uninstall
         self.shared_gpu = False    # logical GPUs split from one physical GPU
         self.pod_strategies = []   # emulated TPUStrategy objects of a pod host
+        self.scratch = None        # host K > 0's folder for its private checkpoint writes
 
 
 _MISSING = object()
@@ -1041,6 +1042,121 @@ def _keras_metrics_written_on_update():
     _patch(Metric, "add_weight", add_weight)
 
 
+# --------------------------------------------------------------------------
+# Checkpoints on a pod: one writer, as on a TPU
+# --------------------------------------------------------------------------
+
+_SINGLE_FILE_SUFFIXES = (".h5", ".hdf5", ".keras")
+
+
+def _host_scratch():
+    """This host's private folder for the files it would otherwise write over host 0's
+    (made on first use, removed when the host exits)."""
+    if getattr(STATE, "scratch", None) is None:
+        import atexit
+        import shutil
+        import tempfile
+        STATE.scratch = tempfile.mkdtemp(prefix="migrate-tpu-host{}-".format(STATE.task_id))
+        atexit.register(shutil.rmtree, STATE.scratch, True)
+    return STATE.scratch
+
+
+def _private_path(path):
+    """Where host K > 0 writes what the script saves at ``path``: the same path under
+    this host's scratch folder (local paths only; ``None`` when ``path`` is not one)."""
+    if hasattr(path, "__fspath__"):
+        path = path.__fspath__()
+    if isinstance(path, bytes):
+        path = path.decode("utf-8", "surrogateescape")
+    if not isinstance(path, str) or not path or "://" in path:
+        return None
+    private = os.path.join(_host_scratch(), os.path.abspath(path).lstrip(os.sep))
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(parent):  # a missing folder fails here as it fails on host 0
+        try:
+            os.makedirs(os.path.dirname(private))
+        except OSError:
+            pass
+    return private
+
+
+def _saver_class():
+    for name in ("tensorflow.python.checkpoint.functional_saver",
+                 "tensorflow.python.training.saving.functional_saver"):
+        try:
+            module = __import__(name, fromlist=["MultiDeviceSaver"])
+        except ImportError:
+            continue
+        if hasattr(module, "MultiDeviceSaver"):
+            return module.MultiDeviceSaver
+    return None
+
+
+def _one_writer_per_pod():
+    """On host K > 0 of a pod, send checkpoint writes to a private folder.
+
+    A real TPU pod runs the script once (one client drives every host), so a checkpoint,
+    ``save_weights`` or ``model.save`` is written once.  Here every host runs the script:
+    writing the same files from H processes clashes (``MergeV2Checkpoints``: the
+    ``_temp`` folder of another host's save is gone; h5py: ``unable to lock file``).
+    Host 0 writes where the script says; the others write the same bytes to their own
+    scratch folder.  Reads are not redirected: every host restores host 0's files."""
+    saver = _saver_class()
+    if saver is not None and "save" in saver.__dict__:
+        original_save = saver.__dict__["save"]
+
+        def save(self, file_prefix, *args, **kwargs):
+            if tf.executing_eagerly():
+                value = file_prefix
+                if hasattr(value, "numpy") and getattr(value, "dtype", None) == tf.string:
+                    value = value.numpy()
+                private = _private_path(value)
+                if private is not None:
+                    file_prefix = (tf.constant(private) if hasattr(file_prefix, "numpy")
+                                   else private)
+            return original_save(self, file_prefix, *args, **kwargs)
+
+        save.__doc__ = original_save.__doc__
+        _patch(saver, "save", save)
+
+    keras = getattr(tf, "keras", None)
+    model = getattr(keras, "Model", None)
+    if model is None:
+        return
+
+    def single_file(filepath, save_format):
+        if str(save_format or "").lower() in ("h5", "hdf5", "keras"):
+            return True
+        path = filepath.__fspath__() if hasattr(filepath, "__fspath__") else filepath
+        return isinstance(path, str) and path.lower().endswith(_SINGLE_FILE_SUFFIXES)
+
+    def redirected(original, first):
+        def method(*args, **kwargs):
+            args = list(args)
+            if len(args) > first:
+                filepath = args[first]
+            else:
+                filepath = kwargs.get("filepath")
+            if filepath is not None and single_file(filepath, kwargs.get("save_format")):
+                private = _private_path(filepath)
+                if private is not None:
+                    if len(args) > first:
+                        args[first] = private
+                    else:
+                        kwargs["filepath"] = private
+            return original(*args, **kwargs)
+        method.__doc__ = getattr(original, "__doc__", None)
+        method.__name__ = getattr(original, "__name__", "save")
+        return method
+
+    for name in ("save", "save_weights"):
+        if name in model.__dict__:
+            _patch(model, name, redirected(model.__dict__[name], 1))
+    models = getattr(keras, "models", None)
+    if getattr(models, "save_model", None) is not None:
+        _patch(models, "save_model", redirected(models.save_model, 1))
+
+
 def install(replicas=None, tf_api=None):
     """Switch the emulation on.  Idempotent; ``configure_devices`` runs if it has not."""
     if STATE.installed:
@@ -1096,6 +1212,8 @@ def install(replicas=None, tf_api=None):
            "TPUStrategy", EmulatedTPUStrategyCompatV1)
     if tf_version() < (2, 2):
         _keras_metrics_written_on_update()
+    if STATE.hosts > 1 and STATE.task_id > 0:
+        _one_writer_per_pod()
     STATE.installed = True
     return STATE
 
