@@ -1092,6 +1092,51 @@ def _saver_class():
     return None
 
 
+def _private_checkpoint_bookkeeping():
+    """What a ``CheckpointManager`` (or ``Checkpoint.save``) of host K > 0 deletes and the
+    ``checkpoint`` state file it writes go to its private folder too.
+
+    A manager made after host 0 saved recovers host 0's checkpoints from the shared
+    folder's state file and sweeps the oldest by their paths: without this, host K
+    deleted host 0's files (host 2 then failed to restore ``ckpt-5``)."""
+    for name in ("tensorflow.python.checkpoint.checkpoint_management",
+                 "tensorflow.python.training.checkpoint_management"):
+        try:
+            module = __import__(name, fromlist=["_delete_file_if_exists"])
+        except ImportError:
+            continue
+        for function, parameter, folder in (("_delete_file_if_exists", "filespec", False),
+                                            ("update_checkpoint_state_internal", "save_dir", True)):
+            original = module.__dict__.get(function)
+            if original is not None and getattr(original, "__module__", None) == name:  # defined there, not re-exported
+                _patch(module, function, _privately(original, parameter, folder))
+
+
+def _privately(original, parameter, folder):
+    """``original`` with its ``parameter`` (a file pattern, or a ``folder`` it writes in,
+    made if missing) moved under this host's scratch folder."""
+    def move(path):
+        private = _private_path(path)
+        if private is None:
+            return path
+        if folder:
+            try:
+                os.makedirs(private)
+            except OSError:
+                pass
+        return private
+
+    def function(*args, **kwargs):
+        if args:
+            args = (move(args[0]),) + tuple(args[1:])
+        elif parameter in kwargs:
+            kwargs[parameter] = move(kwargs[parameter])
+        return original(*args, **kwargs)
+    function.__doc__ = getattr(original, "__doc__", None)
+    function.__name__ = getattr(original, "__name__", "function")
+    return function
+
+
 def _one_writer_per_pod():
     """On host K > 0 of a pod, send checkpoint writes to a private folder.
 
@@ -1118,6 +1163,7 @@ def _one_writer_per_pod():
 
         save.__doc__ = original_save.__doc__
         _patch(saver, "save", save)
+    _private_checkpoint_bookkeeping()
 
     keras = getattr(tf, "keras", None)
     model = getattr(keras, "Model", None)

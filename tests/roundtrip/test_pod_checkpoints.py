@@ -34,6 +34,13 @@ x = np.arange(48, dtype="float32").reshape(16, 3) / 48.0
 model.fit(x, np.ones((16, 2), "float32"), batch_size=8, epochs=1, verbose=0, shuffle=False)
 saved = [w.numpy().tolist() for w in model.weights]
 ckpt = tf.train.Checkpoint(model=model, optimizer=opt)
+if resolver.task_id > 0:
+    # the other hosts' managers start once host 0 has saved, so they recover its checkpoint
+    # state from the shared folder and would sweep its files (a case that used to delete them)
+    import time
+    deadline = time.time() + 120
+    while not os.path.exists(os.path.join(out, "manager", "checkpoint")) and time.time() < deadline:
+        time.sleep(0.05)
 manager = tf.train.CheckpointManager(ckpt, os.path.join(out, "manager"), max_to_keep=2)
 for _ in range(3):
     manager.save()
