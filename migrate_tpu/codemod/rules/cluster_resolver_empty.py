@@ -46,11 +46,11 @@ resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu='')
         ),
         # Imported under another name: the call does not spell `TPUClusterResolver`.
         tf_example(
-            before="""\
-from tensorflow.distribute.cluster_resolver import TPUClusterResolver as Resolver
-
-resolver = Resolver('')
-""",
+            before=(
+                "from tensorflow.distribute.cluster_resolver import TPUClusterResolver as Resolver\n"
+                "\n"
+                "resolver = Resolver('')\n"
+            ),
             findings=1,
         ),
     )

@@ -54,11 +54,11 @@ optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer, dynamic=False
         ),
         # Imported under another name: the call does not spell `LossScaleOptimizer`.
         tf_example(
-            before="""\
-from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer as LSO
-
-optimizer = LSO(optimizer, "dynamic")
-""",
+            before=(
+                "from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer as LSO\n"
+                "\n"
+                'optimizer = LSO(optimizer, "dynamic")\n'
+            ),
             after="""\
 optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
 """,

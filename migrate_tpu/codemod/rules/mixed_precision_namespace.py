@@ -88,32 +88,32 @@ prec.set_policy("mixed_bfloat16")
             findings=1,
         ),
         tf_example(
-            before="""\
-try:
-    from tensorflow.keras.mixed_precision import experimental as prec
-except ImportError:
-    prec = None
-""",
+            before=(
+                "try:\n"
+                "    from tensorflow.keras.mixed_precision import experimental as prec\n"
+                "except ImportError:\n"
+                "    prec = None\n"
+            ),
             findings=1,
         ),
         tf_example(
-            before="""\
-from tensorflow.keras.mixed_precision import experimental as prec
-
-print(prec.get_layer_policy(model.layers[0]))
-""",
+            before=(
+                "from tensorflow.keras.mixed_precision import experimental as prec\n"
+                "\n"
+                "print(prec.get_layer_policy(model.layers[0]))\n"
+            ),
             findings=2,
         ),
         # Uses that TPU402 and TPU403 rewrite are theirs, and the import goes with them.
         tf_example(
-            before="""\
-from tensorflow.keras.mixed_precision import experimental as prec
-
-prec.set_policy(prec.Policy("mixed_bfloat16"))
-optimizer = prec.LossScaleOptimizer(optimizer, "dynamic")
-if isinstance(optimizer, prec.LossScaleOptimizer):
-    pass
-""",
+            before=(
+                "from tensorflow.keras.mixed_precision import experimental as prec\n"
+                "\n"
+                'prec.set_policy(prec.Policy("mixed_bfloat16"))\n'
+                'optimizer = prec.LossScaleOptimizer(optimizer, "dynamic")\n'
+                "if isinstance(optimizer, prec.LossScaleOptimizer):\n"
+                "    pass\n"
+            ),
         ),
     )
 

@@ -52,11 +52,11 @@ strategy = tf.distribute.MultiWorkerMirroredStrategy(
         ),
         # Imported under another name: the call does not spell the class's name.
         tf_example(
-            before="""\
-from tensorflow.distribute.experimental import MultiWorkerMirroredStrategy as MWMS
-
-strategy = MWMS(cluster_resolver=resolver)
-""",
+            before=(
+                "from tensorflow.distribute.experimental import MultiWorkerMirroredStrategy as MWMS\n"
+                "\n"
+                "strategy = MWMS(cluster_resolver=resolver)\n"
+            ),
             after="""\
 strategy = tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=resolver)
 """,
