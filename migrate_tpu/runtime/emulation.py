@@ -1080,13 +1080,21 @@ def _private_path(path):
     return private
 
 
-def _saver_class():
-    for name in ("tensorflow.python.checkpoint.functional_saver",
-                 "tensorflow.python.training.saving.functional_saver"):
+def _internal_modules(*names):
+    """TensorFlow's internal modules of these names that this version has (they moved
+    between releases: ``tensorflow.python.training`` in 2.4, ``.checkpoint`` later)."""
+    found = []
+    for name in names:
         try:
-            module = __import__(name, fromlist=["MultiDeviceSaver"])
+            found.append(__import__(name, fromlist=["_"]))
         except ImportError:
-            continue
+            pass
+    return found
+
+
+def _saver_class():
+    for module in _internal_modules("tensorflow.python.checkpoint.functional_saver",
+                                    "tensorflow.python.training.saving.functional_saver"):
         if hasattr(module, "MultiDeviceSaver"):
             return module.MultiDeviceSaver
     return None
@@ -1099,12 +1107,9 @@ def _private_checkpoint_bookkeeping():
     A manager made after host 0 saved recovers host 0's checkpoints from the shared
     folder's state file and sweeps the oldest by their paths: without this, host K
     deleted host 0's files (host 2 then failed to restore ``ckpt-5``)."""
-    for name in ("tensorflow.python.checkpoint.checkpoint_management",
-                 "tensorflow.python.training.checkpoint_management"):
-        try:
-            module = __import__(name, fromlist=["_delete_file_if_exists"])
-        except ImportError:
-            continue
+    for module in _internal_modules("tensorflow.python.checkpoint.checkpoint_management",
+                                    "tensorflow.python.training.checkpoint_management"):
+        name = module.__name__
         for function, parameter, folder in (("_delete_file_if_exists", "filespec", False),
                                             ("update_checkpoint_state_internal", "save_dir", True)):
             original = module.__dict__.get(function)
