@@ -10,7 +10,7 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from migrate_tpu.codemod.lines import statement_lines
+from migrate_tpu.codemod.lines import StatementLines
 
 BLOCKS = '''\
 @decorator(
@@ -86,10 +86,10 @@ def _check(source: str) -> int:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     paths = _Paths()
     wrapper.visit(paths)
-    tree = ast.parse(source)
+    lines = StatementLines(module, ast.parse(source))
     for path, position in paths.found:
         node = path[-1]
-        got = statement_lines((module,) + path[1:] if path[0] is not module else path, tree)
+        got = lines.of((module,) + path[1:] if path[0] is not module else path)
         first = position.start.line
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             # the header: from the first decorator to the line before the body
@@ -119,10 +119,11 @@ def test_a_node_in_a_header_gets_the_header():
     module = cst.parse_module(source)
     statement = module.body[0]
     test = statement.test
-    assert statement_lines((module, statement, test), ast.parse(source)) == (1, 2)
-    assert statement_lines((module, statement, statement.body, statement.body.body[1]), ast.parse(source)) == (4, 4)
+    lines = StatementLines(module, ast.parse(source))
+    assert lines.of((module, statement, test)) == (1, 2)
+    assert lines.of((module, statement, statement.body, statement.body.body[1])) == (4, 4)
 
 
 def test_trees_that_do_not_line_up_give_nothing():
     module = cst.parse_module("a = 1\nb = 2\n")
-    assert statement_lines((module, module.body[1]), ast.parse("a = 1\n")) is None
+    assert StatementLines(module, ast.parse("a = 1\n")).of((module, module.body[1])) is None

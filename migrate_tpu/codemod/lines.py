@@ -78,13 +78,6 @@ class StatementLines:
         return found
 
 
-def statement_lines(path: Sequence[cst.CSTNode], tree: ast.Module) -> Optional[Lines]:
-    """``StatementLines(path[0], tree).of(path)``, for one path."""
-    if not path or not isinstance(path[0], cst.Module):
-        return None
-    return StatementLines(path[0], tree).of(path)
-
-
 def _header(statement: ast.stmt) -> Lines:
     first = min([d.lineno for d in getattr(statement, "decorator_list", ())] + [statement.lineno])
     body = getattr(statement, "body", None)
@@ -92,11 +85,9 @@ def _header(statement: ast.stmt) -> Lines:
     return first, max(first, last)
 
 
-def _units(statements: Sequence[cst.CSTNode], trees: Optional[List[ast.stmt]]):
+def _units(statements: Sequence[cst.CSTNode], trees: List[ast.stmt]):
     """(LibCST statement, its ``ast`` node) in order; a line of ``a; b`` gets the list of
     its small statements' nodes. None when the counts differ."""
-    if trees is None:
-        return None
     pairs = []
     at = 0
     for statement in statements:

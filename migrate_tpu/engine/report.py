@@ -206,15 +206,19 @@ def patch_bytes(result: FileResult, root: Optional[str] = None) -> bytes:
     diff = result.diff
     if not diff:
         return b""
-    rules = sorted({report.rule for report in result.reports if report.applied})
+    applied = [report for report in result.reports if report.applied]
+    rules = sorted({report.rule for report in applied})
     head = (RULES_LINE_PREFIX + ", ".join(rules) + "\n").encode("utf-8") if rules else b""
+    cell_view = re.search(rb":cell \d+$", diff.split(b"\n", 1)[0]) is not None
+    if cell_view:
+        return head + diff
     if diff.startswith(b"--- a/") and diff.count(b"\n") >= 2:
         first, second, rest = diff.split(b"\n", 2)
-        if second.startswith(b"+++ b/") and not re.search(rb":cell \d+$", first):
+        if second.startswith(b"+++ b/"):
             name = patch_path(result.path, root).encode("utf-8") if root is not None else first[len(b"--- a/") :]
             diff = b"--- " + _header_name(b"a/" + name) + b"\n+++ " + _header_name(b"b/" + name) + b"\n" + rest
-    if rules and not re.search(rb"(?m)^--- .*:cell \d+$", diff):
-        diff = _name_hunks(diff, [report for report in result.reports if report.applied])
+    if rules:
+        diff = _name_hunks(diff, applied)
     return head + diff
 
 
