@@ -26,7 +26,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 
 from migrate_tpu.codemod.targets import TARGETS, TENSORFLOW_PACKAGES, target_for_requirement
 from migrate_tpu.engine.config import ConfigError, find_config, find_requirement, load_config, path_matches
-from migrate_tpu.engine.pipeline import FileError
+from migrate_tpu.engine.file_error import FileError
 from migrate_tpu.settings import AUTO_TARGET, Circumstances, CommandLine, Settings, SettingsError, resolve, unknown_rule_patterns
 
 # Up to this many files named one by one (a pre-commit batch, an editor) run in

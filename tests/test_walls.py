@@ -139,3 +139,78 @@ def test_what_the_walls_allow():
     assert wall_breaks('"""Knows no tensorflow: this docstring may say so."""\nimport re\n', "migrate_tpu.engine.pipeline") == []
     assert wall_breaks("from migrate_tpu.codemod.targets import TARGETS\nfrom migrate_tpu.engine.config import load_config\n", "migrate_tpu.compose") == []
     assert wall_breaks("import tensorflow as tf\n", "migrate_tpu.runtime.emulation") == []
+
+
+def import_graph(modules) -> dict:
+    """``module -> set of package modules it imports`` (lazy imports included), from ``(name, source, is_package)``."""
+    names = {name for name, _, _ in modules}
+    graph = {}
+    for name, source, is_package in modules:
+        edges = set()
+        for _, target in imports_of(source, name, is_package):
+            # `from migrate_tpu.engine import pipeline` names the submodule; a
+            # name that is no module (a class) falls back to its module.
+            while target and target not in names:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                edges.add(target)
+        graph[name] = edges
+    return graph
+
+
+def import_circles(graph: dict) -> List[List[str]]:
+    """Every strongly connected group of more than one module (Tarjan), each sorted."""
+    index, low, stack, on_stack, groups = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return groups
+
+
+# Parts whose modules must import each other one way only (no circle, lazy
+# imports included): a newcomer can read a part bottom-up.
+ACYCLIC_PARTS = ("engine", "runtime")
+
+
+@pytest.mark.parametrize("part", ACYCLIC_PARTS)
+def test_no_import_circle_in_a_part(part):
+    modules = [
+        (_module_name(path), path.read_text("utf-8"), path.name == "__init__.py")
+        for path in MODULES
+        if path.relative_to(PACKAGE).parts[0] == part
+    ]
+    graph = import_graph(modules)
+    # `package/__init__.py` is imported by every submodule; its own imports are
+    # not edges back into them, so it takes no part in a circle.
+    assert import_circles(graph) == []
+
+
+def test_an_import_circle_is_found():
+    modules = [
+        ("migrate_tpu.engine.pipeline", "def f():\n    from migrate_tpu.engine.notebook import migrate\n", False),
+        ("migrate_tpu.engine.notebook", "from migrate_tpu.engine.pipeline import FileError\n", False),
+        ("migrate_tpu.engine.source", "import os\n", False),
+    ]
+    assert import_circles(import_graph(modules)) == [["migrate_tpu.engine.notebook", "migrate_tpu.engine.pipeline"]]

@@ -30,7 +30,8 @@ from json.decoder import scanstring
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from migrate_tpu import magics
-from migrate_tpu.engine.pipeline import FileError
+from migrate_tpu.engine.file_error import FileError
+from migrate_tpu.engine.patch import unified_diff
 
 _MARK = "migrate-tpu-masked"
 # IPython lines become this statement. An import, so that the block at the top
@@ -631,7 +632,6 @@ def notebook_diff(text: str, new_text: str, by_number: Dict[int, "Cell"], change
     code (``name:cell N`` headers), easier to read and not a patch."""
     if style == "cells":
         return "".join(_cell_diff(by_number[number].source, changed[number], name, number) for number in sorted(changed))
-    from migrate_tpu.engine.pipeline import unified_diff
 
     # A BOM stays part of line 1, so that the patch matches the file's bytes.
     return unified_diff(bom + text, bom + new_text, name)

@@ -34,7 +34,6 @@ Safety rules (docs/reliability.md explains them to users):
 
 from __future__ import annotations
 
-import difflib
 import multiprocessing
 import os
 import signal
@@ -48,6 +47,8 @@ from multiprocessing.connection import wait as wait_for_any
 from pathlib import Path
 from typing import Deque, Iterable, Iterator, List, Optional, Sequence, Tuple
 
+from migrate_tpu.engine.file_error import FileError
+from migrate_tpu.engine.patch import unified_diff
 from migrate_tpu.engine.source import SourceError, atomic_write, decode, read_snapshot
 
 # A worker gives up on a file after 60 s plus 60 s per MB of source. The
@@ -79,16 +80,6 @@ SMALL_BACKLOG = 8
 LAZY_SPAWN_AFTER = 1.0
 
 BINARY_MESSAGE = "binary file (contains NUL bytes), not Python source; left unchanged"
-
-
-class FileError(Exception):
-    """Input the migrator cannot handle; ``line`` is 1-based, 0 when unknown."""
-
-    def __init__(self, message: str, line: int = 0, cell: Optional[int] = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.line = line
-        self.cell = cell
 
 
 class Interrupted(SystemExit):
@@ -135,21 +126,6 @@ def display_path(path: Path) -> str:
     else:
         relative = text
     return relative.replace(os.sep, "/") if os.sep != "/" else relative
-
-
-def unified_diff(old: str, new: str, name: str) -> str:
-    name = name.lstrip("/")  # an absolute path outside the current folder
-    old_lines = old.splitlines(keepends=True)
-    new_lines = new.splitlines(keepends=True)
-    lines = []
-    for line in difflib.unified_diff(old_lines, new_lines, fromfile=f"a/{name}", tofile=f"b/{name}"):
-        if line.startswith(("---", "+++")):
-            lines.append(line)
-        elif not line.endswith(("\n", "\r")):
-            lines.append(line + "\n\\ No newline at end of file\n")
-        else:
-            lines.append(line)
-    return "".join(lines)
 
 
 def _one_line(text: str) -> str:
