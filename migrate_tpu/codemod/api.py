@@ -105,10 +105,9 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
 
     directives = _directives(source)
     statements = [f.statement for f in findings if f.statement is not None] if directives else []
-    if options.mode == "check" or directives:
-        wanted = findings
-    else:  # only what cannot be fixed here is shown with its position
-        wanted = [f for f in findings if not _will_apply(f, options)]
+    # fix mode locates the findings it applies too: should the fixed file not be
+    # written after all, they are reported where they are in the file as read.
+    wanted = findings
     # One code generation pass locates everything: the findings shown, the
     # statements their suppressions sit on, and the edits JSON/SARIF reports carry.
     edited = [c.node for f in findings for c in f.changes] if options.want_edits else []
@@ -156,10 +155,19 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
     if code != source and not _output_compiles(code, generated) and (_compiles(source) or not _parses_with_libcst(code)):
         raise OutputDoesNotParse("the migrated code does not parse; the file is left unchanged")
 
+    as_read = {}
+    if options.mode == "fix":
+        if code != source:
+            as_read = {id(f): (f.line, f.column, f.end_line, f.end_column) for f in kept}
+        for f in kept:  # an applied fix has no place in the file as written
+            if f.applied:
+                f.line, f.column, f.end_line, f.end_column = 0, 1, 0, 1
     if options.mode == "fix" and code != source:
         # What is left is reported where it is in the file as written, not as it was.
         _relocate([f for f in kept if not f.applied], new_module, source, code)
     reports = [_report(f, module, options, located) for f in kept]
+    for finding, report in zip(kept, reports):
+        report.as_read = as_read.get(id(finding))
     if options.mode == "diff" and tree is not None:
         lines = StatementLines(module, tree)
         for finding, report in zip(kept, reports):

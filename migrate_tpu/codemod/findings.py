@@ -29,6 +29,11 @@ class Report:
     # behind each hunk from them.
     change_lines: List[Tuple[int, int]] = field(default_factory=list)
     edits_imports: bool = False
+    # ``fix`` mode, when the code changed: (line, column, end_line, end_column) in the
+    # file as it was read. The position fields above are in the fixed code, and when
+    # the fixed file cannot be written (read-only, changed on disk) the finding is
+    # reported here instead: nothing was applied, so the file is still as read.
+    as_read: Optional[Tuple[int, int, int, int]] = None
 
     def to_dict(self) -> Dict[str, object]:
         return asdict(self)

@@ -454,7 +454,9 @@ def _split_program(code: str, program: _Program) -> Dict[int, str]:
 
 
 def _cell_report(report, program: _Program) -> object:
-    cell, _ = program.locate(getattr(report, "line", 0))
+    # An applied fix has no line in the fixed code; its line as read names its cell.
+    as_read = getattr(report, "as_read", None)
+    cell, _ = program.locate(getattr(report, "line", 0) or (as_read[0] if as_read else 0))
     if cell is None:
         return report
     return _relocate(report, cell, program.starts[cell] - 1)
@@ -463,9 +465,13 @@ def _cell_report(report, program: _Program) -> object:
 def _relocate(report, cell: int, offset: int) -> "CellReport":
     """``report`` in cell coordinates: its lines (and its edits' lines) minus ``offset``."""
     fields = report.to_dict() if hasattr(report, "to_dict") else dict(vars(report))
-    fields["line"] = fields.get("line", 0) - offset
+    if fields.get("line"):  # 0: an applied fix, which has no line in the fixed code
+        fields["line"] = fields["line"] - offset
     if fields.get("end_line"):
         fields["end_line"] = fields["end_line"] - offset
+    if fields.get("as_read"):
+        line, column, end_line, end_column = fields["as_read"]
+        fields["as_read"] = (line - offset, column, end_line - offset, end_column)
     if "edits" in fields:
         edits = []
         for edit in fields["edits"] or []:
@@ -608,6 +614,9 @@ def migrate_notebook(
     for report in reports:
         if isinstance(report, CellReport):
             report.file_line, report.file_column = _file_position(text, by_number[report.cell], report.line, report.column, ensure_ascii)
+            if getattr(report, "as_read", None):
+                line, column = report.as_read[:2]
+                report.file_as_read = _file_position(text, by_number[report.cell], line, column, ensure_ascii)
     for report in program_reports:  # the patch is of the JSON text: name its rules on the JSON lines
         if getattr(report, "change_lines", None):
             report.change_lines = _file_lines(report.change_lines, program, text, by_number, ensure_ascii)

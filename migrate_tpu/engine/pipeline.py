@@ -249,9 +249,22 @@ def _write(path: Path, data: bytes, snapshot, result: FileResult) -> None:
         result.error = error.message
         result.error_line = 0
         result.changed = False
-        for report in result.reports:  # nothing was applied after all
+        for report in result.reports:  # nothing was applied after all: the file is as read
             if getattr(report, "applied", False):
                 report.applied = False
+            _place_as_read(report)
+
+
+def _place_as_read(report) -> None:
+    """Put a finding back where it is in the file as read (fix mode reports positions
+    in the fixed code, and every applied fix at line 0)."""
+    as_read = getattr(report, "as_read", None)
+    if not as_read:
+        return
+    report.line, report.column, report.end_line, report.end_column = as_read
+    file_as_read = getattr(report, "file_as_read", None)
+    if file_as_read:  # a notebook cell's finding: its place in the JSON text too
+        report.file_line, report.file_column = file_as_read
 
 
 def default_jobs() -> int:

@@ -257,7 +257,7 @@ def _header_name(name: bytes) -> bytes:
 
 # -- JSON -------------------------------------------------------------------------
 
-_INTERNAL_FIELDS = ("file_line", "file_column", "change_lines", "edits_imports")
+_INTERNAL_FIELDS = ("file_line", "file_column", "change_lines", "edits_imports", "as_read", "file_as_read")
 
 
 def finding_record(path: str, report) -> Dict[str, object]:

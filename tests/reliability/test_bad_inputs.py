@@ -8,6 +8,7 @@ traceback and no temporary file may be left behind.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import sys
@@ -125,6 +126,52 @@ def test_read_only_file(tree):
     assert_clean_run(outcome, tree)
     # Reading is enough for check and diff: no error there.
     assert migrate_tpu("check", "frozen.py", cwd=tree).returncode == 1
+
+
+def _finding_lines(text: str, name: str):
+    """The ``path:line:col: ID`` heads of the findings naming ``name``, in order."""
+    import re
+
+    return sorted(match.group(0) for match in re.finditer(rf"^{re.escape(name)}:(cell \d+:)?\d+:\d+: TPU\d+", text, re.M))
+
+
+FROZEN_NOTEBOOK = json.dumps(
+    {
+        "cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": ["# frozen\n"]},
+            {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": ["import tensorflow as tf\n", "x = 1\n"]},
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "execution_count": None,
+                "outputs": [],
+                "source": [
+                    "strategy = tf.distribute.experimental.TPUStrategy(resolver)\n",
+                    "loss = strategy.experimental_run_v2(step, args=(x,))",
+                ],
+            },
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 4,
+    },
+    indent=1,
+)
+
+
+@pytest.mark.parametrize("name, data", [("frozen.py", TF_LINES + "x = 1\nloss = strategy.experimental_run_v2(step, args=(x,))\n"), ("frozen.ipynb", FROZEN_NOTEBOOK)])
+def test_a_file_that_cannot_be_written_reports_its_findings_where_they_are(tree, name, data):
+    # Nothing was applied, so every finding sits where `check` puts it, in the file
+    # as it is: not at line 0 (an applied fix) nor where the fixed code would have it.
+    path = write(tree / name, data.encode())
+    os.chmod(path, 0o444)
+    outcome = migrate_tpu("fix", "--no-progress", name, cwd=tree)
+    assert outcome.returncode == 2
+    assert_named_error(outcome, name, "read-only")
+    checked = migrate_tpu("check", "--no-progress", name, cwd=tree)
+    expected = _finding_lines(checked.stdout, name)
+    assert len(expected) == 3, checked.stdout
+    assert _finding_lines(outcome.stdout + outcome.stderr, name) == expected
 
 
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root may read any file")
