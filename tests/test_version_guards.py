@@ -146,8 +146,8 @@ def test_a_guard_the_target_does_not_decide_keeps_its_legacy_branch_with_a_note(
     source = HEADER + 'if tf.__version__ < "2.2":\n    out = strategy.experimental_run_v2(f)\n'
     outcome = _fix(source, target="latest")
     assert outcome.code == source
-    assert _ids(outcome.reports, False) == Counter({"TPU101": 1, "TPU301": 1})
-    assert all("under the guard" in r.message for r in outcome.reports)
+    assert _ids(outcome.reports, False) == Counter({"TPU601": 1, "TPU101": 1, "TPU301": 1})
+    assert all("under the guard" in r.message for r in outcome.reports if r.rule != "TPU601")
     # For 2.4 the same test is decided.
     assert _fix(source).code == HEADER
 
@@ -341,3 +341,134 @@ def test_a_decided_elif_collapses_within_its_chain(chain, expected):
     outcome = _fix(HEADER + chain)
     assert outcome.code == HEADER + expected
     assert _ids(outcome.reports, True) == Counter({"TPU601": 1})
+
+
+# -- the spellings of issue 19: every one is a guard, and no rule rewrites its legacy branch ------------
+
+ISSUE_19 = HEADER + (
+    "@tf.function\n"
+    "def step(x):\n"
+    "    if tf.__version__.startswith('2.0'):\n"
+    "        return strategy.experimental_run_v2(f, args=(x,))\n"
+    "    return strategy.run(f, args=(x,))\n"
+)
+
+
+@pytest.mark.parametrize("target", ["2.4", "latest"])
+def test_a_branch_only_releases_before_2_1_take_is_legacy_and_collapses(target):
+    # False on TF 2.1 and on the target alike, True on 2.0: before, this was no guard at all and
+    # TPU101 rewrote the 2.0 branch into a copy of the code after it.
+    outcome = _fix(ISSUE_19, target=target)
+    assert outcome.code == HEADER + "@tf.function\ndef step(x):\n    return strategy.run(f, args=(x,))\n"
+    assert [(r.rule, r.safety, r.applied) for r in outcome.reports] == [("TPU601", "safe", True)]
+
+
+def test_without_the_collapse_the_2_0_branch_is_noted_not_rewritten():
+    outcome = _fix(ISSUE_19, ignore=("TPU601",))
+    assert outcome.code == ISSUE_19
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU101", 7, "manual")]
+    assert "under the guard `if tf.__version__.startswith('2.0')`" in outcome.reports[0].message
+
+
+OLD_RUN, NEW_RUN = "strategy.experimental_run_v2(f, args=(x,))", "strategy.run(f, args=(x,))"
+SPELLINGS = [
+    # (prelude, test, whether the test is True on the legacy releases)
+    ("", "tf.__version__.startswith('2.0')", True),
+    ("", "tf.__version__.startswith('1.')", True),
+    ("", "tf.__version__[:3] in ('2.0', '2.1')", True),
+    ("", "tf.version.VERSION.startswith('2.1')", True),
+    ("", "tuple(map(int, tf.__version__.split('.')[:2])) >= (2, 2)", False),
+    ("", "int(tf.__version__.split('.')[1]) >= 2", False),
+    ("", "tf.__version__.split('.')[:2] < ['2', '2']", True),
+    ("major, minor = tf.version.VERSION.split('.')[:2]\n", "int(minor) < 2", True),
+    ("", "tf.__version__ >= '2.2'", False),
+    ("", "tf.version.VERSION < '2.2'", True),
+    ("from tensorflow import version\n", "version.VERSION < '2.2'", True),
+    ("from tensorflow import __version__ as tf_version\n", "tf_version.startswith('2.1')", True),
+    ("from distutils.version import LooseVersion\n", "LooseVersion(tf.__version__) >= LooseVersion('2.2')", False),
+    ("import distutils.version\n", "distutils.version.LooseVersion(tf.__version__) < '2.2'", True),
+    ("from distutils.version import StrictVersion as SV\n", "SV(tf.__version__) < SV('2.2.0')", True),
+    ("from packaging.version import Version\n", "Version(tf.__version__) >= Version('2.2')", False),
+    ("import packaging.version\n", "packaging.version.parse(tf.__version__).release[:2] < (2, 2)", True),
+    ("from pkg_resources import parse_version\n", "parse_version(tf.__version__) < parse_version('2.2')", True),
+]
+
+
+@pytest.mark.parametrize("prelude, test, legacy_when_true", SPELLINGS, ids=[t for _, t, _ in SPELLINGS])
+@pytest.mark.parametrize("form", ["if-else", "early-return", "conditional-expression"])
+def test_every_spelling_of_a_version_guard_collapses_to_the_target_branch(prelude, test, legacy_when_true, form):
+    first, second = (OLD_RUN, NEW_RUN) if legacy_when_true else (NEW_RUN, OLD_RUN)
+    body = {
+        "if-else": f"    if {test}:\n        out = {first}\n    else:\n        out = {second}\n    return out\n",
+        "early-return": f"    if {test}:\n        return {first}\n    return {second}\n",
+        "conditional-expression": f"    return ({first} if {test} else {second})\n",
+    }[form]
+    source = HEADER + prelude + "@tf.function\ndef step(x):\n" + body
+    if form == "early-return" and not legacy_when_true:
+        # Keeping the body would leave the fallback after it dead but in place: a note, no collapse.
+        outcome = _fix(source)
+        assert outcome.code == source
+        assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU101", source.count("\n"), "manual")]
+        return
+    kept = {
+        "if-else": f"    out = {NEW_RUN}\n    return out\n",
+        "early-return": f"    return {NEW_RUN}\n",
+        "conditional-expression": f"    return ({NEW_RUN})\n",
+    }[form]
+    outcome = _fix(source)
+    assert outcome.code.endswith("@tf.function\ndef step(x):\n" + kept)
+    assert [(r.rule, r.safety, r.applied) for r in outcome.reports] == [("TPU601", "safe", True)]
+    # Without the collapse, the legacy branch is noted and left as it is.
+    outcome = _fix(source, ignore=("TPU601",))
+    assert outcome.code == source
+    assert [(r.rule, r.safety) for r in outcome.reports] == [("TPU101", "manual")]
+    assert "under the guard" in outcome.reports[0].message
+
+
+@pytest.mark.parametrize(
+    "test, legacy_is_else",
+    [
+        ("hasattr(tf.distribute, 'TPUStrategy')", True),
+        ("not hasattr(tf.distribute, 'TPUStrategy')", False),
+        # The test itself names the old symbol: reported on its own line as well.
+        ("hasattr(tf.distribute.experimental, 'TPUStrategy')", False),
+    ],
+)
+def test_a_feature_test_of_a_moved_class_keeps_both_branches(test, legacy_is_else):
+    old, new = "tf.distribute.experimental.TPUStrategy(r)", "tf.distribute.TPUStrategy(r)"
+    first, second = (new, old) if legacy_is_else else (old, new)
+    source = HEADER + f"if {test}:\n    s = {first}\nelse:\n    s = {second}\n"
+    outcome = _fix(source)
+    assert outcome.code == source
+    legacy_line = 7 if legacy_is_else else 5
+    on_the_test = [("TPU103", 4, "manual")] if "experimental" in test else []
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == on_the_test + [("TPU103", legacy_line, "manual")]
+    assert f"under the guard `if {test}`" in outcome.reports[-1].message
+
+
+def test_a_text_comparison_the_newest_releases_answer_wrongly_is_reported_not_collapsed():
+    # As Python compares them, "2.10.0" >= "2.2" is False: on the latest releases the test does
+    # not decide, and its legacy branch is what TF 2.10 and later run. Reported, both kept.
+    source = HEADER + f"if tf.__version__ >= '2.2':\n    out = {NEW_RUN}\nelse:\n    out = {OLD_RUN}\n"
+    outcome = _fix(source, target="latest", select=("TPU101", "TPU601"))
+    assert outcome.code == source
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU601", 4, "manual"), ("TPU101", 7, "manual")]
+    assert "compares version strings as text: on TensorFlow 2.10.0 it is False, though by release number it is True" in outcome.reports[0].message
+    # On 2.4 every release answers as its number does: decided, collapsed (as Python evaluates it).
+    assert _fix(source, select=("TPU101", "TPU601")).code == HEADER + f"out = {NEW_RUN}\n"
+
+
+def test_a_text_comparison_decided_against_the_release_numbers_is_not_collapsed():
+    # "2.4.1" < "2.10" is False as text, True by number: collapsing would make the slip permanent.
+    source = HEADER + f"if tf.__version__ < '2.10':\n    out = {OLD_RUN}\nelse:\n    out = {NEW_RUN}\n"
+    outcome = _fix(source, select=("TPU101", "TPU601"))
+    assert outcome.code == source
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU601", 4, "manual"), ("TPU101", 5, "manual")]
+    assert "on TensorFlow 2.4.0 it is False, though by release number it is True" in outcome.reports[0].message
+
+
+def test_a_test_every_release_answers_alike_is_no_guard():
+    source = HEADER + f"if tf.__version__ >= '1.0':\n    out = {OLD_RUN}\n"
+    outcome = _fix(source, select=("TPU101", "TPU601"))
+    assert outcome.code == HEADER + f"if tf.__version__ >= '1.0':\n    out = {NEW_RUN}\n"
+    assert [(r.rule, r.applied) for r in outcome.reports] == [("TPU101", True)]

@@ -18,11 +18,17 @@ Three kinds of guard, like pyupgrade's ``sys.version_info`` handling:
 * a pure version comparison (``tf.__version__``, ``tf.version.VERSION``, through
   ``LooseVersion``/``StrictVersion``/``packaging.version``, ``split``, ``int``,
   slices, ...; literals and names bound once to such values only). It is
-  evaluated for TF 2.1 (the code's origin) and for the target's releases. When
-  every release of the target takes one branch and TF 2.1 the other, the guard
-  is *decided*: the version-guard rule collapses it to the target's branch
-  (safe: the test reads nothing but the version). When the target's releases
-  disagree, the branch TF 2.1 takes is the legacy one and is left alone.
+  evaluated for TF 2.1 (the code's origin), for older releases the code may
+  still serve (1.15, 2.0, ...) and for the target's releases. When every
+  release of the target takes one branch and some older release the other
+  (``startswith("2.0")`` is False on 2.1 too), the guard is *decided*: the
+  version-guard rule collapses it to the target's branch (safe: the test reads
+  nothing but the version). When the target's releases disagree, the branch
+  TF 2.1 takes is the legacy one and is left alone. A plain string comparison
+  (``tf.__version__ >= "2.2"``) is evaluated as Python does, character by
+  character, since that is what the program does; where that orders a release
+  of the target against its number ("2.10.0" < "2.2") the guard is reported and
+  never collapsed (keeping the branch it takes would make the slip permanent).
   A test that reads the version but cannot be evaluated as a whole (``and
   flag``, a helper of this file, ``re.match``) is still a guard: the branch the
   target never takes is left alone, or both branches when that is unknown.
@@ -53,6 +59,12 @@ SOURCE_VERSION = "2.1.0"
 TARGET_VERSIONS: Dict[str, Tuple[str, ...]] = {
     "2.4": ("2.4.0", "2.4.1", "2.4.4"),
     "latest": ("2.5.0", "2.6.0", "2.9.0", "2.10.0", "2.11.0", "2.15.0", "2.16.1", "2.21.0"),
+}
+# Older releases code written for TF 2.1 may still serve in a branch of its own
+# (``if tf.__version__.startswith("2.0")``): a branch only they take is legacy too.
+OLDER_VERSIONS: Dict[str, Tuple[str, ...]] = {
+    "2.4": ("1.15.0", "2.0.0", "2.2.0", "2.3.0"),
+    "latest": ("1.15.0", "2.0.0", "2.2.0", "2.3.0", "2.4.1"),
 }
 
 _VERSION_NAMES = frozenset(
@@ -102,6 +114,9 @@ class Guard:
     test_names: List[str] = field(default_factory=list)
     # Set by the version-guard rule when it reports the collapse.
     collapsed: bool = False
+    # How a string comparison orders some release of the target against its number
+    # ("2.10.0" < "2.2"): such a guard is reported, never collapsed.
+    misordered: Optional[str] = None
 
     @property
     def decided(self) -> bool:
@@ -177,8 +192,10 @@ class _Version:
 class _Evaluator:
     """Evaluates an expression for one TensorFlow version, or raises :class:`_Undecided`."""
 
-    def __init__(self, version: str) -> None:
+    def __init__(self, version: str, numeric_strings: bool = False) -> None:
         self.version = version
+        # Order two version strings by their numbers, as their author meant, not as text.
+        self.numeric_strings = numeric_strings
         self.saw_version = False
         self.names: List[str] = []
         self.env: Dict[str, object] = {}  # comprehension variables being iterated
@@ -226,6 +243,8 @@ class _Evaluator:
                 compare = _COMPARISONS.get(type(target.operator))
                 if compare is None:
                     raise _Undecided
+                if self.numeric_strings and isinstance(target.operator, _ORDERINGS):
+                    left, right = _numbers(left), _numbers(right)
                 result = result and bool(compare(left, right))
                 left = right
             return result
@@ -320,6 +339,14 @@ class _Evaluator:
 
 
 _UNSET = object()
+_ORDERINGS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
+
+
+def _numbers(value: object) -> object:
+    """``"2.10.0"`` -> ``(2, 10, 0)``; anything else as it is."""
+    if isinstance(value, str) and re.fullmatch(r"\d+(\.\d+)*", value):
+        return tuple(int(part) for part in value.split("."))
+    return value
 
 
 def _unpacked_from(binding, name: str) -> Optional[Tuple[cst.BaseExpression, int, int]]:
@@ -489,6 +516,7 @@ def find_guards(analysis) -> List["Guard"]:
     """The guards among the branch points the walk noted, outer ones first."""
     guards: List[Guard] = []
     target_versions = TARGET_VERSIONS.get(analysis.target, TARGET_VERSIONS["2.4"])
+    older_versions = OLDER_VERSIONS.get(analysis.target, OLDER_VERSIONS["2.4"])
     module = analysis.module
     reads_memo: Dict[int, bool] = {}
     for node, scope in analysis.branch_points:
@@ -505,6 +533,7 @@ def find_guards(analysis) -> List["Guard"]:
             when_false = _following(analysis, node)
         try:
             values = {version: evaluate(node.test, scope, version) for version in (SOURCE_VERSION, *target_versions)}
+            older = {evaluate(node.test, scope, version)[0] for version in older_versions}
         except ValueError:
             true_is_old = _feature_test(node.test, scope)
             if true_is_old is not None:
@@ -520,14 +549,39 @@ def find_guards(analysis) -> List["Guard"]:
             continue
         source, names = values.pop(SOURCE_VERSION)
         on_target = {value for value, _ in values.values()}
-        if on_target == {source}:
-            continue  # TF 2.1 and the target agree: not a migration guard
-        guard = Guard(node, _header(module, node), "version", legacy=when_true if source else when_false, test_names=names)
+        if on_target == {source} == older | {source}:
+            continue  # every release agrees: not a migration guard
+        if len(on_target) == 1:
+            # The branch no release of the target takes serves older TensorFlow: TF 2.1, or
+            # only releases before it (``startswith("2.0")`` is False on 2.1 and on the target).
+            legacy = when_false if next(iter(on_target)) else when_true
+        else:
+            legacy = when_true if source else when_false
+        guard = Guard(node, _header(module, node), "version", legacy=legacy, test_names=names)
+        # A text comparison the target's releases answer against their order is reported, not
+        # collapsed: keeping the branch it takes would make the mistake permanent.
+        guard.misordered = _misordered(node.test, scope, target_versions)
         # Decided, unless keeping the body would leave the statements after it dead but in place.
-        if len(on_target) == 1 and not (early_exit and on_target == {True}):
+        if len(on_target) == 1 and not (early_exit and on_target == {True}) and guard.misordered is None:
             guard.value = on_target.pop()
         guards.append(guard)
     return guards
+
+
+def _misordered(test: cst.BaseExpression, scope, versions: Sequence[str]) -> Optional[str]:
+    """The first of ``versions`` on which ``test`` orders version strings as text against their
+    numbers (``tf.__version__ >= "2.2"`` is False on "2.10.0"), when that ordering alone
+    splits ``versions``; else None."""
+    try:
+        meant = {version: _Evaluator(version, numeric_strings=True).value(test, scope) for version in versions}
+        if len({bool(value) for value in meant.values()}) != 1:
+            return None
+        for version in versions:
+            if evaluate(test, scope, version)[0] != bool(meant[version]):
+                return f"on TensorFlow {version} it is {not meant[version]}, though by release number it is {bool(meant[version])}"
+    except (_Undecided, ValueError):
+        return None
+    return None
 
 
 def _value_on(test: cst.BaseExpression, scope, versions: Sequence[str]) -> Optional[bool]:

@@ -29,9 +29,12 @@ class VersionGuard(Rule):
 Finds `if` statements and conditional expressions whose test reads only the
 TensorFlow version (`tf.__version__`, `tf.version.VERSION`, through
 `LooseVersion`, `StrictVersion`, `packaging.version`, `split`, `int`, slices,
-and names bound once to such values) and that TF 2.1 and every release of the
-target answer differently. It keeps the branch the target takes and removes
-the other.
+and names bound once to such values) that every release of the target answers
+alike and TF 2.1 or an older release (1.15, 2.0) answers otherwise. It keeps
+the branch the target takes and removes the other. It also reports a plain
+string comparison (`tf.__version__ >= "2.2"`) that orders some release of the
+target against its number (as text, "2.10.0" < "2.2"): such a guard keeps both
+branches.
 """
     why = """
 The branch for the older TensorFlow is dead code once the project needs the
@@ -69,6 +72,30 @@ run = strategy.experimental_run_v2 if tf.__version__.startswith("2.1") else stra
             after="""\
 run = strategy.run
 """,
+        ),
+        tf_example(
+            before="""\
+@tf.function
+def step(x):
+    if tf.__version__.startswith("2.0"):
+        return strategy.experimental_run_v2(step_fn, args=(x,))
+    return strategy.run(step_fn, args=(x,))
+""",
+            after="""\
+@tf.function
+def step(x):
+    return strategy.run(step_fn, args=(x,))
+""",
+        ),
+        tf_example(
+            before="""\
+if tf.__version__ >= "2.2":
+    result = strategy.run(step_fn)
+else:
+    result = strategy.experimental_run_v2(step_fn)
+""",
+            target="latest",
+            findings=1,
         ),
         tf_example(
             before="""\
@@ -114,6 +141,13 @@ if tf.__version__ >= "2.5":
     def finish(self, analysis: Analysis):
         target = _TARGET_NAMES.get(analysis.target, f"TensorFlow {analysis.target}")
         for guard in analysis.guards:
+            if guard.misordered is not None:
+                self.report(
+                    guard.node.test,
+                    f"`{guard.text}` compares version strings as text: {guard.misordered}; "
+                    "both branches are kept (compare parsed versions, `packaging.version.parse`)",
+                    analysis=analysis,
+                )
             if not guard.decided or not isinstance(guard.node, (cst.If, cst.IfExp)):
                 continue
             site = analysis.site(guard.node)
