@@ -8,7 +8,7 @@ import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis, Scope
 from migrate_tpu.codemod.optimizers import OptimizerClass, optimizer_class
-from migrate_tpu.codemod.rule import Change, Rule, Safety, register, tf_example
+from migrate_tpu.codemod.rule import Change, Expected, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.prefilter import Evidence
 
 @register
@@ -53,6 +53,7 @@ optimizer = tf.keras.optimizers.SGD(lr=0.1, momentum=0.9)
             after="""\
 optimizer = tf.keras.optimizers.SGD(learning_rate=0.1, momentum=0.9)
 """,
+            expected=(Expected("safe", 1, 13, "`lr=` is a deprecated alias of `learning_rate=`; Keras 2.11 and later optimizers ignore it"),),
         ),
         tf_example(
             before="""\
@@ -73,7 +74,10 @@ import tensorflow_addons as tfa
 optimizer = tfa.optimizers.LazyAdam(learning_rate=1e-3)
 decoupled = tfa.optimizers.AdamW(1e-4, learning_rate=1e-3)
 """,
-            findings=2,
+            expected=(
+                Expected("safe", 3, 13, "`lr=` is a deprecated alias of `learning_rate=` (`tfa.optimizers.LazyAdam` passes it on to Keras `Adam`); optimizers since Keras 2.11 ignore it"),
+                Expected("safe", 4, 13, "`lr=` is a deprecated alias of `learning_rate=` (`tfa.optimizers.AdamW` passes it on to Keras `Adam`); optimizers since Keras 2.11 ignore it"),
+            ),
         ),
         tf_example(
             before="""\
@@ -92,6 +96,14 @@ class WarmAdam(tf.keras.optimizers.Adam):
 
 optimizer = WarmAdam(learning_rate=1e-3)
 """,
+            expected=(
+                Expected(
+                    "safe",
+                    6,
+                    13,
+                    "`lr=` is a deprecated alias of `learning_rate=` (`WarmAdam` inherits its constructor from `tf.keras.optimizers.Adam`); optimizers since Keras 2.11 ignore it",
+                ),
+            ),
         ),
         # The class's own `__init__` receives `lr` through `**kwargs`: unsafe.
         tf_example(
@@ -112,6 +124,15 @@ class ClippedSGD(tf.keras.optimizers.SGD):
 optimizer = ClippedSGD(learning_rate=0.1)
 """,
             unsafe_fixes=True,
+            expected=(
+                Expected(
+                    "unsafe",
+                    6,
+                    13,
+                    "`lr=` reaches `ClippedSGD.__init__` through `**kwargs`, and from there perhaps `tf.keras.optimizers.SGD`, where it is "
+                    "a deprecated alias of `learning_rate=`; renaming it binds that `__init__`'s own `learning_rate` parameter instead, which may not be the same",
+                ),
+            ),
         ),
         # `lr` is the class's own parameter: nothing to rename.
         tf_example(
@@ -130,7 +151,14 @@ optimizer = Scheduled(lr=0.1)
             before="""\
 optimizer = tf.keras.optimizers.SGD(0.1, lr=0.2)
 """,
-            findings=1,
+            expected=(
+                Expected(
+                    "manual",
+                    1,
+                    13,
+                    "both `lr=` and a positional learning rate (or `*args`) are given: `lr=` wins (TF 2.1 and 2.4), so give its value as the only `learning_rate`",
+                ),
+            ),
         ),
     )
 

@@ -7,7 +7,7 @@ import ast
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis
-from migrate_tpu.codemod.rule import Change, Rule, Safety, register, tf_example
+from migrate_tpu.codemod.rule import Change, Expected, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.prefilter import Evidence
 from migrate_tpu.codemod.version_guards import collapse
 
@@ -64,6 +64,7 @@ else:
 strategy = tf.distribute.TPUStrategy(resolver)
 result = strategy.run(step_fn, args=(x,))
 """,
+            expected=(Expected("safe", 4, 1, '`if LooseVersion(tf.__version__) < LooseVersion("2.2")` is False on TensorFlow 2.4: only that branch can run'),),
         ),
         tf_example(
             before="""\
@@ -72,6 +73,7 @@ run = strategy.experimental_run_v2 if tf.__version__.startswith("2.1") else stra
             after="""\
 run = strategy.run
 """,
+            expected=(Expected("safe", 1, 7, '`... if tf.__version__.startswith("2.1") else ...` is False on TensorFlow 2.4: only that branch can run'),),
         ),
         tf_example(
             before="""\
@@ -86,6 +88,8 @@ def step(x):
 def step(x):
     return strategy.run(step_fn, args=(x,))
 """,
+            # True on 2.0 only, False on 2.1 and the target: the branch serves 2.0 and goes.
+            expected=(Expected("safe", 3, 5, '`if tf.__version__.startswith("2.0")` is False on TensorFlow 2.4: only that branch can run'),),
         ),
         tf_example(
             before="""\
@@ -95,7 +99,15 @@ else:
     result = strategy.experimental_run_v2(step_fn)
 """,
             target="latest",
-            findings=1,
+            expected=(
+                Expected(
+                    "manual",
+                    1,
+                    4,
+                    '`if tf.__version__ >= "2.2"` compares version strings as text: on TensorFlow 2.10.0 it is False, '
+                    "though by release number it is True; both branches are kept (compare parsed versions, `packaging.version.parse`)",
+                ),
+            ),
         ),
         tf_example(
             before="""\
