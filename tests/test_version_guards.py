@@ -472,3 +472,45 @@ def test_a_test_every_release_answers_alike_is_no_guard():
     outcome = _fix(source, select=("TPU101", "TPU601"))
     assert outcome.code == HEADER + f"if tf.__version__ >= '1.0':\n    out = {NEW_RUN}\n"
     assert [(r.rule, r.applied) for r in outcome.reports] == [("TPU101", True)]
+
+
+def test_a_guard_read_from_another_module_of_the_tree_is_seen(tmp_path):
+    """`from pkg.compat import IS_TF_21`: the other module's version test is evaluated there; a
+    helper function reading the version is a guard too (undecided: both branches kept)."""
+    import json
+    import subprocess
+    import sys
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "compat.py").write_text(
+        "import tensorflow as tf\nfrom distutils.version import LooseVersion\n\n"
+        'IS_TF_21 = LooseVersion(tf.__version__) < LooseVersion("2.2")\n'
+        'TF_MINOR = int(tf.__version__.split(".")[1])\n\n\n'
+        "def is_old():\n    return tf.__version__.startswith('2.0')\n"
+    )
+    train = (
+        "import tensorflow as tf\nfrom pkg.compat import IS_TF_21, is_old\nfrom pkg import compat\n\n\n"
+        "def step(strategy, x):\n    if IS_TF_21:\n        return strategy.experimental_run_v2(f, args=(x,))\n"
+        "    return strategy.run(f, args=(x,))\n\n\n"
+        "def step2(strategy, x):\n    if compat.TF_MINOR < 2:\n        out = strategy.experimental_run_v2(f, args=(x,))\n"
+        "    else:\n        out = strategy.run(f, args=(x,))\n    return out\n\n\n"
+        "def step3(strategy, x):\n    if is_old():\n        out = strategy.experimental_run_v2(f, args=(x,))\n"
+        "    else:\n        out = strategy.run(f, args=(x,))\n    return out\n"
+    )
+    (package / "train.py").write_text(train)
+    command = [sys.executable, "-m", "migrate_tpu"]
+    done = subprocess.run(
+        command + ["check", "--no-cache", "--select", "TPU101,TPU601", "--format", "json", str(tmp_path)],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
+    )
+    found = [(f["rule"], f["line"], f["safety"]) for f in json.loads(done.stdout)["findings"]]
+    assert found == [("TPU601", 7, "safe"), ("TPU601", 13, "safe"), ("TPU101", 22, "manual")]
+    subprocess.run(command + ["fix", "--no-cache", "--select", "TPU101,TPU601", str(tmp_path)], capture_output=True, timeout=600, cwd=tmp_path)
+    assert (package / "train.py").read_text() == train.replace(
+        "    if IS_TF_21:\n        return strategy.experimental_run_v2(f, args=(x,))\n", ""
+    ).replace(
+        "    if compat.TF_MINOR < 2:\n        out = strategy.experimental_run_v2(f, args=(x,))\n    else:\n        out = strategy.run(f, args=(x,))\n",
+        "    out = strategy.run(f, args=(x,))\n",
+    )

@@ -38,6 +38,15 @@ class ProjectLookup:
         summary, symbol = found
         return summary["optimizers"].get(symbol)
 
+    def version_values(self, dotted: str, importing_path: str):
+        """The tree's ``dotted`` name reading the TensorFlow version: {release: value},
+        "unknown" (it reads it in a way not evaluated), or None (it does not, or is not in view)."""
+        found = self._summary_of(dotted, importing_path)
+        if found is None:
+            return None
+        summary, symbol = found
+        return summary["versions"].get(symbol)
+
     def _summary_of(self, dotted: str, importing_path: str):
         """(summary of the module defining ``dotted``, the symbol's name), when it is in the tree."""
         if dotted.startswith("tensorflow") or "." not in dotted.strip("."):
@@ -58,6 +67,7 @@ class ProjectLookup:
         from migrate_tpu.codemod.analysis import Analysis
         from migrate_tpu.codemod.optimizers import module_optimizer_summary
         from migrate_tpu.codemod.strategies import module_strategy_summary
+        from migrate_tpu.codemod.version_guards import module_version_summary
 
         try:
             module = cst.parse_module(self._read(path))
@@ -67,5 +77,6 @@ class ProjectLookup:
         analysis.run()
         summary = module_strategy_summary(analysis)
         summary["optimizers"] = module_optimizer_summary(analysis)
+        summary["versions"] = module_version_summary(analysis)
         self._summaries[path] = summary
         return summary

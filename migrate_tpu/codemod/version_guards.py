@@ -29,6 +29,9 @@ Three kinds of guard, like pyupgrade's ``sys.version_info`` handling:
   character, since that is what the program does; where that orders a release
   of the target against its number ("2.10.0" < "2.2") the guard is reported and
   never collapsed (keeping the branch it takes would make the slip permanent).
+  A name imported from another module of the tree (``from .compat import
+  IS_TF_21``) is evaluated in that module (``project.ProjectLookup``); a helper
+  function there that reads the version makes a guard whose branches are both kept.
   A test that reads the version but cannot be evaluated as a whole (``and
   flag``, a helper of this file, ``re.match``) is still a guard: the branch the
   target never takes is left alone, or both branches when that is unknown.
@@ -227,6 +230,12 @@ class _Evaluator:
             if name is not None and canonical(name) in _VERSION_NAMES:
                 self.saw_version = True
                 return self.version
+            imported = _imported_values(name, scope)
+            if imported is not None:
+                if imported is _UNKNOWN or self.version not in imported:
+                    raise _Undecided
+                self.saw_version = True
+                return imported[self.version]
             if isinstance(expr, cst.Name):
                 if expr.value in ("True", "False", "None"):
                     return {"True": True, "False": False, "None": None}[expr.value]
@@ -380,6 +389,8 @@ def reads_version(expr: cst.CSTNode, scope, depth: int = 0, memo: Optional[Dict[
             name = qualified_name(node, scope)
             if name is not None and canonical(name) in _VERSION_NAMES:
                 return True
+            if _imported_values(name, scope) is not None:
+                return True
         if isinstance(node, cst.Name):
             found = lookup(scope, node.value)
             if found is not None and len(found[1]) == 1:
@@ -396,6 +407,49 @@ def reads_version(expr: cst.CSTNode, scope, depth: int = 0, memo: Optional[Dict[
                     if memo[key]:
                         return True
     return False
+
+
+# -- versions read in another module of the tree ------------------------------------------------
+
+# Every release any guard is evaluated for: what a module offers its importers.
+ALL_VERSIONS = tuple(sorted({SOURCE_VERSION, *(v for vs in OLDER_VERSIONS.values() for v in vs), *(v for vs in TARGET_VERSIONS.values() for v in vs)}))
+_UNKNOWN: Dict[str, object] = {}  # a name that reads the version in a way not evaluated here
+
+
+def _imported_values(name: Optional[str], scope) -> Optional[Dict[str, object]]:
+    """For a name imported from another module of the tree (``from .compat import IS_TF2``):
+    its value on each release, ``_UNKNOWN`` when it reads the version otherwise, None when
+    it does not read the version (or the tree is not in view)."""
+    if name is None or name.startswith("tensorflow"):
+        return None
+    project = scope.module().memo.get("project")
+    finder = getattr(project[0], "version_values", None) if project else None
+    if finder is None:
+        return None
+    found = finder(name, project[1])
+    if found is None:
+        return None
+    return _UNKNOWN if found == "unknown" else found
+
+
+def module_version_summary(analysis) -> Dict[str, object]:
+    """The module's top-level names that read the TensorFlow version, for its importers:
+    name -> {release: value}, or "unknown" where the value is not evaluated (a function)."""
+    module = analysis.module_scope
+    module.memo["project"] = (analysis.lookup, analysis.path)
+    found: Dict[str, object] = {}
+    memo: Dict[int, bool] = {}
+    for name, bindings in module.bindings.items():
+        if len(bindings) != 1 or bindings[0].kind not in ("assign", "other", "def", "import"):
+            continue
+        reference = cst.Name(name)
+        if not reads_version(reference, module, memo=memo):
+            continue
+        try:
+            found[name] = {version: _Evaluator(version).value(reference, module) for version in ALL_VERSIONS}
+        except _Undecided:
+            found[name] = "unknown"
+    return found
 
 
 def evaluate(test: cst.BaseExpression, scope, version: str) -> Tuple[bool, List[str]]:
@@ -516,6 +570,7 @@ def find_guards(analysis) -> List["Guard"]:
     """The guards among the branch points the walk noted, outer ones first."""
     guards: List[Guard] = []
     target_versions = TARGET_VERSIONS.get(analysis.target, TARGET_VERSIONS["2.4"])
+    analysis.module_scope.memo["project"] = (analysis.lookup, analysis.path)  # names imported from the tree
     older_versions = OLDER_VERSIONS.get(analysis.target, OLDER_VERSIONS["2.4"])
     module = analysis.module
     reads_memo: Dict[int, bool] = {}

@@ -130,8 +130,14 @@ if tf.__version__ >= "2.5":
         """An ``if`` or conditional expression whose test may read the TensorFlow version
         (``syntax_stage.py``): it names ``__version__`` or ``VERSION``, or a name that an
         assignment anywhere in the file (followed, as ``version_guards`` follows names bound
-        once) or an import binds to one. A test that reads no version is never decided."""
+        once) or an import binds to one, also a name another module of the tree binds to one.
+        A test that reads no version is never decided."""
         followed: set = set()
+
+        def imported_reads_version(dotted) -> bool:
+            """A name another module of the tree binds to a version test (``from .compat import IS_TF2``)."""
+            finder = getattr(index.lookup, "version_values", None)
+            return finder is not None and not dotted.startswith("tensorflow") and finder(dotted, index.path) is not None
 
         def reads_version(expr) -> bool:
             for node in ast.walk(expr):
@@ -143,6 +149,8 @@ if tf.__version__ >= "2.5":
                     followed.add(node.id)
                     for kind, value in index.bindings(node.id):
                         if kind == "import" and (value is None or value.rpartition(".")[2] in _VERSION_WORDS):
+                            return True
+                        if kind == "import" and imported_reads_version(value):
                             return True
                         if kind == "assign" and reads_version(value):
                             return True
