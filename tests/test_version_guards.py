@@ -110,6 +110,14 @@ def test_a_one_line_block_collapses():
         ('hasattr(strategy, "experimental_run_v2")', False),
         ('getattr(strategy, "run", None) is not None', True),
         ('getattr(strategy, "run", None) is None', False),
+        # More spellings: truth of getattr, callable(getattr), dir(), and a feature test inside and/or.
+        ('getattr(strategy, "run", None)', True),
+        ('callable(getattr(strategy, "run", None))', True),
+        ('"run" in dir(strategy)', True),
+        ('"run" not in dir(strategy)', False),
+        ('"experimental_run_v2" in dir(strategy)', False),
+        ('use_tpu and hasattr(strategy, "run")', True),
+        ('not use_tpu or not hasattr(strategy, "run")', False),
     ],
 )
 def test_a_feature_test_is_never_collapsed_and_its_legacy_branch_gets_notes(test, legacy_is_else):

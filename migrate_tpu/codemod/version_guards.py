@@ -515,10 +515,24 @@ def _feature_test(test: cst.BaseExpression, scope, depth: int = 0) -> Optional[b
         if found is not None and len(found[1]) == 1 and found[1][0].kind == "assign" and found[1][0].value is not None:
             return _feature_test(found[1][0].value, found[1][0].scope, depth + 1)
         return None
+    if isinstance(test, cst.BooleanOperation):
+        # ``use_tpu and hasattr(s, "run")``: the branch the feature test's old side leads to
+        # may serve older TensorFlow whatever the other operand is.
+        sides = {_feature_test(side, scope, depth + 1) for side in (test.left, test.right)} - {None}
+        return sides.pop() if len(sides) == 1 else None
     negate = False
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         comparison = test.comparisons[0]
         right = comparison.comparator
+        if isinstance(comparison.operator, (cst.In, cst.NotIn)) and _is_dir_call(right, scope):
+            # ``"run" in dir(strategy)``
+            name = test.left
+            if not isinstance(name, cst.SimpleString):
+                return None
+            role = _feature_role(right.args[0].value, name.evaluated_value, scope)
+            if role is None:
+                return None
+            return (role == "old") != isinstance(comparison.operator, cst.NotIn)
         if not (isinstance(right, cst.Name) and right.value == "None"):
             return None
         if isinstance(comparison.operator, cst.Is):
@@ -526,6 +540,9 @@ def _feature_test(test: cst.BaseExpression, scope, depth: int = 0) -> Optional[b
         elif not isinstance(comparison.operator, cst.IsNot):
             return None
         test = test.left
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "callable" and len(test.args) == 1:
+        if lookup(scope, "callable") is None and not negate:
+            test = test.args[0].value  # ``callable(getattr(s, "run", None))``
     if not isinstance(test, cst.Call) or not isinstance(test.func, cst.Name):
         return None
     builtin = test.func.value
@@ -533,8 +550,8 @@ def _feature_test(test: cst.BaseExpression, scope, depth: int = 0) -> Optional[b
         return None
     if builtin == "hasattr" and len(test.args) == 2 and not negate:
         pass
-    elif builtin == "getattr" and len(test.args) == 3 and isinstance(test.args[2].value, cst.Name) and test.args[2].value.value == "None":
-        pass
+    elif builtin == "getattr" and len(test.args) == 3 and isinstance(test.args[2].value, cst.Name) and test.args[2].value.value in ("None", "False"):
+        pass  # ``getattr(s, "run", None) is not None``, or its truth
     else:
         return None
     name = test.args[1].value
@@ -545,6 +562,17 @@ def _feature_test(test: cst.BaseExpression, scope, depth: int = 0) -> Optional[b
         return None
     true_is_old = role == "old"
     return not true_is_old if negate else true_is_old
+
+
+def _is_dir_call(expr: cst.BaseExpression, scope) -> bool:
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Name)
+        and expr.func.value == "dir"
+        and lookup(scope, "dir") is None
+        and len(expr.args) == 1
+        and not expr.args[0].star
+    )
 
 
 # -- finding the guards ----------------------------------------------------------------------
