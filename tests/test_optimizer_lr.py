@@ -188,3 +188,19 @@ def test_a_subclass_from_another_module_of_the_tree_is_followed(tmp_path):
     assert (tmp_path / "train.py").read_text().endswith(
         "a = WarmAdam(learning_rate=1e-3)\nb = optim.adam.BaseAdam(learning_rate=1e-3)\nc = Clipped(lr=0.1)\n"
     )
+
+
+@pytest.mark.parametrize(
+    "prelude, callee",
+    [
+        ("", "tf.compat.v1.keras.optimizers.Adam"),  # the same class as tf.keras.optimizers.Adam
+        ("from tensorflow.python.keras.optimizer_v2 import adam\n", "adam.Adam"),
+        ("from tensorflow.python.keras.optimizer_v2.gradient_descent import SGD\n", "SGD"),
+        ("import keras\n", "keras.optimizers.RMSprop"),
+    ],
+)
+def test_keras_optimizers_under_their_other_names(prelude, callee):
+    source = TF + prelude + f"opt = {callee}(lr=1e-3)\n"
+    outcome = _fix(source)
+    assert outcome.code == TF + prelude + f"opt = {callee}(learning_rate=1e-3)\n"
+    assert [(r.rule, r.safety, r.applied) for r in outcome.reports] == [("TPU405", "safe", True)]

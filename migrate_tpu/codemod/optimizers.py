@@ -68,11 +68,34 @@ class OptimizerClass:
     base: str = ""
 
 
+# Where the same classes are also reached: ``tf.compat.v1.keras.optimizers.Adam is
+# tf.keras.optimizers.Adam`` (TF 2.1 and 2.4.1), the modules that define them, and the
+# ``keras`` package (2.3's own optimizers read ``kwargs.pop("lr", learning_rate)``; from 2.4
+# it is tf.keras).
+_KERAS_MODULES = {
+    "SGD": "gradient_descent",
+    "Adam": "adam",
+    "Adamax": "adamax",
+    "Adagrad": "adagrad",
+    "Adadelta": "adadelta",
+    "Nadam": "nadam",
+    "RMSprop": "rmsprop",
+    "Ftrl": "ftrl",
+}
 KNOWN: Dict[str, OptimizerClass] = {}
-for _prefix in ("tensorflow.keras.optimizers", "tensorflow.optimizers", "tensorflow.keras.optimizers.legacy"):
+for _prefix in (
+    "tensorflow.keras.optimizers",
+    "tensorflow.optimizers",
+    "tensorflow.keras.optimizers.legacy",
+    "tensorflow.compat.v1.keras.optimizers",
+    "keras.optimizers",
+):
     for _name in _KERAS:
         KNOWN[f"{_prefix}.{_name}"] = OptimizerClass(f"tf.keras.optimizers.{_name}", 0, "keras")
     KNOWN[f"{_prefix}.Optimizer"] = OptimizerClass("tf.keras.optimizers.Optimizer", None, "keras")
+for _package in ("tensorflow.python.keras.optimizer_v2", "keras.optimizer_v2"):
+    for _name, _module in _KERAS_MODULES.items():
+        KNOWN[f"{_package}.{_module}.{_name}"] = OptimizerClass(f"tf.keras.optimizers.{_name}", 0, "keras")
 for _name, (_position, _keras) in _ADDONS.items():
     for _module in ("tensorflow_addons.optimizers", f"tensorflow_addons.optimizers.{_ADDONS_MODULES[_name]}"):
         KNOWN[f"{_module}.{_name}"] = OptimizerClass(f"tfa.optimizers.{_name}", _position, "library", _keras)
