@@ -270,16 +270,61 @@ def test_an_early_exit_version_guard_collapses_only_when_its_body_is_legacy():
         "    return strategy.run(f, args=(x,))\n"
     )
     assert _fix(legacy_body, select=("TPU101", "TPU601")).code == HEADER + "def step(x):\n    return strategy.run(f, args=(x,))\n"
-    # Keeping the body would leave the fallback after it dead but in place: a note, no collapse.
+    # The body always returns: the fallback after it never runs on the target and goes with the test.
     legacy_after = HEADER + (
         "def step(x):\n"
         '    if tf.__version__ >= "2.2":\n'
         "        return strategy.run(f, args=(x,))\n"
+        "    print('TF 2.1')\n"
         "    return strategy.experimental_run_v2(f, args=(x,))\n"
     )
     outcome = _fix(legacy_after, select=("TPU101", "TPU601"))
+    assert outcome.code == HEADER + "def step(x):\n    return strategy.run(f, args=(x,))\n"
+    assert [(r.rule, r.applied) for r in outcome.reports] == [("TPU601", True)]
+    # Without the collapse, the fallback is the legacy branch: noted, not rewritten.
+    outcome = _fix(legacy_after, select=("TPU101",))
     assert outcome.code == legacy_after
-    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU101", 7, "manual")]
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU101", 8, "manual")]
+
+
+@pytest.mark.parametrize(
+    "body, after",
+    [
+        # In a loop, `continue` leaves the rest of the iteration.
+        (
+            "for x in data:\n    if tf.__version__ >= '2.2':\n        out = strategy.run(f, args=(x,))\n        continue\n"
+            "    out = strategy.experimental_run_v2(f, args=(x,))\nprint(out)\n",
+            "for x in data:\n    out = strategy.run(f, args=(x,))\n    continue\nprint(out)\n",
+        ),
+        # An `elif` with no `else`: what follows the chain still runs when an earlier test holds.
+        (
+            "def step(x):\n    if use_cpu:\n        return f(x)\n    elif tf.__version__ >= '2.2':\n        return strategy.run(f, args=(x,))\n"
+            "    return strategy.experimental_run_v2(f, args=(x,))\n",
+            "def step(x):\n    if use_cpu:\n        return f(x)\n    else:\n        return strategy.run(f, args=(x,))\n"
+            "    return strategy.run(f, args=(x,))\n",
+        ),
+    ],
+    ids=["continue", "elif"],
+)
+def test_an_early_exit_collapse_removes_only_what_the_target_never_reaches(body, after):
+    outcome = _fix(HEADER + body, select=("TPU101", "TPU601"))
+    assert outcome.code == HEADER + after
+
+
+@pytest.mark.parametrize(
+    "after_return",
+    [
+        "    yield strategy.experimental_run_v2(f)\n",  # removing it would make a generator a function
+        "    legacy = strategy.experimental_run_v2(f)\n    return legacy\n",  # its only binding: the scope of `legacy` would change
+        "    global RUN\n    RUN = strategy.experimental_run_v2\n",
+    ],
+    ids=["yield", "only-binding", "global"],
+)
+def test_an_early_exit_is_not_collapsed_where_removing_dead_code_changes_the_function(after_return):
+    source = HEADER + "def step():\n    if tf.__version__ >= '2.2':\n        return strategy.run(f)\n" + after_return
+    outcome = _fix(source, select=("TPU101", "TPU601"))
+    assert outcome.code == source
+    assert {(r.rule, r.safety) for r in outcome.reports} == {("TPU101", "manual")}
 
 
 def test_an_import_fallback_and_a_shim_are_left_alone_with_notes():
@@ -412,12 +457,6 @@ def test_every_spelling_of_a_version_guard_collapses_to_the_target_branch(prelud
         "conditional-expression": f"    return ({first} if {test} else {second})\n",
     }[form]
     source = HEADER + prelude + "@tf.function\ndef step(x):\n" + body
-    if form == "early-return" and not legacy_when_true:
-        # Keeping the body would leave the fallback after it dead but in place: a note, no collapse.
-        outcome = _fix(source)
-        assert outcome.code == source
-        assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU101", source.count("\n"), "manual")]
-        return
     kept = {
         "if-else": f"    out = {NEW_RUN}\n    return out\n",
         "early-return": f"    return {NEW_RUN}\n",

@@ -117,6 +117,9 @@ class Guard:
     test_names: List[str] = field(default_factory=list)
     # Set by the version-guard rule when it reports the collapse.
     collapsed: bool = False
+    # ``if <always True>: return ...`` with no ``else``: the statements after it in its block,
+    # which the collapse removes with the test.
+    unreachable: List[cst.CSTNode] = field(default_factory=list)
     # How a string comparison orders some release of the target against its number
     # ("2.10.0" < "2.2"): such a guard is reported, never collapsed.
     misordered: Optional[str] = None
@@ -645,7 +648,12 @@ def find_guards(analysis) -> List["Guard"]:
         # collapsed: keeping the branch it takes would make the mistake permanent.
         guard.misordered = _misordered(node.test, scope, target_versions)
         # Decided, unless keeping the body would leave the statements after it dead but in place.
-        if len(on_target) == 1 and not (early_exit and on_target == {True}) and guard.misordered is None:
+        removable = True
+        if early_exit and on_target == {True}:
+            # Kept, the body always leaves the block: what follows it there never runs on the target.
+            removable = _removable(when_false, scope)
+            guard.unreachable = list(when_false) if removable else []
+        if len(on_target) == 1 and guard.misordered is None and removable:
             guard.value = on_target.pop()
         guards.append(guard)
     return guards
@@ -685,6 +693,23 @@ def _value_on(test: cst.BaseExpression, scope, versions: Sequence[str]) -> Optio
     except ValueError:
         return None
     return values.pop() if len(values) == 1 else None
+
+
+def _removable(statements: Sequence[cst.CSTNode], scope) -> bool:
+    """Whether removing statements that never run changes nothing else: the function stays a
+    generator or coroutine if it was one, and every name they bind keeps the scope it has
+    (another binding of it in the same scope stays)."""
+    inside = set()
+    for statement in statements:
+        for node in iter_tree(statement):
+            if isinstance(node, (cst.Yield, cst.Await, cst.Global, cst.Nonlocal)):
+                return False
+            inside.add(id(node))
+    for bindings in scope.bindings.values():
+        here = [b for b in bindings if b.node is not None and id(b.node) in inside]
+        if here and len(here) == len(bindings):
+            return False
+    return True
 
 
 def _ends_in_exit(block) -> bool:
@@ -727,7 +752,8 @@ def confine(findings: Sequence, guards: Sequence[Guard]) -> List:
     kept = []
     for finding in findings:
         nodes = [finding.node, *(change.node for change in finding.changes)]
-        guard = next((inside[id(n)] for n in nodes if id(n) in inside), None)
+        # A collapse's own removals lie in its guard's legacy branch: that is the point of it.
+        guard = next((inside[id(n)] for n in nodes if id(n) in inside and inside[id(n)].node is not finding.node), None)
         if guard is None:
             kept.append(finding)
             continue

@@ -16,6 +16,10 @@ _VERSION_WORDS = frozenset({"__version__", "VERSION"})
 _TARGET_NAMES = {"2.4": "TensorFlow 2.4", "latest": "TensorFlow 2.5 and later"}
 
 
+def _remove(updated):
+    return cst.RemovalSentinel.REMOVE
+
+
 @register
 class VersionGuard(Rule):
     id = "TPU601"
@@ -31,7 +35,10 @@ TensorFlow version (`tf.__version__`, `tf.version.VERSION`, through
 `LooseVersion`, `StrictVersion`, `packaging.version`, `split`, `int`, slices,
 and names bound once to such values) that every release of the target answers
 alike and TF 2.1 or an older release (1.15, 2.0) answers otherwise. It keeps
-the branch the target takes and removes the other. It also reports a plain
+the branch the target takes and removes the other; where that branch is an
+`if` body that always returns (or raises, `continue`s, `break`s), the
+statements after it in its block go too, unless removing them would change the
+function (a `yield`, `global`, or a name bound only there). It also reports a plain
 string comparison (`tf.__version__ >= "2.2"`) that orders some release of the
 target against its number (as text, "2.10.0" < "2.2"): such a guard keeps both
 branches.
@@ -180,7 +187,7 @@ if tf.__version__ >= "2.5":
                 guard.node,
                 f"`{guard.text}` is {guard.value} on {target}: only that branch can run",
                 analysis=analysis,
-                changes=[Change(guard.node, collapse(guard, alone, elif_))],
+                changes=[Change(guard.node, collapse(guard, alone, elif_))] + [Change(node, _remove) for node in guard.unreachable],
                 fix_title="Keep only the branch the target takes",
             )
             finding.releases.extend(guard.test_names)
