@@ -172,3 +172,4 @@ def test_the_cli_fixes_doctests_of_files_and_notebook_cells(tmp_path):
     assert ">>> s.run(f)" in (tmp_path / "lib.py").read_text()
     fixed = json.loads((tmp_path / "book.ipynb").read_text())
     assert fixed["cells"][0]["source"][3] == "    >>> s.run(f)\n"
+

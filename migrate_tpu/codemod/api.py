@@ -107,7 +107,7 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
             return checked.reports, snippet
         return checked.reports, _migrate_code(snippet, replace(options, mode="fix", want_edits=False), lookup=lookup, path=path).code
 
-    edits, reports = doctests.migrate_doctests(source, options, migrate_snippet)
+    edits, reports = doctests.migrate_doctests(source, migrate_snippet)
     if not reports:
         return outcome
     code = outcome.code

@@ -112,8 +112,9 @@ def _compiles(text: str) -> bool:
         return False
 
 
-def migrate_doctests(source: str, options, migrate_code: Callable) -> Tuple[List[DoctestEdit], List[Report]]:
-    """The edits and reports for the doctests of ``source``; ``migrate_code(snippet)`` runs the rules."""
+def migrate_doctests(source: str, migrate_code: Callable) -> Tuple[List[DoctestEdit], List[Report]]:
+    """The edits and reports for the doctests of ``source``. ``migrate_code(snippet, select)`` runs
+    the rules: (findings, fixed code) with ``select`` None, else the code fixed by those rules only."""
     if ">>>" not in source:
         return [], []
     try:
@@ -159,13 +160,13 @@ def migrate_doctests(source: str, options, migrate_code: Callable) -> Tuple[List
             end = end if end is not None else line
             report.line, report.column = line.number, report.column + len(line.prefix)
             report.end_line, report.end_column = end.number, report.end_column + len(end.prefix)
-            report.change_lines = [(line.number, line.number)] if report.applied else []
             report.edits = []
             if report.applied and (report.rule not in fitting or index not in fixed_lines):
                 report.applied = False
                 report.safety = "manual"
                 report.fix_title = None
                 report.message += _NOTE if line.editable else _ESCAPED
+            report.change_lines = [(line.number, line.number)] if report.applied else []
             reports.append(report)
     return edits, reports
 
