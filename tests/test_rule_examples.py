@@ -100,6 +100,10 @@ def test_example(rule, index, example):
 def test_rule_is_documented_and_exemplified(rule):
     assert rule.id.startswith("TPU") and rule.title and rule.what.strip() and rule.why.strip()
     assert rule.evidence, f"{rule.id} declares no evidence: the prefilter would skip every file"
+    for example in rule.examples:
+        if example.expected and example.findings is not None:
+            assert example.findings == len(example.expected), f"{rule.id}: `findings` and `expected` disagree"
+        assert all(e.safety in ("safe", "unsafe", "manual") for e in example.expected)
     kinds = {expected_findings(e)[0] for e in rule.examples}
     # Every rule shows what it reports: a fix, or (manual rules) a finding.
     assert kinds & {"fix", "manual"}, f"{rule.id} has no example that fires"
