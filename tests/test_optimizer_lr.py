@@ -138,9 +138,8 @@ def test_an_init_that_takes_kwargs_makes_the_rename_unsafe():
     [
         "    def __init__(self, lr=0.01, **kwargs):\n        super().__init__(learning_rate=lr, **kwargs)\n",
         "    def __init__(self, learning_rate=0.01):\n        super().__init__(learning_rate)\n",
-        "    def __init__(self, **kwargs):\n        super().__init__(**kwargs)\n",
     ],
-    ids=["own-lr", "no-kwargs", "kwargs-only"],
+    ids=["own-lr", "no-kwargs"],
 )
 def test_an_init_that_does_not_pass_lr_on_as_an_alias_is_left_alone(init):
     source = TF + "class Mine(tf.keras.optimizers.SGD):\n" + init + "\nopt = Mine(lr=0.1)\n"
@@ -204,3 +203,13 @@ def test_keras_optimizers_under_their_other_names(prelude, callee):
     outcome = _fix(source)
     assert outcome.code == TF + prelude + f"opt = {callee}(learning_rate=1e-3)\n"
     assert [(r.rule, r.safety, r.applied) for r in outcome.reports] == [("TPU405", "safe", True)]
+
+
+@pytest.mark.parametrize("init", ["def __init__(self, **kwargs)", "def __init__(self, *args, **kwargs)"])
+def test_a_pass_through_init_is_an_unsafe_rename_not_silence(init):
+    source = TF + f"class Mine(tf.keras.optimizers.SGD):\n    {init}:\n        super().__init__(**kwargs)\n\nopt = Mine(lr=0.1)\n"
+    outcome = _fix(source)
+    assert outcome.code == source
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU405", 6, "unsafe")]
+    assert "passes `learning_rate` through its `**kwargs` instead" in outcome.reports[0].message
+    assert _fix(source, unsafe_fixes=True).code.endswith("opt = Mine(learning_rate=0.1)\n")

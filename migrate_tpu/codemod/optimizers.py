@@ -66,6 +66,8 @@ class OptimizerClass:
     # The Keras or library class it comes down to (for a library class: the Keras
     # class it passes ``lr`` to, "" when it reads ``lr`` itself).
     base: str = ""
+    # "kwargs" classes: whether that ``__init__`` has a ``learning_rate`` parameter of its own.
+    own_parameter: bool = False
 
 
 # Where the same classes are also reached: ``tf.compat.v1.keras.optimizers.Adam is
@@ -146,10 +148,12 @@ def class_verdict(node: cst.ClassDef, scope, analysis, depth: int = 0) -> Option
             params = init.params
             names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
             takes_kwargs = params.star_kwarg is not None
-            if "lr" not in names and "learning_rate" in names and takes_kwargs:
+            if "lr" not in names and takes_kwargs:
                 positional = [p.name.value for p in (*params.posonly_params, *params.params)][1:]
                 position = positional.index("learning_rate") if "learning_rate" in positional else None
-                result = OptimizerClass(own, position, "kwargs", base.base if base.kind in ("inherited", "kwargs") else base.name)
+                result = OptimizerClass(
+                    own, position, "kwargs", base.base if base.kind in ("inherited", "kwargs") else base.name, "learning_rate" in names
+                )
     memo[key] = result
     return result
 

@@ -40,9 +40,10 @@ a `tf.keras.optimizers.schedules` learning-rate schedule replaces it.
 Safe: both spellings set the same rate wherever `lr` is still honoured, for
 Keras optimizers, the Addons ones (they pass `lr` to Keras or read it
 themselves) and classes of the tree that define no `__init__` of their own.
-Unsafe for a class of the tree whose own `__init__` takes `learning_rate` and
-`**kwargs`: `lr` reached the Keras base through `**kwargs`, while
-`learning_rate=` binds that `__init__`'s parameter, which it may use otherwise.
+Unsafe for a class of the tree whose own `__init__` takes `**kwargs`: `lr`
+reached the Keras base through them, while `learning_rate=` binds that
+`__init__`'s own parameter (or arrives in `**kwargs` under another name), which
+it may use otherwise.
 A class whose `__init__` has an `lr` parameter of its own is left alone.
 """
     examples = (
@@ -130,7 +131,7 @@ optimizer = ClippedSGD(learning_rate=0.1)
                     6,
                     13,
                     "`lr=` reaches `ClippedSGD.__init__` through `**kwargs`, and from there perhaps `tf.keras.optimizers.SGD`, where it is "
-                    "a deprecated alias of `learning_rate=`; renaming it binds that `__init__`'s own `learning_rate` parameter instead, which may not be the same",
+                    "a deprecated alias of `learning_rate=`; renaming it binds that `__init__`'s own `learning_rate` parameter instead",
                 ),
             ),
         ),
@@ -236,9 +237,13 @@ optimizer = tf.keras.optimizers.SGD(0.1, lr=0.2)
             message = f"`lr=` is a deprecated alias of `learning_rate=` ({how}); optimizers since Keras 2.11 ignore it"
             self.report(call, message, analysis=analysis, changes=change, fix_title=title)
         else:
+            instead = (
+                "binds that `__init__`'s own `learning_rate` parameter instead"
+                if optimizer.own_parameter
+                else "passes `learning_rate` through its `**kwargs` instead, which it may treat otherwise"
+            )
             message = (
                 f"`lr=` reaches `{optimizer.name}.__init__` through `**kwargs`, and from there perhaps "
-                f"`{optimizer.base}`, where it is a deprecated alias of `learning_rate=`; renaming it binds "
-                "that `__init__`'s own `learning_rate` parameter instead, which may not be the same"
+                f"`{optimizer.base}`, where it is a deprecated alias of `learning_rate=`; renaming it {instead}"
             )
             self.report(call, message, analysis=analysis, changes=change, safety=Safety.UNSAFE, fix_title=title)
