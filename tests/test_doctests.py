@@ -173,3 +173,45 @@ def test_the_cli_fixes_doctests_of_files_and_notebook_cells(tmp_path):
     fixed = json.loads((tmp_path / "book.ipynb").read_text())
     assert fixed["cells"][0]["source"][3] == "    >>> s.run(f)\n"
 
+
+
+FENCED = '''def train(strategy, dist):
+    """Runs the steps.
+
+    ```python
+    strategy = tf.distribute.experimental.TPUStrategy(resolver)
+    for x in dist:
+        strategy.experimental_run_v2(step, args=(x,))  # one step
+    ```
+
+    ```bash
+    strategy.experimental_run_v2 is not Python here
+    ```
+
+    ```
+    >>> strategy.experimental_run_v2(step)
+    output strategy.experimental_run_v2(x)
+    ```
+    """
+'''
+
+
+def test_fenced_python_blocks_in_docstrings_are_fixed_like_doctests():
+    outcome = _fix(FENCED)
+    assert outcome.code == FENCED.replace(
+        "tf.distribute.experimental.TPUStrategy(resolver)", "tf.distribute.TPUStrategy(resolver)"
+    ).replace("        strategy.experimental_run_v2(step, args", "        strategy.run(step, args").replace(
+        ">>> strategy.experimental_run_v2(step)", ">>> strategy.run(step)"
+    )
+    assert [(r.rule, r.line, r.column, r.applied) for r in outcome.reports if r.rule != "TPU301"] == [
+        ("TPU103", 5, 16, True),
+        ("TPU101", 7, 18, True),
+        ("TPU101", 15, 18, True),
+    ]
+
+
+def test_a_doctest_on_the_closing_quotes_line_is_reported_not_edited():
+    source = 'def f():\n    """Doc.\n\n    >>> s.experimental_run_v2(f)"""\n'
+    outcome = _fix(source)
+    assert outcome.code == source
+    assert [(r.rule, r.line, r.safety, r.applied) for r in outcome.reports] == [("TPU101", 4, "manual", False)]

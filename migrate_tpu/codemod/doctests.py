@@ -1,4 +1,5 @@
-"""Moved APIs in doctests: the ``>>>``/``...`` lines of docstrings.
+"""Moved APIs in doctests: the ``>>>``/``...`` lines of docstrings, and their fenced
+Python code blocks (```` ```python ````, as TensorFlow's own docstrings show code).
 
 People keep the examples in their docstrings up to date (``>>> strategy.run(...)``),
 so the same rules look at them. The examples of one docstring are one program
@@ -19,14 +20,17 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
 from migrate_tpu.codemod.findings import Report
 
 _PROMPT = re.compile(r"^(\s*)(>>>|\.\.\.)( |$)")
+# A Markdown code fence (```python): its lines are code too, as the docs of TensorFlow write them.
+_FENCE = re.compile(r"^(\s*)(?:```|~~~)\s*([\w+-]*)\s*$")
+_PYTHON_FENCES = frozenset({"", "python", "py", "python3"})
 _NOTE = "; in a doctest: fix it by hand (the fix does not fit back line by line)"
-_ESCAPED = "; in a doctest: fix it by hand (the line's text in the file is not its text in the string)"
+_ESCAPED = "; in a doctest: fix it by hand (the line holds the string's quotes or a backslash escape)"
 
 
 @dataclass
@@ -69,25 +73,61 @@ def _examples(string: ast.Constant, lines: List[str]) -> List[List[_Line]]:
     start_column = string.col_offset + len(quote.group(0))
     examples: List[List[_Line]] = []
     current: Optional[List[_Line]] = None
+    fence: Optional[_Fence] = None
     for index in range(first, last + 1):
         text = lines[index].rstrip("\r\n")
         begin = start_column if index == first else 0
         segment = text[begin:]
+        # The file's text of the line is the string's text: not so on the quotes' lines or with escapes.
+        editable = first < index < last and (raw or "\\" not in text)
+        if index == last:
+            segment = segment.split(quote.group(1))[0]
+        marker = _FENCE.match(segment)
+        if marker is not None:
+            current = None
+            if fence is None:
+                fence = _Fence(marker.group(1), marker.group(2).lower() in _PYTHON_FENCES)
+            else:
+                if fence.python and fence.lines:
+                    examples.append(fence.lines)
+                fence = None
+            continue
         match = _PROMPT.match(segment)
-        if match is None or (index == last and quote.group(1) in segment[match.end() :]):
+        if fence is not None:
+            if match is not None:
+                fence.python = False  # a doctest in a fence: its prompts say what is code
+            elif not segment.strip():
+                fence.lines.append(_Line(index + 1, text, "", editable=False))
+                continue
+            elif segment.startswith(fence.indent):
+                fence.lines.append(_Line(index + 1, text[: begin + len(fence.indent)], segment[len(fence.indent) :], editable))
+                continue
+            else:
+                fence.python = False
+                continue
+        if match is None:
             current = None
             continue
         prompt = match.group(2)
         if prompt == "..." and current is None:
             continue  # an ellipsis in expected output
         prefix = text[: begin + match.end()]
-        line = _Line(index + 1, prefix, segment[match.end() :], editable=index != first and (raw or "\\" not in text))
+        line = _Line(index + 1, prefix, segment[match.end() :], editable)
         if prompt == ">>>":
             current = [line]
             examples.append(current)
         else:
             current.append(line)
     return examples
+
+
+@dataclass
+class _Fence:
+    """A fenced code block being read: its indentation, whether it is Python, its lines."""
+
+    indent: str
+    python: bool
+    lines: List[_Line] = field(default_factory=list)
 
 
 def _header(tree: ast.Module, source: str) -> List[str]:
