@@ -196,6 +196,13 @@ FENCED = '''def train(strategy, dist):
 '''
 
 
+def test_a_fenced_block_alone_is_read():
+    source = 'import tensorflow as tf\n\n\ndef f():\n    """Doc.\n\n    ```python\n    opt = tf.keras.optimizers.SGD(lr=2.0)\n    ```\n    """\n'
+    outcome = _fix(source)
+    assert outcome.code == source.replace("SGD(lr=", "SGD(learning_rate=")
+    assert [(r.rule, r.line, r.applied) for r in outcome.reports] == [("TPU405", 8, True)]
+
+
 def test_fenced_python_blocks_in_docstrings_are_fixed_like_doctests():
     outcome = _fix(FENCED)
     assert outcome.code == FENCED.replace(

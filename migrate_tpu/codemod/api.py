@@ -91,10 +91,11 @@ def _compiles(code: str) -> bool:
 def migrate(source: str, options: Options = Options(), *, lookup=None, path: str = "") -> Outcome:
     """Migrate ``source`` and the examples of its docstrings (``doctests.py``); raises
     ``libcst.ParserSyntaxError`` when it does not parse."""
-    outcome = _migrate_code(source, options, lookup=lookup, path=path)
-    if ">>>" not in source:
-        return outcome
     from migrate_tpu.codemod import doctests
+
+    outcome = _migrate_code(source, options, lookup=lookup, path=path)
+    if not doctests.may_hold_examples(source):
+        return outcome
 
     def migrate_snippet(snippet: str, select: Optional[Tuple[str, ...]]) -> Tuple[List[Report], str]:
         """The findings on ``snippet`` and its fixed code (with only the ``select`` rules' fixes)."""

@@ -52,6 +52,11 @@ class DoctestEdit:
     after: str
 
 
+def may_hold_examples(source: str) -> bool:
+    """Whether ``source`` may have a doctest or a fenced code block at all (cheap)."""
+    return ">>>" in source or "```" in source or "~~~" in source
+
+
 def _docstrings(tree: ast.Module):
     nodes = [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     for node in nodes:
@@ -155,7 +160,7 @@ def _compiles(text: str) -> bool:
 def migrate_doctests(source: str, migrate_code: Callable) -> Tuple[List[DoctestEdit], List[Report]]:
     """The edits and reports for the doctests of ``source``. ``migrate_code(snippet, select)`` runs
     the rules: (findings, fixed code) with ``select`` None, else the code fixed by those rules only."""
-    if ">>>" not in source:
+    if not may_hold_examples(source):
         return [], []
     try:
         tree = ast.parse(source)
