@@ -222,3 +222,12 @@ def test_a_doctest_on_the_closing_quotes_line_is_reported_not_edited():
     outcome = _fix(source)
     assert outcome.code == source
     assert [(r.rule, r.line, r.safety, r.applied) for r in outcome.reports] == [("TPU101", 4, "manual", False)]
+
+
+def test_an_edit_is_made_only_where_the_line_is_still_what_it_was():
+    from migrate_tpu.codemod.doctests import DoctestEdit, apply_edits
+
+    edits = [DoctestEdit(2, "  >>> s.experimental_run_v2(f)", "  >>> s.run(f)"), DoctestEdit(3, "  >>> old", "  >>> new")]
+    code, missed = apply_edits("a\n  >>> s.experimental_run_v2(f)\r\n  >>> changed\n", edits, lambda line: line)
+    assert code == "a\n  >>> s.run(f)\r\n  >>> changed\n"
+    assert missed == [3]

@@ -116,8 +116,10 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
         line_of = _line_map(source, code) if code != source else (lambda line: line)
         code, missed = doctests.apply_edits(code, edits, line_of)
         for report in reports:
-            if report.applied and report.line in missed:
+            if report.applied and report.line in missed:  # the code's own fixes moved that line
                 report.applied = False
+                report.safety = Safety.MANUAL.value
+                report.message += doctests.NOTE
     if options.want_edits:
         for edit in edits:
             for report in reports:

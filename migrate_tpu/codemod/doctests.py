@@ -29,7 +29,7 @@ _PROMPT = re.compile(r"^(\s*)(>>>|\.\.\.)( |$)")
 # A Markdown code fence (```python): its lines are code too, as the docs of TensorFlow write them.
 _FENCE = re.compile(r"^(\s*)(?:```|~~~)\s*([\w+-]*)\s*$")
 _PYTHON_FENCES = frozenset({"", "python", "py", "python3"})
-_NOTE = "; in a doctest: fix it by hand (the fix does not fit back line by line)"
+NOTE = "; in a doctest: fix it by hand (the fix does not fit back line by line)"
 _ESCAPED = "; in a doctest: fix it by hand (the line holds the string's quotes or a backslash escape)"
 
 
@@ -210,7 +210,7 @@ def migrate_doctests(source: str, migrate_code: Callable) -> Tuple[List[DoctestE
                 report.applied = False
                 report.safety = "manual"
                 report.fix_title = None
-                report.message += _NOTE if line.editable else _ESCAPED
+                report.message += NOTE if line.editable else _ESCAPED
             report.change_lines = [(line.number, line.number)] if report.applied else []
             reports.append(report)
     return edits, reports
