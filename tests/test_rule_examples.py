@@ -9,6 +9,7 @@ parses and that a second run changes nothing.
 import ast
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -33,11 +34,26 @@ def _options(rule, example, **changes):
 
 def expected_findings(example) -> str:
     """'none', 'manual' or 'fix', and how many findings (None: at least one)."""
+    count = len(example.expected) if example.expected else example.findings
     if example.after is not None:
-        return "fix", example.findings
-    if example.findings:
-        return "manual", example.findings
+        return "fix", count
+    if count:
+        return "manual", count
     return "none", 0
+
+
+def check_expected(rule, example, options) -> None:
+    """Each finding as the example states it: rule, safety, line, column, message."""
+    before = example.before.lstrip("\n")
+    reports = migrate(before, replace(options, mode="check")).reports
+    found = [
+        (r.rule, r.safety, r.line, r.column, r.message if e.message is not None else None)
+        for r, e in zip(reports, example.expected)
+    ]
+    stated = [(e.rule or rule.id, e.safety, e.line, e.column, e.message) for e in example.expected]
+    assert found == stated and len(reports) == len(stated), (
+        f"{rule.id}: expected {stated}, reported {[(r.rule, r.safety, r.line, r.column, r.message) for r in reports]}"
+    )
 
 
 def check_example(rule, example, rules_selected=None):
@@ -49,6 +65,13 @@ def check_example(rule, example, rules_selected=None):
     outcome = migrate(before, options)
     kind, count = expected_findings(example)
     ids = [r.rule for r in outcome.reports]
+    if example.expected:
+        check_expected(rule, example, options)
+    if example.unsafe_fixes:
+        # Without --unsafe-fixes the unsafe fixes stay suggestions: a fix that became safe fails here.
+        safe_only = migrate(before, replace(options, unsafe_fixes=False))
+        expected_code = before if example.safe_after is None else example.safe_after.lstrip("\n")
+        assert safe_only.code == expected_code, f"{rule.id}: plain fix applied what must be unsafe"
     assert set(ids) <= {rule.id}, ids
     if kind == "none":
         assert ids == [], f"{rule.id} must leave this alone, reported {ids}"
@@ -77,6 +100,10 @@ def test_example(rule, index, example):
 def test_rule_is_documented_and_exemplified(rule):
     assert rule.id.startswith("TPU") and rule.title and rule.what.strip() and rule.why.strip()
     assert rule.evidence, f"{rule.id} declares no evidence: the prefilter would skip every file"
+    for example in rule.examples:
+        if example.expected and example.findings is not None:
+            assert example.findings == len(example.expected), f"{rule.id}: `findings` and `expected` disagree"
+        assert all(e.safety in ("safe", "unsafe", "manual") for e in example.expected)
     kinds = {expected_findings(e)[0] for e in rule.examples}
     # Every rule shows what it reports: a fix, or (manual rules) a finding.
     assert kinds & {"fix", "manual"}, f"{rule.id} has no example that fires"
@@ -125,3 +152,79 @@ def test_published_rule_ids_stay():
         "TPU401", "TPU402", "TPU403", "TPU404", "TPU405", "TPU406", "TPU407", "TPU501", "TPU502",
     }  # fmt: skip
     assert published <= {rule.id for rule in all_rules()}
+
+
+# -- the framework itself: a misstated example fails, and the safety pins of the mutation audit --------
+
+
+def _example_of(rule_id):
+    from migrate_tpu.codemod.rule import get_rule
+
+    return get_rule(rule_id)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"safety": "unsafe"},
+        {"line": 2},
+        {"column": 1},
+        {"message": "`lr=` is deprecated"},
+        {"rule": "TPU101"},
+    ],
+    ids=["safety", "line", "column", "message", "rule"],
+)
+def test_an_example_that_misstates_its_finding_fails(change):
+    from migrate_tpu.codemod.rule import Expected, tf_example
+
+    rule = _example_of("TPU405")
+    stated = {"safety": "safe", "line": 1, "column": 13, "message": "`lr=` is a deprecated alias of `learning_rate=`; Keras 2.11 and later optimizers ignore it"}
+    right = tf_example(
+        before="optimizer = tf.keras.optimizers.SGD(lr=0.1)\n",
+        after="optimizer = tf.keras.optimizers.SGD(learning_rate=0.1)\n",
+        expected=(Expected(**stated),),
+    )
+    check_example(rule, right)
+    wrong = replace(right, expected=(replace(right.expected[0], **change),))
+    with pytest.raises(AssertionError):
+        check_example(rule, wrong)
+
+
+def test_an_example_stated_unsafe_whose_fix_plain_fix_applies_fails():
+    from migrate_tpu.codemod.rule import tf_example
+
+    rule = _example_of("TPU405")
+    safe_fix = tf_example(
+        before="optimizer = tf.keras.optimizers.SGD(lr=0.1)\n",
+        after="optimizer = tf.keras.optimizers.SGD(learning_rate=0.1)\n",
+        unsafe_fixes=True,
+    )
+    with pytest.raises(AssertionError, match="plain fix applied what must be unsafe"):
+        check_example(rule, safe_fix)
+
+
+POD_STRATEGY = (
+    "import tensorflow as tf\n\n"
+    "class PodStrategy(tf.distribute.experimental.TPUStrategy):\n"
+    "    def __init__(self, resolver, device_assignment=None):\n"
+    "        super(PodStrategy, self).__init__(resolver, device_assignment=device_assignment)\n"
+)
+
+
+def test_plain_fix_never_rebases_a_tpu_strategy_subclass():
+    """Mutation survivor of the audit: the base-class rename made safe. The constructor differs
+    (`device_assignment=` became `experimental_device_assignment=`): unsafe, so plain `fix` keeps it."""
+    outcome = migrate(POD_STRATEGY, Options(mode="fix"))
+    assert outcome.code == POD_STRATEGY
+    assert [(r.rule, r.line, r.safety, r.applied) for r in outcome.reports] == [("TPU103", 3, "unsafe", False)]
+    fixed = migrate(POD_STRATEGY, Options(mode="fix", unsafe_fixes=True)).code
+    assert "class PodStrategy(tf.distribute.TPUStrategy):" in fixed and "experimental_device_assignment=device_assignment" in fixed
+
+
+def test_plain_fix_never_rewrites_make_numpy_dataset_on_an_unknown_receiver():
+    """Mutation survivor of the audit: the unknown receiver (maybe a `tf.compat.v1` strategy, which
+    keeps the method) made safe. Plain `fix` must leave the call."""
+    source = "import tensorflow as tf\n\nstrategy = make_tpu_strategy()\nds = strategy.experimental_make_numpy_dataset(x)\n"
+    outcome = migrate(source, Options(mode="fix"))
+    assert outcome.code == source
+    assert [(r.rule, r.line, r.safety, r.applied) for r in outcome.reports] == [("TPU105", 4, "unsafe", False)]

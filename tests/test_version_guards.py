@@ -110,6 +110,14 @@ def test_a_one_line_block_collapses():
         ('hasattr(strategy, "experimental_run_v2")', False),
         ('getattr(strategy, "run", None) is not None', True),
         ('getattr(strategy, "run", None) is None', False),
+        # More spellings: truth of getattr, callable(getattr), dir(), and a feature test inside and/or.
+        ('getattr(strategy, "run", None)', True),
+        ('callable(getattr(strategy, "run", None))', True),
+        ('"run" in dir(strategy)', True),
+        ('"run" not in dir(strategy)', False),
+        ('"experimental_run_v2" in dir(strategy)', False),
+        ('use_tpu and hasattr(strategy, "run")', True),
+        ('not use_tpu or not hasattr(strategy, "run")', False),
     ],
 )
 def test_a_feature_test_is_never_collapsed_and_its_legacy_branch_gets_notes(test, legacy_is_else):
@@ -146,8 +154,8 @@ def test_a_guard_the_target_does_not_decide_keeps_its_legacy_branch_with_a_note(
     source = HEADER + 'if tf.__version__ < "2.2":\n    out = strategy.experimental_run_v2(f)\n'
     outcome = _fix(source, target="latest")
     assert outcome.code == source
-    assert _ids(outcome.reports, False) == Counter({"TPU101": 1, "TPU301": 1})
-    assert all("under the guard" in r.message for r in outcome.reports)
+    assert _ids(outcome.reports, False) == Counter({"TPU601": 1, "TPU101": 1, "TPU301": 1})
+    assert all("under the guard" in r.message for r in outcome.reports if r.rule != "TPU601")
     # For 2.4 the same test is decided.
     assert _fix(source).code == HEADER
 
@@ -262,16 +270,61 @@ def test_an_early_exit_version_guard_collapses_only_when_its_body_is_legacy():
         "    return strategy.run(f, args=(x,))\n"
     )
     assert _fix(legacy_body, select=("TPU101", "TPU601")).code == HEADER + "def step(x):\n    return strategy.run(f, args=(x,))\n"
-    # Keeping the body would leave the fallback after it dead but in place: a note, no collapse.
+    # The body always returns: the fallback after it never runs on the target and goes with the test.
     legacy_after = HEADER + (
         "def step(x):\n"
         '    if tf.__version__ >= "2.2":\n'
         "        return strategy.run(f, args=(x,))\n"
+        "    print('TF 2.1')\n"
         "    return strategy.experimental_run_v2(f, args=(x,))\n"
     )
     outcome = _fix(legacy_after, select=("TPU101", "TPU601"))
+    assert outcome.code == HEADER + "def step(x):\n    return strategy.run(f, args=(x,))\n"
+    assert [(r.rule, r.applied) for r in outcome.reports] == [("TPU601", True)]
+    # Without the collapse, the fallback is the legacy branch: noted, not rewritten.
+    outcome = _fix(legacy_after, select=("TPU101",))
     assert outcome.code == legacy_after
-    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU101", 7, "manual")]
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU101", 8, "manual")]
+
+
+@pytest.mark.parametrize(
+    "body, after",
+    [
+        # In a loop, `continue` leaves the rest of the iteration.
+        (
+            "for x in data:\n    if tf.__version__ >= '2.2':\n        out = strategy.run(f, args=(x,))\n        continue\n"
+            "    out = strategy.experimental_run_v2(f, args=(x,))\nprint(out)\n",
+            "for x in data:\n    out = strategy.run(f, args=(x,))\n    continue\nprint(out)\n",
+        ),
+        # An `elif` with no `else`: what follows the chain still runs when an earlier test holds.
+        (
+            "def step(x):\n    if use_cpu:\n        return f(x)\n    elif tf.__version__ >= '2.2':\n        return strategy.run(f, args=(x,))\n"
+            "    return strategy.experimental_run_v2(f, args=(x,))\n",
+            "def step(x):\n    if use_cpu:\n        return f(x)\n    else:\n        return strategy.run(f, args=(x,))\n"
+            "    return strategy.run(f, args=(x,))\n",
+        ),
+    ],
+    ids=["continue", "elif"],
+)
+def test_an_early_exit_collapse_removes_only_what_the_target_never_reaches(body, after):
+    outcome = _fix(HEADER + body, select=("TPU101", "TPU601"))
+    assert outcome.code == HEADER + after
+
+
+@pytest.mark.parametrize(
+    "after_return",
+    [
+        "    yield strategy.experimental_run_v2(f)\n",  # removing it would make a generator a function
+        "    legacy = strategy.experimental_run_v2(f)\n    return legacy\n",  # its only binding: the scope of `legacy` would change
+        "    global RUN\n    RUN = strategy.experimental_run_v2\n",
+    ],
+    ids=["yield", "only-binding", "global"],
+)
+def test_an_early_exit_is_not_collapsed_where_removing_dead_code_changes_the_function(after_return):
+    source = HEADER + "def step():\n    if tf.__version__ >= '2.2':\n        return strategy.run(f)\n" + after_return
+    outcome = _fix(source, select=("TPU101", "TPU601"))
+    assert outcome.code == source
+    assert {(r.rule, r.safety) for r in outcome.reports} == {("TPU101", "manual")}
 
 
 def test_an_import_fallback_and_a_shim_are_left_alone_with_notes():
@@ -341,3 +394,170 @@ def test_a_decided_elif_collapses_within_its_chain(chain, expected):
     outcome = _fix(HEADER + chain)
     assert outcome.code == HEADER + expected
     assert _ids(outcome.reports, True) == Counter({"TPU601": 1})
+
+
+# -- the spellings of issue 19: every one is a guard, and no rule rewrites its legacy branch ------------
+
+ISSUE_19 = HEADER + (
+    "@tf.function\n"
+    "def step(x):\n"
+    "    if tf.__version__.startswith('2.0'):\n"
+    "        return strategy.experimental_run_v2(f, args=(x,))\n"
+    "    return strategy.run(f, args=(x,))\n"
+)
+
+
+@pytest.mark.parametrize("target", ["2.4", "latest"])
+def test_a_branch_only_releases_before_2_1_take_is_legacy_and_collapses(target):
+    # False on TF 2.1 and on the target alike, True on 2.0: before, this was no guard at all and
+    # TPU101 rewrote the 2.0 branch into a copy of the code after it.
+    outcome = _fix(ISSUE_19, target=target)
+    assert outcome.code == HEADER + "@tf.function\ndef step(x):\n    return strategy.run(f, args=(x,))\n"
+    assert [(r.rule, r.safety, r.applied) for r in outcome.reports] == [("TPU601", "safe", True)]
+
+
+def test_without_the_collapse_the_2_0_branch_is_noted_not_rewritten():
+    outcome = _fix(ISSUE_19, ignore=("TPU601",))
+    assert outcome.code == ISSUE_19
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU101", 7, "manual")]
+    assert "under the guard `if tf.__version__.startswith('2.0')`" in outcome.reports[0].message
+
+
+OLD_RUN, NEW_RUN = "strategy.experimental_run_v2(f, args=(x,))", "strategy.run(f, args=(x,))"
+SPELLINGS = [
+    # (prelude, test, whether the test is True on the legacy releases)
+    ("", "tf.__version__.startswith('2.0')", True),
+    ("", "tf.__version__.startswith('1.')", True),
+    ("", "tf.__version__[:3] in ('2.0', '2.1')", True),
+    ("", "tf.version.VERSION.startswith('2.1')", True),
+    ("", "tuple(map(int, tf.__version__.split('.')[:2])) >= (2, 2)", False),
+    ("", "int(tf.__version__.split('.')[1]) >= 2", False),
+    ("", "tf.__version__.split('.')[:2] < ['2', '2']", True),
+    ("major, minor = tf.version.VERSION.split('.')[:2]\n", "int(minor) < 2", True),
+    ("", "tf.__version__ >= '2.2'", False),
+    ("", "tf.version.VERSION < '2.2'", True),
+    ("from tensorflow import version\n", "version.VERSION < '2.2'", True),
+    ("from tensorflow import __version__ as tf_version\n", "tf_version.startswith('2.1')", True),
+    ("from distutils.version import LooseVersion\n", "LooseVersion(tf.__version__) >= LooseVersion('2.2')", False),
+    ("import distutils.version\n", "distutils.version.LooseVersion(tf.__version__) < '2.2'", True),
+    ("from distutils.version import StrictVersion as SV\n", "SV(tf.__version__) < SV('2.2.0')", True),
+    ("from packaging.version import Version\n", "Version(tf.__version__) >= Version('2.2')", False),
+    ("import packaging.version\n", "packaging.version.parse(tf.__version__).release[:2] < (2, 2)", True),
+    ("from pkg_resources import parse_version\n", "parse_version(tf.__version__) < parse_version('2.2')", True),
+]
+
+
+@pytest.mark.parametrize("prelude, test, legacy_when_true", SPELLINGS, ids=[t for _, t, _ in SPELLINGS])
+@pytest.mark.parametrize("form", ["if-else", "early-return", "conditional-expression"])
+def test_every_spelling_of_a_version_guard_collapses_to_the_target_branch(prelude, test, legacy_when_true, form):
+    first, second = (OLD_RUN, NEW_RUN) if legacy_when_true else (NEW_RUN, OLD_RUN)
+    body = {
+        "if-else": f"    if {test}:\n        out = {first}\n    else:\n        out = {second}\n    return out\n",
+        "early-return": f"    if {test}:\n        return {first}\n    return {second}\n",
+        "conditional-expression": f"    return ({first} if {test} else {second})\n",
+    }[form]
+    source = HEADER + prelude + "@tf.function\ndef step(x):\n" + body
+    kept = {
+        "if-else": f"    out = {NEW_RUN}\n    return out\n",
+        "early-return": f"    return {NEW_RUN}\n",
+        "conditional-expression": f"    return ({NEW_RUN})\n",
+    }[form]
+    outcome = _fix(source)
+    assert outcome.code.endswith("@tf.function\ndef step(x):\n" + kept)
+    assert [(r.rule, r.safety, r.applied) for r in outcome.reports] == [("TPU601", "safe", True)]
+    # Without the collapse, the legacy branch is noted and left as it is.
+    outcome = _fix(source, ignore=("TPU601",))
+    assert outcome.code == source
+    assert [(r.rule, r.safety) for r in outcome.reports] == [("TPU101", "manual")]
+    assert "under the guard" in outcome.reports[0].message
+
+
+@pytest.mark.parametrize(
+    "test, legacy_is_else",
+    [
+        ("hasattr(tf.distribute, 'TPUStrategy')", True),
+        ("not hasattr(tf.distribute, 'TPUStrategy')", False),
+        # The test itself names the old symbol: reported on its own line as well.
+        ("hasattr(tf.distribute.experimental, 'TPUStrategy')", False),
+    ],
+)
+def test_a_feature_test_of_a_moved_class_keeps_both_branches(test, legacy_is_else):
+    old, new = "tf.distribute.experimental.TPUStrategy(r)", "tf.distribute.TPUStrategy(r)"
+    first, second = (new, old) if legacy_is_else else (old, new)
+    source = HEADER + f"if {test}:\n    s = {first}\nelse:\n    s = {second}\n"
+    outcome = _fix(source)
+    assert outcome.code == source
+    legacy_line = 7 if legacy_is_else else 5
+    on_the_test = [("TPU103", 4, "manual")] if "experimental" in test else []
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == on_the_test + [("TPU103", legacy_line, "manual")]
+    assert f"under the guard `if {test}`" in outcome.reports[-1].message
+
+
+def test_a_text_comparison_the_newest_releases_answer_wrongly_is_reported_not_collapsed():
+    # As Python compares them, "2.10.0" >= "2.2" is False: on the latest releases the test does
+    # not decide, and its legacy branch is what TF 2.10 and later run. Reported, both kept.
+    source = HEADER + f"if tf.__version__ >= '2.2':\n    out = {NEW_RUN}\nelse:\n    out = {OLD_RUN}\n"
+    outcome = _fix(source, target="latest", select=("TPU101", "TPU601"))
+    assert outcome.code == source
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU601", 4, "manual"), ("TPU101", 7, "manual")]
+    assert "compares version strings as text: on TensorFlow 2.10.0 it is False, though by release number it is True" in outcome.reports[0].message
+    # On 2.4 every release answers as its number does: decided, collapsed (as Python evaluates it).
+    assert _fix(source, select=("TPU101", "TPU601")).code == HEADER + f"out = {NEW_RUN}\n"
+
+
+def test_a_text_comparison_decided_against_the_release_numbers_is_not_collapsed():
+    # "2.4.1" < "2.10" is False as text, True by number: collapsing would make the slip permanent.
+    source = HEADER + f"if tf.__version__ < '2.10':\n    out = {OLD_RUN}\nelse:\n    out = {NEW_RUN}\n"
+    outcome = _fix(source, select=("TPU101", "TPU601"))
+    assert outcome.code == source
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU601", 4, "manual"), ("TPU101", 5, "manual")]
+    assert "on TensorFlow 2.4.0 it is False, though by release number it is True" in outcome.reports[0].message
+
+
+def test_a_test_every_release_answers_alike_is_no_guard():
+    source = HEADER + f"if tf.__version__ >= '1.0':\n    out = {OLD_RUN}\n"
+    outcome = _fix(source, select=("TPU101", "TPU601"))
+    assert outcome.code == HEADER + f"if tf.__version__ >= '1.0':\n    out = {NEW_RUN}\n"
+    assert [(r.rule, r.applied) for r in outcome.reports] == [("TPU101", True)]
+
+
+def test_a_guard_read_from_another_module_of_the_tree_is_seen(tmp_path):
+    """`from pkg.compat import IS_TF_21`: the other module's version test is evaluated there; a
+    helper function reading the version is a guard too (undecided: both branches kept)."""
+    import json
+    import subprocess
+    import sys
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "compat.py").write_text(
+        "import tensorflow as tf\nfrom distutils.version import LooseVersion\n\n"
+        'IS_TF_21 = LooseVersion(tf.__version__) < LooseVersion("2.2")\n'
+        'TF_MINOR = int(tf.__version__.split(".")[1])\n\n\n'
+        "def is_old():\n    return tf.__version__.startswith('2.0')\n"
+    )
+    train = (
+        "import tensorflow as tf\nfrom pkg.compat import IS_TF_21, is_old\nfrom pkg import compat\n\n\n"
+        "def step(strategy, x):\n    if IS_TF_21:\n        return strategy.experimental_run_v2(f, args=(x,))\n"
+        "    return strategy.run(f, args=(x,))\n\n\n"
+        "def step2(strategy, x):\n    if compat.TF_MINOR < 2:\n        out = strategy.experimental_run_v2(f, args=(x,))\n"
+        "    else:\n        out = strategy.run(f, args=(x,))\n    return out\n\n\n"
+        "def step3(strategy, x):\n    if is_old():\n        out = strategy.experimental_run_v2(f, args=(x,))\n"
+        "    else:\n        out = strategy.run(f, args=(x,))\n    return out\n"
+    )
+    (package / "train.py").write_text(train)
+    command = [sys.executable, "-m", "migrate_tpu"]
+    done = subprocess.run(
+        command + ["check", "--no-cache", "--select", "TPU101,TPU601", "--format", "json", str(tmp_path)],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
+    )
+    found = [(f["rule"], f["line"], f["safety"]) for f in json.loads(done.stdout)["findings"]]
+    assert found == [("TPU601", 7, "safe"), ("TPU601", 13, "safe"), ("TPU101", 22, "manual")]
+    subprocess.run(command + ["fix", "--no-cache", "--select", "TPU101,TPU601", str(tmp_path)], capture_output=True, timeout=600, cwd=tmp_path)
+    assert (package / "train.py").read_text() == train.replace(
+        "    if IS_TF_21:\n        return strategy.experimental_run_v2(f, args=(x,))\n", ""
+    ).replace(
+        "    if compat.TF_MINOR < 2:\n        out = strategy.experimental_run_v2(f, args=(x,))\n    else:\n        out = strategy.run(f, args=(x,))\n",
+        "    out = strategy.run(f, args=(x,))\n",
+    )

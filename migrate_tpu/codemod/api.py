@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -89,7 +89,49 @@ def _compiles(code: str) -> bool:
 
 
 def migrate(source: str, options: Options = Options(), *, lookup=None, path: str = "") -> Outcome:
-    """Migrate ``source``; raises ``libcst.ParserSyntaxError`` when it does not parse."""
+    """Migrate ``source`` and the examples of its docstrings (``doctests.py``); raises
+    ``libcst.ParserSyntaxError`` when it does not parse."""
+    from migrate_tpu.codemod import doctests
+
+    outcome = _migrate_code(source, options, lookup=lookup, path=path)
+    if not doctests.may_hold_examples(source):
+        return outcome
+
+    def migrate_snippet(snippet: str, select: Optional[Tuple[str, ...]]) -> Tuple[List[Report], str]:
+        """The findings on ``snippet`` and its fixed code (with only the ``select`` rules' fixes)."""
+        # ``check`` places every finding (and marks those a fix would apply); ``fix`` makes the code.
+        if select is not None:
+            narrowed = replace(options, mode="fix", want_edits=False, select=select or ("NONE",))
+            return [], _migrate_code(snippet, narrowed, lookup=lookup, path=path).code
+        checked = _migrate_code(snippet, replace(options, mode="check", want_edits=False), lookup=lookup, path=path)
+        if not any(r.applied for r in checked.reports):
+            return checked.reports, snippet
+        return checked.reports, _migrate_code(snippet, replace(options, mode="fix", want_edits=False), lookup=lookup, path=path).code
+
+    edits, reports = doctests.migrate_doctests(source, migrate_snippet)
+    if not reports:
+        return outcome
+    code = outcome.code
+    if edits and options.mode != "check":
+        line_of = _line_map(source, code) if code != source else (lambda line: line)
+        code, missed = doctests.apply_edits(code, edits, line_of)
+        for report in reports:
+            if report.applied and report.line in missed:  # the code's own fixes moved that line
+                report.applied = False
+                report.safety = Safety.MANUAL.value
+                report.message += doctests.NOTE
+    if options.want_edits:
+        for edit in edits:
+            for report in reports:
+                if report.applied and report.line == edit.line:
+                    report.edits.append({"line": edit.line, "column": 1, "end_line": edit.line, "end_column": len(edit.before) + 1, "content": edit.after})
+                    break
+    merged = sorted(outcome.reports + reports, key=lambda r: (r.line, r.column, r.rule))
+    return Outcome(code, merged)
+
+
+def _migrate_code(source: str, options: Options, *, lookup=None, path: str = "") -> Outcome:
+    """Migrate the code of ``source`` (its doctests aside)."""
     rule_classes = select_rules(options.select, options.ignore, options.target)
     # The prefilter's second stage: no LibCST parse where no rule can find anything.
     needed, tree = syntax_stage.may_fire(source, rule_classes, lookup, path)

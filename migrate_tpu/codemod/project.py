@@ -1,4 +1,5 @@
-"""Facts one module of a tree offers another: which functions return strategies.
+"""Facts one module of a tree offers another: which functions return strategies, which
+classes are optimizers honouring ``lr=`` (``optimizers.py``).
 
 The engine knows how to find a module's file from an import; this module knows
 what to look for in it. Summaries are computed once per file and process.
@@ -22,6 +23,32 @@ class ProjectLookup:
 
     def factory_kinds(self, dotted: str, importing_path: str, call: bool = True) -> Optional[FrozenSet[str]]:
         """Kinds of strategy that ``dotted(...)`` (or ``dotted`` itself) yields, if known."""
+        found = self._summary_of(dotted, importing_path)
+        if found is None:
+            return None
+        summary, symbol = found
+        table = summary["factories"] if call else summary["values"]
+        return table.get(symbol)
+
+    def optimizer_class(self, dotted: str, importing_path: str):
+        """The ``optimizers.OptimizerClass`` that the tree's class ``dotted`` is, if it is one."""
+        found = self._summary_of(dotted, importing_path)
+        if found is None:
+            return None
+        summary, symbol = found
+        return summary["optimizers"].get(symbol)
+
+    def version_values(self, dotted: str, importing_path: str):
+        """The tree's ``dotted`` name reading the TensorFlow version: {release: value},
+        "unknown" (it reads it in a way not evaluated), or None (it does not, or is not in view)."""
+        found = self._summary_of(dotted, importing_path)
+        if found is None:
+            return None
+        summary, symbol = found
+        return summary["versions"].get(symbol)
+
+    def _summary_of(self, dotted: str, importing_path: str):
+        """(summary of the module defining ``dotted``, the symbol's name), when it is in the tree."""
         if dotted.startswith("tensorflow") or "." not in dotted.strip("."):
             return None
         module_name, _, symbol = dotted.rpartition(".")
@@ -31,17 +58,16 @@ class ProjectLookup:
         if path is None:
             return None
         summary = self._summary(path)
-        if summary is None:
-            return None
-        table = summary["factories"] if call else summary["values"]
-        return table.get(symbol)
+        return None if summary is None else (summary, symbol)
 
     def _summary(self, path: str) -> Optional[dict]:
         if path in self._summaries:
             return self._summaries[path]
         self._summaries[path] = None  # guards import cycles
         from migrate_tpu.codemod.analysis import Analysis
+        from migrate_tpu.codemod.optimizers import module_optimizer_summary
         from migrate_tpu.codemod.strategies import module_strategy_summary
+        from migrate_tpu.codemod.version_guards import module_version_summary
 
         try:
             module = cst.parse_module(self._read(path))
@@ -50,5 +76,7 @@ class ProjectLookup:
         analysis = Analysis(module, (), lookup=self, path=path)
         analysis.run()
         summary = module_strategy_summary(analysis)
+        summary["optimizers"] = module_optimizer_summary(analysis)
+        summary["versions"] = module_version_summary(analysis)
         self._summaries[path] = summary
         return summary

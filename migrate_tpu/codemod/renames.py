@@ -31,7 +31,7 @@ from migrate_tpu.codemod import references
 from migrate_tpu.codemod.analysis import Analysis, dotted_name
 from migrate_tpu.codemod.locations import rules_directory
 from migrate_tpu.codemod.names import canonical, expression_for, lookup, possible_names, qualified_name
-from migrate_tpu.codemod.rule import Change, Evidence, Example, Rule, Safety, register
+from migrate_tpu.codemod.rule import Change, Evidence, Example, Expected, Rule, Safety, register
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -727,7 +727,15 @@ def load_tables(directory: Optional[Path] = None) -> List[type]:
                 "use_instead": raw.get("use_instead", ""),
                 "fix_safety": raw.get("fix_safety", ""),
                 "examples": tuple(
-                    Example(e["before"], e.get("after"), e.get("unsafe_fixes", False), e.get("target", "2.4"), e.get("findings"))
+                    Example(
+                        e["before"],
+                        e.get("after"),
+                        e.get("unsafe_fixes", False),
+                        e.get("target", "2.4"),
+                        e.get("findings"),
+                        tuple(Expected(**found) for found in e.get("expect", ())),
+                        e.get("safe_after"),
+                    )
                     for e in raw.get("example", [])
                 ),
                 "entries": tuple(_entries(raw, since, raw.get("source", ""))),

@@ -14,7 +14,7 @@ known.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, ClassVar, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -39,6 +39,20 @@ class Safety(str, enum.Enum):
 
 
 @dataclass(frozen=True)
+class Expected:
+    """One finding an example expects, as ``check`` reports it (Fixit's ``range`` and
+    ``expected_message``): its safety, where it starts (line of the example's ``before``,
+    1-based column) and, when given, its whole message. ``rule`` is the example's own
+    rule unless it names another."""
+
+    safety: str  # "safe", "unsafe" or "manual"
+    line: int
+    column: int
+    message: Optional[str] = None
+    rule: Optional[str] = None
+
+
+@dataclass(frozen=True)
 class Example:
     """A before/after pair; ``after is None`` means the rule must leave the code as it is.
 
@@ -46,6 +60,11 @@ class Example:
     it must not touch, 1 or more for a fix (with ``after``) or for manual work
     (without). When it is not given, an example with ``after`` expects one finding
     at least and one without expects none (the examples test states which).
+
+    ``expected`` states each finding (:class:`Expected`), in the order ``check``
+    reports them; then their number is ``findings``. An example with
+    ``unsafe_fixes`` is also run without them: the code must then be ``safe_after``
+    (the ``before`` itself when not given), so a fix that became safe by mistake fails.
     """
 
     before: str
@@ -53,6 +72,8 @@ class Example:
     unsafe_fixes: bool = False
     target: str = "2.4"
     findings: Optional[int] = None
+    expected: Tuple[Expected, ...] = ()
+    safe_after: Optional[str] = None
 
 
 # Most examples start from the same import; it is written once here.
@@ -60,7 +81,13 @@ TF_IMPORT = "import tensorflow as tf\n\n"
 
 
 def tf_example(before: str, after: Optional[str] = None, **options) -> Example:
-    """An :class:`Example` whose code follows ``import tensorflow as tf``."""
+    """An :class:`Example` whose code follows ``import tensorflow as tf``; the lines of its
+    ``expected`` findings are lines of ``before`` as written here."""
+    shift = TF_IMPORT.count("\n")
+    if options.get("expected"):
+        options["expected"] = tuple(replace(e, line=e.line + shift) for e in options["expected"])
+    if options.get("safe_after") is not None:
+        options["safe_after"] = TF_IMPORT + options["safe_after"]
     return Example(TF_IMPORT + before, None if after is None else TF_IMPORT + after, **options)
 
 

@@ -18,11 +18,20 @@ Three kinds of guard, like pyupgrade's ``sys.version_info`` handling:
 * a pure version comparison (``tf.__version__``, ``tf.version.VERSION``, through
   ``LooseVersion``/``StrictVersion``/``packaging.version``, ``split``, ``int``,
   slices, ...; literals and names bound once to such values only). It is
-  evaluated for TF 2.1 (the code's origin) and for the target's releases. When
-  every release of the target takes one branch and TF 2.1 the other, the guard
-  is *decided*: the version-guard rule collapses it to the target's branch
-  (safe: the test reads nothing but the version). When the target's releases
-  disagree, the branch TF 2.1 takes is the legacy one and is left alone.
+  evaluated for TF 2.1 (the code's origin), for older releases the code may
+  still serve (1.15, 2.0, ...) and for the target's releases. When every
+  release of the target takes one branch and some older release the other
+  (``startswith("2.0")`` is False on 2.1 too), the guard is *decided*: the
+  version-guard rule collapses it to the target's branch (safe: the test reads
+  nothing but the version). When the target's releases disagree, the branch
+  TF 2.1 takes is the legacy one and is left alone. A plain string comparison
+  (``tf.__version__ >= "2.2"``) is evaluated as Python does, character by
+  character, since that is what the program does; where that orders a release
+  of the target against its number ("2.10.0" < "2.2") the guard is reported and
+  never collapsed (keeping the branch it takes would make the slip permanent).
+  A name imported from another module of the tree (``from .compat import
+  IS_TF_21``) is evaluated in that module (``project.ProjectLookup``); a helper
+  function there that reads the version makes a guard whose branches are both kept.
   A test that reads the version but cannot be evaluated as a whole (``and
   flag``, a helper of this file, ``re.match``) is still a guard: the branch the
   target never takes is left alone, or both branches when that is unknown.
@@ -53,6 +62,12 @@ SOURCE_VERSION = "2.1.0"
 TARGET_VERSIONS: Dict[str, Tuple[str, ...]] = {
     "2.4": ("2.4.0", "2.4.1", "2.4.4"),
     "latest": ("2.5.0", "2.6.0", "2.9.0", "2.10.0", "2.11.0", "2.15.0", "2.16.1", "2.21.0"),
+}
+# Older releases code written for TF 2.1 may still serve in a branch of its own
+# (``if tf.__version__.startswith("2.0")``): a branch only they take is legacy too.
+OLDER_VERSIONS: Dict[str, Tuple[str, ...]] = {
+    "2.4": ("1.15.0", "2.0.0", "2.2.0", "2.3.0"),
+    "latest": ("1.15.0", "2.0.0", "2.2.0", "2.3.0", "2.4.1"),
 }
 
 _VERSION_NAMES = frozenset(
@@ -102,6 +117,12 @@ class Guard:
     test_names: List[str] = field(default_factory=list)
     # Set by the version-guard rule when it reports the collapse.
     collapsed: bool = False
+    # ``if <always True>: return ...`` with no ``else``: the statements after it in its block,
+    # which the collapse removes with the test.
+    unreachable: List[cst.CSTNode] = field(default_factory=list)
+    # How a string comparison orders some release of the target against its number
+    # ("2.10.0" < "2.2"): such a guard is reported, never collapsed.
+    misordered: Optional[str] = None
 
     @property
     def decided(self) -> bool:
@@ -177,8 +198,10 @@ class _Version:
 class _Evaluator:
     """Evaluates an expression for one TensorFlow version, or raises :class:`_Undecided`."""
 
-    def __init__(self, version: str) -> None:
+    def __init__(self, version: str, numeric_strings: bool = False) -> None:
         self.version = version
+        # Order two version strings by their numbers, as their author meant, not as text.
+        self.numeric_strings = numeric_strings
         self.saw_version = False
         self.names: List[str] = []
         self.env: Dict[str, object] = {}  # comprehension variables being iterated
@@ -210,6 +233,12 @@ class _Evaluator:
             if name is not None and canonical(name) in _VERSION_NAMES:
                 self.saw_version = True
                 return self.version
+            imported = _imported_values(name, scope)
+            if imported is not None:
+                if imported is _UNKNOWN or self.version not in imported:
+                    raise _Undecided
+                self.saw_version = True
+                return imported[self.version]
             if isinstance(expr, cst.Name):
                 if expr.value in ("True", "False", "None"):
                     return {"True": True, "False": False, "None": None}[expr.value]
@@ -226,6 +255,8 @@ class _Evaluator:
                 compare = _COMPARISONS.get(type(target.operator))
                 if compare is None:
                     raise _Undecided
+                if self.numeric_strings and isinstance(target.operator, _ORDERINGS):
+                    left, right = _numbers(left), _numbers(right)
                 result = result and bool(compare(left, right))
                 left = right
             return result
@@ -320,6 +351,14 @@ class _Evaluator:
 
 
 _UNSET = object()
+_ORDERINGS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
+
+
+def _numbers(value: object) -> object:
+    """``"2.10.0"`` -> ``(2, 10, 0)``; anything else as it is."""
+    if isinstance(value, str) and re.fullmatch(r"\d+(\.\d+)*", value):
+        return tuple(int(part) for part in value.split("."))
+    return value
 
 
 def _unpacked_from(binding, name: str) -> Optional[Tuple[cst.BaseExpression, int, int]]:
@@ -353,6 +392,8 @@ def reads_version(expr: cst.CSTNode, scope, depth: int = 0, memo: Optional[Dict[
             name = qualified_name(node, scope)
             if name is not None and canonical(name) in _VERSION_NAMES:
                 return True
+            if _imported_values(name, scope) is not None:
+                return True
         if isinstance(node, cst.Name):
             found = lookup(scope, node.value)
             if found is not None and len(found[1]) == 1:
@@ -369,6 +410,49 @@ def reads_version(expr: cst.CSTNode, scope, depth: int = 0, memo: Optional[Dict[
                     if memo[key]:
                         return True
     return False
+
+
+# -- versions read in another module of the tree ------------------------------------------------
+
+# Every release any guard is evaluated for: what a module offers its importers.
+ALL_VERSIONS = tuple(sorted({SOURCE_VERSION, *(v for vs in OLDER_VERSIONS.values() for v in vs), *(v for vs in TARGET_VERSIONS.values() for v in vs)}))
+_UNKNOWN: Dict[str, object] = {}  # a name that reads the version in a way not evaluated here
+
+
+def _imported_values(name: Optional[str], scope) -> Optional[Dict[str, object]]:
+    """For a name imported from another module of the tree (``from .compat import IS_TF2``):
+    its value on each release, ``_UNKNOWN`` when it reads the version otherwise, None when
+    it does not read the version (or the tree is not in view)."""
+    if name is None or name.startswith("tensorflow"):
+        return None
+    project = scope.module().memo.get("project")
+    finder = getattr(project[0], "version_values", None) if project else None
+    if finder is None:
+        return None
+    found = finder(name, project[1])
+    if found is None:
+        return None
+    return _UNKNOWN if found == "unknown" else found
+
+
+def module_version_summary(analysis) -> Dict[str, object]:
+    """The module's top-level names that read the TensorFlow version, for its importers:
+    name -> {release: value}, or "unknown" where the value is not evaluated (a function)."""
+    module = analysis.module_scope
+    module.memo["project"] = (analysis.lookup, analysis.path)
+    found: Dict[str, object] = {}
+    memo: Dict[int, bool] = {}
+    for name, bindings in module.bindings.items():
+        if len(bindings) != 1 or bindings[0].kind not in ("assign", "other", "def", "import"):
+            continue
+        reference = cst.Name(name)
+        if not reads_version(reference, module, memo=memo):
+            continue
+        try:
+            found[name] = {version: _Evaluator(version).value(reference, module) for version in ALL_VERSIONS}
+        except _Undecided:
+            found[name] = "unknown"
+    return found
 
 
 def evaluate(test: cst.BaseExpression, scope, version: str) -> Tuple[bool, List[str]]:
@@ -434,10 +518,24 @@ def _feature_test(test: cst.BaseExpression, scope, depth: int = 0) -> Optional[b
         if found is not None and len(found[1]) == 1 and found[1][0].kind == "assign" and found[1][0].value is not None:
             return _feature_test(found[1][0].value, found[1][0].scope, depth + 1)
         return None
+    if isinstance(test, cst.BooleanOperation):
+        # ``use_tpu and hasattr(s, "run")``: the branch the feature test's old side leads to
+        # may serve older TensorFlow whatever the other operand is.
+        sides = {_feature_test(side, scope, depth + 1) for side in (test.left, test.right)} - {None}
+        return sides.pop() if len(sides) == 1 else None
     negate = False
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         comparison = test.comparisons[0]
         right = comparison.comparator
+        if isinstance(comparison.operator, (cst.In, cst.NotIn)) and _is_dir_call(right, scope):
+            # ``"run" in dir(strategy)``
+            name = test.left
+            if not isinstance(name, cst.SimpleString):
+                return None
+            role = _feature_role(right.args[0].value, name.evaluated_value, scope)
+            if role is None:
+                return None
+            return (role == "old") != isinstance(comparison.operator, cst.NotIn)
         if not (isinstance(right, cst.Name) and right.value == "None"):
             return None
         if isinstance(comparison.operator, cst.Is):
@@ -445,6 +543,9 @@ def _feature_test(test: cst.BaseExpression, scope, depth: int = 0) -> Optional[b
         elif not isinstance(comparison.operator, cst.IsNot):
             return None
         test = test.left
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "callable" and len(test.args) == 1:
+        if lookup(scope, "callable") is None and not negate:
+            test = test.args[0].value  # ``callable(getattr(s, "run", None))``
     if not isinstance(test, cst.Call) or not isinstance(test.func, cst.Name):
         return None
     builtin = test.func.value
@@ -452,8 +553,8 @@ def _feature_test(test: cst.BaseExpression, scope, depth: int = 0) -> Optional[b
         return None
     if builtin == "hasattr" and len(test.args) == 2 and not negate:
         pass
-    elif builtin == "getattr" and len(test.args) == 3 and isinstance(test.args[2].value, cst.Name) and test.args[2].value.value == "None":
-        pass
+    elif builtin == "getattr" and len(test.args) == 3 and isinstance(test.args[2].value, cst.Name) and test.args[2].value.value in ("None", "False"):
+        pass  # ``getattr(s, "run", None) is not None``, or its truth
     else:
         return None
     name = test.args[1].value
@@ -464,6 +565,17 @@ def _feature_test(test: cst.BaseExpression, scope, depth: int = 0) -> Optional[b
         return None
     true_is_old = role == "old"
     return not true_is_old if negate else true_is_old
+
+
+def _is_dir_call(expr: cst.BaseExpression, scope) -> bool:
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Name)
+        and expr.func.value == "dir"
+        and lookup(scope, "dir") is None
+        and len(expr.args) == 1
+        and not expr.args[0].star
+    )
 
 
 # -- finding the guards ----------------------------------------------------------------------
@@ -489,6 +601,8 @@ def find_guards(analysis) -> List["Guard"]:
     """The guards among the branch points the walk noted, outer ones first."""
     guards: List[Guard] = []
     target_versions = TARGET_VERSIONS.get(analysis.target, TARGET_VERSIONS["2.4"])
+    analysis.module_scope.memo["project"] = (analysis.lookup, analysis.path)  # names imported from the tree
+    older_versions = OLDER_VERSIONS.get(analysis.target, OLDER_VERSIONS["2.4"])
     module = analysis.module
     reads_memo: Dict[int, bool] = {}
     for node, scope in analysis.branch_points:
@@ -505,6 +619,7 @@ def find_guards(analysis) -> List["Guard"]:
             when_false = _following(analysis, node)
         try:
             values = {version: evaluate(node.test, scope, version) for version in (SOURCE_VERSION, *target_versions)}
+            older = {evaluate(node.test, scope, version)[0] for version in older_versions}
         except ValueError:
             true_is_old = _feature_test(node.test, scope)
             if true_is_old is not None:
@@ -520,14 +635,44 @@ def find_guards(analysis) -> List["Guard"]:
             continue
         source, names = values.pop(SOURCE_VERSION)
         on_target = {value for value, _ in values.values()}
-        if on_target == {source}:
-            continue  # TF 2.1 and the target agree: not a migration guard
-        guard = Guard(node, _header(module, node), "version", legacy=when_true if source else when_false, test_names=names)
+        if on_target == {source} == older | {source}:
+            continue  # every release agrees: not a migration guard
+        if len(on_target) == 1:
+            # The branch no release of the target takes serves older TensorFlow: TF 2.1, or
+            # only releases before it (``startswith("2.0")`` is False on 2.1 and on the target).
+            legacy = when_false if next(iter(on_target)) else when_true
+        else:
+            legacy = when_true if source else when_false
+        guard = Guard(node, _header(module, node), "version", legacy=legacy, test_names=names)
+        # A text comparison the target's releases answer against their order is reported, not
+        # collapsed: keeping the branch it takes would make the mistake permanent.
+        guard.misordered = _misordered(node.test, scope, target_versions)
         # Decided, unless keeping the body would leave the statements after it dead but in place.
-        if len(on_target) == 1 and not (early_exit and on_target == {True}):
+        removable = True
+        if early_exit and on_target == {True}:
+            # Kept, the body always leaves the block: what follows it there never runs on the target.
+            removable = _removable(when_false, scope)
+            guard.unreachable = list(when_false) if removable else []
+        if len(on_target) == 1 and guard.misordered is None and removable:
             guard.value = on_target.pop()
         guards.append(guard)
     return guards
+
+
+def _misordered(test: cst.BaseExpression, scope, versions: Sequence[str]) -> Optional[str]:
+    """The first of ``versions`` on which ``test`` orders version strings as text against their
+    numbers (``tf.__version__ >= "2.2"`` is False on "2.10.0"), when that ordering alone
+    splits ``versions``; else None."""
+    try:
+        meant = {version: _Evaluator(version, numeric_strings=True).value(test, scope) for version in versions}
+        if len({bool(value) for value in meant.values()}) != 1:
+            return None
+        for version in versions:
+            if evaluate(test, scope, version)[0] != bool(meant[version]):
+                return f"on TensorFlow {version} it is {not meant[version]}, though by release number it is {bool(meant[version])}"
+    except (_Undecided, ValueError):
+        return None
+    return None
 
 
 def _value_on(test: cst.BaseExpression, scope, versions: Sequence[str]) -> Optional[bool]:
@@ -548,6 +693,23 @@ def _value_on(test: cst.BaseExpression, scope, versions: Sequence[str]) -> Optio
     except ValueError:
         return None
     return values.pop() if len(values) == 1 else None
+
+
+def _removable(statements: Sequence[cst.CSTNode], scope) -> bool:
+    """Whether removing statements that never run changes nothing else: the function stays a
+    generator or coroutine if it was one, and every name they bind keeps the scope it has
+    (another binding of it in the same scope stays)."""
+    inside = set()
+    for statement in statements:
+        for node in iter_tree(statement):
+            if isinstance(node, (cst.Yield, cst.Await, cst.Global, cst.Nonlocal)):
+                return False
+            inside.add(id(node))
+    for bindings in scope.bindings.values():
+        here = [b for b in bindings if b.node is not None and id(b.node) in inside]
+        if here and len(here) == len(bindings):
+            return False
+    return True
 
 
 def _ends_in_exit(block) -> bool:
@@ -590,7 +752,8 @@ def confine(findings: Sequence, guards: Sequence[Guard]) -> List:
     kept = []
     for finding in findings:
         nodes = [finding.node, *(change.node for change in finding.changes)]
-        guard = next((inside[id(n)] for n in nodes if id(n) in inside), None)
+        # A collapse's own removals lie in its guard's legacy branch: that is the point of it.
+        guard = next((inside[id(n)] for n in nodes if id(n) in inside and inside[id(n)].node is not finding.node), None)
         if guard is None:
             kept.append(finding)
             continue

@@ -7,11 +7,30 @@ import libcst as cst
 from migrate_tpu.codemod.analysis import Analysis
 from migrate_tpu.codemod.fixes import RewriteRule, comma, head_name, keyword
 from migrate_tpu.codemod.helpers import argument, has_star_arguments, is_literal
-from migrate_tpu.codemod.rule import CallRule, Safety, register, tf_example
+from migrate_tpu.codemod.rule import CallRule, Expected, Safety, register, tf_example
 from migrate_tpu.codemod.prefilter import Evidence
 
 OLD = "tensorflow.keras.mixed_precision.experimental.LossScaleOptimizer"
 NEW = "tensorflow.keras.mixed_precision.LossScaleOptimizer"
+
+
+_MOVED = "`mixed_precision.experimental.LossScaleOptimizer` was replaced by `mixed_precision.LossScaleOptimizer` (removed in TF 2.9)"
+_LOSS_SCALES = ("LossScale", "FixedLossScale", "DynamicLossScale")
+
+
+def _is_loss_scale_object(value: cst.BaseExpression, scope) -> bool:
+    """``DynamicLossScale(...)`` (any spelling TensorFlow exports it under), or a name bound to one."""
+    from migrate_tpu.codemod.names import lookup, qualified_name
+
+    if isinstance(value, cst.Name):
+        found = lookup(scope, value.value)
+        if found is not None and len(found[1]) == 1 and found[1][0].kind == "assign" and found[1][0].value is not None:
+            return _is_loss_scale_object(found[1][0].value, found[1][0].scope)
+        return False
+    if not isinstance(value, cst.Call):
+        return False
+    name = qualified_name(value.func, scope) or ""
+    return name.startswith("tensorflow.") and name.rpartition(".")[2] in _LOSS_SCALES
 
 
 @register
@@ -33,7 +52,7 @@ Rewrites `LossScaleOptimizer(opt, 'dynamic')` to
 The experimental class was deprecated in 2.4 and removed in 2.9. The stable one
 takes `dynamic`/`initial_scale` instead of a `loss_scale` argument.
 """
-    use_instead = "A `LossScale` object has no direct equivalent: it is reported for manual work. bfloat16 training on TPU needs no loss scaling at all."
+    use_instead = "A `LossScale` object has no direct equivalent, and a loss scale known only at run time (a flag) may be either form: both are reported for manual work. bfloat16 training on TPU needs no loss scaling at all."
     fix_safety = "Safe for `'dynamic'` and numeric literals."
     examples = (
         tf_example(
@@ -43,6 +62,7 @@ optimizer = tf.keras.mixed_precision.experimental.LossScaleOptimizer(optimizer, 
             after="""\
 optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
 """,
+            expected=(Expected("safe", 1, 13, _MOVED),),
         ),
         tf_example(
             before="""\
@@ -51,6 +71,7 @@ optimizer = tf.keras.mixed_precision.experimental.LossScaleOptimizer(optimizer, 
             after="""\
 optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer, dynamic=False, initial_scale=128)
 """,
+            expected=(Expected("safe", 1, 13, _MOVED),),
         ),
         # Imported under another name: the call does not spell `LossScaleOptimizer`.
         tf_example(
@@ -62,6 +83,33 @@ optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer, dynamic=False
             after="""\
 optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
 """,
+            expected=(Expected("safe", 3, 13, _MOVED),),
+        ),
+        # A flag's value may be "dynamic", a number or a LossScale: each needs its own form.
+        tf_example(
+            before="""\
+optimizer = tf.keras.mixed_precision.experimental.LossScaleOptimizer(optimizer, FLAGS.loss_scale)
+scaled = tf.keras.mixed_precision.experimental.LossScaleOptimizer(
+    optimizer, tf.mixed_precision.experimental.DynamicLossScale(initial_loss_scale=2**15)
+)
+""",
+            expected=(
+                Expected(
+                    "manual",
+                    1,
+                    13,
+                    'the loss scale `FLAGS.loss_scale` is known only when the program runs: `"dynamic"` becomes '
+                    "`LossScaleOptimizer(opt)` and a number `N` becomes `LossScaleOptimizer(opt, dynamic=False, initial_scale=N)`; "
+                    "write the form its value needs",
+                ),
+                Expected(
+                    "manual",
+                    2,
+                    10,
+                    "a `LossScale` object has no direct equivalent in `tf.keras.mixed_precision.LossScaleOptimizer`; "
+                    "set `dynamic`/`initial_scale`/`dynamic_growth_steps` by hand",
+                ),
+            ),
         ),
     )
 
@@ -76,8 +124,19 @@ optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
                 extra = []
             elif isinstance(scale.value, (cst.Integer, cst.Float)):
                 extra = [keyword("dynamic", cst.Name("False"), comma=comma()), keyword("initial_scale", scale.value)]
+            elif _is_loss_scale_object(scale.value, scope):
+                self.report(call, "a `LossScale` object has no direct equivalent in `tf.keras.mixed_precision.LossScaleOptimizer`; set `dynamic`/`initial_scale`/`dynamic_growth_steps` by hand", analysis=analysis)
+                continue
             else:
-                self.report(call, "a `LossScale` argument has no direct equivalent in `tf.keras.mixed_precision.LossScaleOptimizer`; set `dynamic`/`initial_scale` by hand", analysis=analysis)
+                # A flag or a variable: its value ("dynamic", a number or a LossScale) is known only at run time.
+                shown = analysis.module.code_for_node(scale.value).strip()
+                self.report(
+                    call,
+                    f"the loss scale `{shown}` is known only when the program runs: `\"dynamic\"` becomes "
+                    "`LossScaleOptimizer(opt)` and a number `N` becomes `LossScaleOptimizer(opt, dynamic=False, initial_scale=N)`; "
+                    "write the form its value needs",
+                    analysis=analysis,
+                )
                 continue
 
             def rewrite(updated, new_func, extra=extra):
@@ -91,7 +150,7 @@ optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
 
             self.propose(
                 call,
-                "`mixed_precision.experimental.LossScaleOptimizer` was replaced by `mixed_precision.LossScaleOptimizer` (removed in TF 2.9)",
+                _MOVED,
                 analysis=analysis,
                 scope=scope,
                 uses=[NEW],

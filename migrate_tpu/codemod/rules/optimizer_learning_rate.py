@@ -7,17 +7,9 @@ from typing import List, Tuple
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis, Scope
-from migrate_tpu.codemod.names import qualified_name
-from migrate_tpu.codemod.rule import Change, Rule, Safety, register, tf_example
+from migrate_tpu.codemod.optimizers import OptimizerClass, optimizer_class
+from migrate_tpu.codemod.rule import Change, Expected, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.prefilter import Evidence
-
-_OPTIMIZERS = ("SGD", "Adam", "Adamax", "Adagrad", "Adadelta", "Nadam", "RMSprop", "Ftrl", "Optimizer")
-OPTIMIZER_CLASSES = frozenset(
-    f"{prefix}.{name}"
-    for prefix in ("tensorflow.keras.optimizers", "tensorflow.optimizers", "tensorflow.keras.optimizers.legacy")
-    for name in _OPTIMIZERS
-)
-
 
 @register
 class OptimizerLearningRate(Rule):
@@ -30,8 +22,11 @@ class OptimizerLearningRate(Rule):
     evidence = (Evidence("lr", r"\blr\s*="), Evidence("decay", r"\bdecay\s*="))
     what = """
 Renames the `lr=` keyword of `tf.keras.optimizers.*` constructors (`SGD`,
-`Adam`, `RMSprop`, ...) to `learning_rate=`. With `--target latest` it also
-reports `decay=`.
+`Adam`, `RMSprop`, ...) to `learning_rate=`, and of their subclasses: those of
+TensorFlow Addons (`tfa.optimizers.LazyAdam`, `AdamW`, `SGDW`, `RectifiedAdam`,
+`LAMB`, `NovoGrad`, `Yogi`, `ProximalAdagrad`) and the tree's own, followed
+through their bases across the tree's modules. With `--target latest` it also
+reports `decay=` on Keras optimizers.
 """
     why = """
 `lr` has been a deprecated alias since TF 2.0. The optimizers rewritten in
@@ -41,7 +36,16 @@ TF 2.1, 2.4 and every later release. `decay=` is refused by the new optimizers;
 a `tf.keras.optimizers.schedules` learning-rate schedule replaces it.
 """
     use_instead = "`tf.keras.optimizers.SGD(learning_rate=0.1)`; for `decay=`, `learning_rate=tf.keras.optimizers.schedules.InverseTimeDecay(...)`."
-    fix_safety = "Safe: both spellings set the same rate wherever `lr` is still honoured."
+    fix_safety = """
+Safe: both spellings set the same rate wherever `lr` is still honoured, for
+Keras optimizers, the Addons ones (they pass `lr` to Keras or read it
+themselves) and classes of the tree that define no `__init__` of their own.
+Unsafe for a class of the tree whose own `__init__` takes `**kwargs`: `lr`
+reached the Keras base through them, while `learning_rate=` binds that
+`__init__`'s own parameter (or arrives in `**kwargs` under another name), which
+it may use otherwise.
+A class whose `__init__` has an `lr` parameter of its own is left alone.
+"""
     examples = (
         tf_example(
             before="""\
@@ -50,11 +54,96 @@ optimizer = tf.keras.optimizers.SGD(lr=0.1, momentum=0.9)
             after="""\
 optimizer = tf.keras.optimizers.SGD(learning_rate=0.1, momentum=0.9)
 """,
+            expected=(Expected("safe", 1, 13, "`lr=` is a deprecated alias of `learning_rate=`; Keras 2.11 and later optimizers ignore it"),),
         ),
         tf_example(
             before="""\
 optimizer = tf.keras.optimizers.Adam(learning_rate=1e-3)
 scheduler = make_scheduler(lr=0.1)
+""",
+        ),
+        tf_example(
+            before="""\
+import tensorflow_addons as tfa
+
+optimizer = tfa.optimizers.LazyAdam(lr=1e-3)
+decoupled = tfa.optimizers.AdamW(1e-4, lr=1e-3)
+""",
+            after="""\
+import tensorflow_addons as tfa
+
+optimizer = tfa.optimizers.LazyAdam(learning_rate=1e-3)
+decoupled = tfa.optimizers.AdamW(1e-4, learning_rate=1e-3)
+""",
+            expected=(
+                Expected("safe", 3, 13, "`lr=` is a deprecated alias of `learning_rate=` (`tfa.optimizers.LazyAdam` passes it on to Keras `Adam`); optimizers since Keras 2.11 ignore it"),
+                Expected("safe", 4, 13, "`lr=` is a deprecated alias of `learning_rate=` (`tfa.optimizers.AdamW` passes it on to Keras `Adam`); optimizers since Keras 2.11 ignore it"),
+            ),
+        ),
+        tf_example(
+            before="""\
+class WarmAdam(tf.keras.optimizers.Adam):
+    def _decayed_lr(self, var_dtype):
+        return super()._decayed_lr(var_dtype) * 0.5
+
+
+optimizer = WarmAdam(lr=1e-3)
+""",
+            after="""\
+class WarmAdam(tf.keras.optimizers.Adam):
+    def _decayed_lr(self, var_dtype):
+        return super()._decayed_lr(var_dtype) * 0.5
+
+
+optimizer = WarmAdam(learning_rate=1e-3)
+""",
+            expected=(
+                Expected(
+                    "safe",
+                    6,
+                    13,
+                    "`lr=` is a deprecated alias of `learning_rate=` (`WarmAdam` inherits its constructor from `tf.keras.optimizers.Adam`); optimizers since Keras 2.11 ignore it",
+                ),
+            ),
+        ),
+        # The class's own `__init__` receives `lr` through `**kwargs`: unsafe.
+        tf_example(
+            before="""\
+class ClippedSGD(tf.keras.optimizers.SGD):
+    def __init__(self, learning_rate=0.01, **kwargs):
+        super().__init__(learning_rate, clipnorm=1.0, **kwargs)
+
+
+optimizer = ClippedSGD(lr=0.1)
+""",
+            after="""\
+class ClippedSGD(tf.keras.optimizers.SGD):
+    def __init__(self, learning_rate=0.01, **kwargs):
+        super().__init__(learning_rate, clipnorm=1.0, **kwargs)
+
+
+optimizer = ClippedSGD(learning_rate=0.1)
+""",
+            unsafe_fixes=True,
+            expected=(
+                Expected(
+                    "unsafe",
+                    6,
+                    13,
+                    "`lr=` reaches `ClippedSGD.__init__` through `**kwargs`, and from there perhaps `tf.keras.optimizers.SGD`, where it is "
+                    "a deprecated alias of `learning_rate=`; renaming it binds that `__init__`'s own `learning_rate` parameter instead",
+                ),
+            ),
+        ),
+        # `lr` is the class's own parameter: nothing to rename.
+        tf_example(
+            before="""\
+class Scheduled(tf.keras.optimizers.SGD):
+    def __init__(self, lr=0.01, **kwargs):
+        super().__init__(learning_rate=lr * 2, **kwargs)
+
+
+optimizer = Scheduled(lr=0.1)
 """,
         ),
         # A learning rate given twice: `lr=` wins (TF 2.1 and 2.4.1), and renaming it
@@ -63,7 +152,14 @@ scheduler = make_scheduler(lr=0.1)
             before="""\
 optimizer = tf.keras.optimizers.SGD(0.1, lr=0.2)
 """,
-            findings=1,
+            expected=(
+                Expected(
+                    "manual",
+                    1,
+                    13,
+                    "both `lr=` and a positional learning rate (or `*args`) are given: `lr=` wins (TF 2.1 and 2.4), so give its value as the only `learning_rate`",
+                ),
+            ),
         ),
     )
 
@@ -84,46 +180,70 @@ optimizer = tf.keras.optimizers.SGD(0.1, lr=0.2)
     def finish(self, analysis: Analysis):
         latest = analysis.target == "latest"
         for call, scope in self._calls:
-            if qualified_name(call.func, scope) not in OPTIMIZER_CLASSES:
+            optimizer = optimizer_class(call.func, scope, analysis)
+            if optimizer is None:
                 continue
             keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}
-            # The first positional argument of every optimizer class but the base
-            # ``Optimizer`` (whose first is ``name``) is ``learning_rate``.
-            positional = any(arg.keyword is None for arg in call.args) and not qualified_name(call.func, scope).endswith(".Optimizer")
             if "lr" in keywords:
-                if "learning_rate" in keywords or positional:
-                    # Checked on 2.1.0 and 2.4.1: `SGD(0.1, lr=0.2)` and
-                    # `SGD(learning_rate=0.1, lr=0.2)` train at 0.2 (`lr` wins);
-                    # renaming `lr=` would pass `learning_rate` twice (`TypeError`).
-                    given = "`learning_rate=`" if "learning_rate" in keywords else "a positional learning rate (or `*args`)"
-                    self.report(
-                        call,
-                        f"both `lr=` and {given} are given: `lr=` wins (TF 2.1 and 2.4), so give its value as the only `learning_rate`",
-                        analysis=analysis,
-                    )
-                else:
-
-                    def rename(updated):
-                        return updated.with_changes(
-                            args=[
-                                arg.with_changes(keyword=cst.Name("learning_rate"))
-                                if arg.keyword is not None and arg.keyword.value == "lr"
-                                else arg
-                                for arg in updated.args
-                            ]
-                        )
-
-                    self.report(
-                        call,
-                        "`lr=` is a deprecated alias of `learning_rate=`; Keras 2.11 and later optimizers ignore it",
-                        analysis=analysis,
-                        changes=[Change(call, rename)],
-                        fix_title="Rename `lr=` to `learning_rate=`",
-                    )
-            if "decay" in keywords and latest:
+                self._rename_lr(call, optimizer, keywords, analysis)
+            if "decay" in keywords and latest and optimizer.kind == "keras":
                 self.report(
                     call,
                     "`decay=` is refused by the optimizers of Keras 2.11 and later; use a `tf.keras.optimizers.schedules` schedule as `learning_rate`",
                     analysis=analysis,
                 )
         return self.findings
+
+    def _rename_lr(self, call: cst.Call, optimizer: OptimizerClass, keywords, analysis: Analysis) -> None:
+        positional = [arg for arg in call.args if arg.keyword is None]
+        # ``learning_rate`` given by position: an argument at its index, or ``*args`` before it.
+        by_position = optimizer.position is not None and (
+            len(positional) > optimizer.position or any(arg.star == "*" for arg in positional)
+        )
+        if "learning_rate" in keywords or by_position:
+            # Checked on 2.1.0 and 2.4.1: `SGD(0.1, lr=0.2)` and
+            # `SGD(learning_rate=0.1, lr=0.2)` train at 0.2 (`lr` wins);
+            # renaming `lr=` would pass `learning_rate` twice (`TypeError`).
+            given = "`learning_rate=`" if "learning_rate" in keywords else "a positional learning rate (or `*args`)"
+            self.report(
+                call,
+                f"both `lr=` and {given} are given: `lr=` wins (TF 2.1 and 2.4), so give its value as the only `learning_rate`",
+                analysis=analysis,
+            )
+            return
+
+        def rename(updated):
+            return updated.with_changes(
+                args=[
+                    arg.with_changes(keyword=cst.Name("learning_rate"))
+                    if arg.keyword is not None and arg.keyword.value == "lr"
+                    else arg
+                    for arg in updated.args
+                ]
+            )
+
+        change = [Change(call, rename)]
+        title = "Rename `lr=` to `learning_rate=`"
+        if optimizer.kind == "keras":
+            message = "`lr=` is a deprecated alias of `learning_rate=`; Keras 2.11 and later optimizers ignore it"
+            self.report(call, message, analysis=analysis, changes=change, fix_title=title)
+        elif optimizer.kind in ("library", "inherited"):
+            if optimizer.kind == "inherited":
+                how = f"`{optimizer.name}` inherits its constructor from `{optimizer.base}`"
+            elif optimizer.base:
+                how = f"`{optimizer.name}` passes it on to Keras `{optimizer.base}`"
+            else:
+                how = f"`{optimizer.name}` reads it as `kwargs.get(\"lr\", learning_rate)`"
+            message = f"`lr=` is a deprecated alias of `learning_rate=` ({how}); optimizers since Keras 2.11 ignore it"
+            self.report(call, message, analysis=analysis, changes=change, fix_title=title)
+        else:
+            instead = (
+                "binds that `__init__`'s own `learning_rate` parameter instead"
+                if optimizer.own_parameter
+                else "passes `learning_rate` through its `**kwargs` instead, which it may treat otherwise"
+            )
+            message = (
+                f"`lr=` reaches `{optimizer.name}.__init__` through `**kwargs`, and from there perhaps "
+                f"`{optimizer.base}`, where it is a deprecated alias of `learning_rate=`; renaming it {instead}"
+            )
+            self.report(call, message, analysis=analysis, changes=change, safety=Safety.UNSAFE, fix_title=title)

@@ -7,13 +7,17 @@ import ast
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis
-from migrate_tpu.codemod.rule import Change, Rule, Safety, register, tf_example
+from migrate_tpu.codemod.rule import Change, Expected, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.prefilter import Evidence
 from migrate_tpu.codemod.version_guards import collapse
 
 # The last name of every version ``version_guards`` reads (``_VERSION_NAMES``).
 _VERSION_WORDS = frozenset({"__version__", "VERSION"})
 _TARGET_NAMES = {"2.4": "TensorFlow 2.4", "latest": "TensorFlow 2.5 and later"}
+
+
+def _remove(updated):
+    return cst.RemovalSentinel.REMOVE
 
 
 @register
@@ -29,9 +33,15 @@ class VersionGuard(Rule):
 Finds `if` statements and conditional expressions whose test reads only the
 TensorFlow version (`tf.__version__`, `tf.version.VERSION`, through
 `LooseVersion`, `StrictVersion`, `packaging.version`, `split`, `int`, slices,
-and names bound once to such values) and that TF 2.1 and every release of the
-target answer differently. It keeps the branch the target takes and removes
-the other.
+and names bound once to such values) that every release of the target answers
+alike and TF 2.1 or an older release (1.15, 2.0) answers otherwise. It keeps
+the branch the target takes and removes the other; where that branch is an
+`if` body that always returns (or raises, `continue`s, `break`s), the
+statements after it in its block go too, unless removing them would change the
+function (a `yield`, `global`, or a name bound only there). It also reports a plain
+string comparison (`tf.__version__ >= "2.2"`) that orders some release of the
+target against its number (as text, "2.10.0" < "2.2"): such a guard keeps both
+branches.
 """
     why = """
 The branch for the older TensorFlow is dead code once the project needs the
@@ -61,6 +71,7 @@ else:
 strategy = tf.distribute.TPUStrategy(resolver)
 result = strategy.run(step_fn, args=(x,))
 """,
+            expected=(Expected("safe", 4, 1, '`if LooseVersion(tf.__version__) < LooseVersion("2.2")` is False on TensorFlow 2.4: only that branch can run'),),
         ),
         tf_example(
             before="""\
@@ -69,6 +80,41 @@ run = strategy.experimental_run_v2 if tf.__version__.startswith("2.1") else stra
             after="""\
 run = strategy.run
 """,
+            expected=(Expected("safe", 1, 7, '`... if tf.__version__.startswith("2.1") else ...` is False on TensorFlow 2.4: only that branch can run'),),
+        ),
+        tf_example(
+            before="""\
+@tf.function
+def step(x):
+    if tf.__version__.startswith("2.0"):
+        return strategy.experimental_run_v2(step_fn, args=(x,))
+    return strategy.run(step_fn, args=(x,))
+""",
+            after="""\
+@tf.function
+def step(x):
+    return strategy.run(step_fn, args=(x,))
+""",
+            # True on 2.0 only, False on 2.1 and the target: the branch serves 2.0 and goes.
+            expected=(Expected("safe", 3, 5, '`if tf.__version__.startswith("2.0")` is False on TensorFlow 2.4: only that branch can run'),),
+        ),
+        tf_example(
+            before="""\
+if tf.__version__ >= "2.2":
+    result = strategy.run(step_fn)
+else:
+    result = strategy.experimental_run_v2(step_fn)
+""",
+            target="latest",
+            expected=(
+                Expected(
+                    "manual",
+                    1,
+                    4,
+                    '`if tf.__version__ >= "2.2"` compares version strings as text: on TensorFlow 2.10.0 it is False, '
+                    "though by release number it is True; both branches are kept (compare parsed versions, `packaging.version.parse`)",
+                ),
+            ),
         ),
         tf_example(
             before="""\
@@ -91,8 +137,14 @@ if tf.__version__ >= "2.5":
         """An ``if`` or conditional expression whose test may read the TensorFlow version
         (``syntax_stage.py``): it names ``__version__`` or ``VERSION``, or a name that an
         assignment anywhere in the file (followed, as ``version_guards`` follows names bound
-        once) or an import binds to one. A test that reads no version is never decided."""
+        once) or an import binds to one, also a name another module of the tree binds to one.
+        A test that reads no version is never decided."""
         followed: set = set()
+
+        def imported_reads_version(dotted) -> bool:
+            """A name another module of the tree binds to a version test (``from .compat import IS_TF2``)."""
+            finder = getattr(index.lookup, "version_values", None)
+            return finder is not None and not dotted.startswith("tensorflow") and finder(dotted, index.path) is not None
 
         def reads_version(expr) -> bool:
             for node in ast.walk(expr):
@@ -105,6 +157,8 @@ if tf.__version__ >= "2.5":
                     for kind, value in index.bindings(node.id):
                         if kind == "import" and (value is None or value.rpartition(".")[2] in _VERSION_WORDS):
                             return True
+                        if kind == "import" and imported_reads_version(value):
+                            return True
                         if kind == "assign" and reads_version(value):
                             return True
             return False
@@ -114,6 +168,13 @@ if tf.__version__ >= "2.5":
     def finish(self, analysis: Analysis):
         target = _TARGET_NAMES.get(analysis.target, f"TensorFlow {analysis.target}")
         for guard in analysis.guards:
+            if guard.misordered is not None:
+                self.report(
+                    guard.node.test,
+                    f"`{guard.text}` compares version strings as text: {guard.misordered}; "
+                    "both branches are kept (compare parsed versions, `packaging.version.parse`)",
+                    analysis=analysis,
+                )
             if not guard.decided or not isinstance(guard.node, (cst.If, cst.IfExp)):
                 continue
             site = analysis.site(guard.node)
@@ -126,7 +187,7 @@ if tf.__version__ >= "2.5":
                 guard.node,
                 f"`{guard.text}` is {guard.value} on {target}: only that branch can run",
                 analysis=analysis,
-                changes=[Change(guard.node, collapse(guard, alone, elif_))],
+                changes=[Change(guard.node, collapse(guard, alone, elif_))] + [Change(node, _remove) for node in guard.unreachable],
                 fix_title="Keep only the branch the target takes",
             )
             finding.releases.extend(guard.test_names)

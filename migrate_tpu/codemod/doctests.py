@@ -1,0 +1,253 @@
+"""Moved APIs in doctests: the ``>>>``/``...`` lines of docstrings, and their fenced
+Python code blocks (```` ```python ````, as TensorFlow's own docstrings show code).
+
+People keep the examples in their docstrings up to date (``>>> strategy.run(...)``),
+so the same rules look at them. The examples of one docstring are one program
+(later examples use what earlier ones bound), run with the module's globals, so
+they are migrated as one snippet after the module's own top-level imports: the
+rules see ``tf`` as the module binds it. The snippet's fixes are put back line by
+line, each behind its own prompt and indentation, inside the string's own
+quoting; whatever cannot be put back that way (a fix that adds or removes lines
+or an import, a line holding a backslash, whose text in the file is not its text
+in the string) is reported on its line in the file instead.
+
+Safety: a doctest edit changes no behaviour of the program (a docstring is data),
+but it changes what the doctest runs; each fix keeps the safety its rule gives it
+in the snippet, so plain ``fix`` applies only what keeps the example's behaviour.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Tuple
+
+from migrate_tpu.codemod.findings import Report
+
+_PROMPT = re.compile(r"^(\s*)(>>>|\.\.\.)( |$)")
+# A Markdown code fence (```python): its lines are code too, as the docs of TensorFlow write them.
+_FENCE = re.compile(r"^(\s*)(?:```|~~~)\s*([\w+-]*)\s*$")
+_PYTHON_FENCES = frozenset({"", "python", "py", "python3"})
+NOTE = "; in a doctest: fix it by hand (the fix does not fit back line by line)"
+_ESCAPED = "; in a doctest: fix it by hand (the line holds the string's quotes or a backslash escape)"
+
+
+@dataclass
+class _Line:
+    """One doctest source line: where it is in the file, and the text before its code."""
+
+    number: int  # 1-based line of the file
+    prefix: str  # everything before the code: indentation, prompt, one space
+    code: str
+    editable: bool  # the file's text of the line is the string's text
+
+
+@dataclass
+class DoctestEdit:
+    """A file line to replace: its text before and after."""
+
+    line: int
+    before: str
+    after: str
+
+
+def may_hold_examples(source: str) -> bool:
+    """Whether ``source`` may have a doctest or a fenced code block at all (cheap)."""
+    return ">>>" in source or "```" in source or "~~~" in source
+
+
+def _docstrings(tree: ast.Module):
+    nodes = [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    for node in nodes:
+        body = getattr(node, "body", None)
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            if isinstance(body[0].value.value, str):
+                yield body[0].value
+
+
+def _examples(string: ast.Constant, lines: List[str]) -> List[List[_Line]]:
+    """The examples of one docstring, each a list of its source lines."""
+    first = string.lineno - 1
+    last = string.end_lineno - 1
+    opening = lines[first][string.col_offset :]
+    quote = re.match(r"[rRuU]*('''|\"\"\"|'|\")", opening)
+    if quote is None or re.match(r"[bBfF]", opening):
+        return []
+    raw = "r" in quote.group(0).lower()
+    start_column = string.col_offset + len(quote.group(0))
+    examples: List[List[_Line]] = []
+    current: Optional[List[_Line]] = None
+    fence: Optional[_Fence] = None
+    for index in range(first, last + 1):
+        text = lines[index].rstrip("\r\n")
+        begin = start_column if index == first else 0
+        segment = text[begin:]
+        # The file's text of the line is the string's text: not so on the quotes' lines or with escapes.
+        editable = first < index < last and (raw or "\\" not in text)
+        if index == last:
+            segment = segment.split(quote.group(1))[0]
+        marker = _FENCE.match(segment)
+        if marker is not None:
+            current = None
+            if fence is None:
+                fence = _Fence(marker.group(1), marker.group(2).lower() in _PYTHON_FENCES)
+            else:
+                if fence.python and fence.lines:
+                    examples.append(fence.lines)
+                fence = None
+            continue
+        match = _PROMPT.match(segment)
+        if fence is not None:
+            if match is not None:
+                fence.python = False  # a doctest in a fence: its prompts say what is code
+            elif not segment.strip():
+                fence.lines.append(_Line(index + 1, text, "", editable=False))
+                continue
+            elif segment.startswith(fence.indent):
+                fence.lines.append(_Line(index + 1, text[: begin + len(fence.indent)], segment[len(fence.indent) :], editable))
+                continue
+            else:
+                fence.python = False
+                continue
+        if match is None:
+            current = None
+            continue
+        prompt = match.group(2)
+        if prompt == "..." and current is None:
+            continue  # an ellipsis in expected output
+        prefix = text[: begin + match.end()]
+        line = _Line(index + 1, prefix, segment[match.end() :], editable)
+        if prompt == ">>>":
+            current = [line]
+            examples.append(current)
+        else:
+            current.append(line)
+    return examples
+
+
+@dataclass
+class _Fence:
+    """A fenced code block being read: its indentation, whether it is Python, its lines."""
+
+    indent: str
+    python: bool
+    lines: List[_Line] = field(default_factory=list)
+
+
+def _header(tree: ast.Module, source: str) -> List[str]:
+    """The module's top-level imports, as the lines of the snippet's head; ``tf`` is
+    TensorFlow where the module binds no ``tf`` (the convention doctests are written in)."""
+    header: List[str] = []
+    binds_tf = False
+    for statement in tree.body:
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            text = ast.get_source_segment(source, statement)
+            if text is not None:
+                header.extend(text.splitlines())
+            binds_tf = binds_tf or any((alias.asname or alias.name.partition(".")[0]) == "tf" for alias in statement.names)
+    return header if binds_tf else ["import tensorflow as tf", *header]
+
+
+def _compiles(text: str) -> bool:
+    try:
+        compile(text, "<doctest>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        return True
+    except (SyntaxError, ValueError):
+        return False
+
+
+def migrate_doctests(source: str, migrate_code: Callable) -> Tuple[List[DoctestEdit], List[Report]]:
+    """The edits and reports for the doctests of ``source``. ``migrate_code(snippet, select)`` runs
+    the rules: (findings, fixed code) with ``select`` None, else the code fixed by those rules only."""
+    if not may_hold_examples(source):
+        return [], []
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return [], []
+    lines = source.splitlines(keepends=True)
+    header: Optional[List[str]] = None
+    edits: List[DoctestEdit] = []
+    reports: List[Report] = []
+    for string in _docstrings(tree):
+        examples = _examples(string, lines)
+        if not examples:
+            continue
+        if header is None:
+            header = _header(tree, source)
+        snippet_lines: List[Optional[_Line]] = [None] * len(header)
+        body: List[str] = list(header)
+        for example in examples:
+            text = [line.code for line in example]
+            if not _compiles("\n".join(text) + "\n"):
+                text = [""] * len(example)  # not Python (or not alone): its lines stay blank
+            body.extend(text)
+            snippet_lines.extend(example)
+        snippet = "\n".join(body) + "\n"
+        found, code = migrate_code(snippet, None)
+        found = [r for r in found if 0 < r.line <= len(body) and snippet_lines[r.line - 1] is not None]
+        if not found:
+            continue
+        fitting = _fitting_rules(snippet, code, body, found, migrate_code)
+        fixed_lines: Dict[int, str] = {}
+        if fitting:
+            code = code if fitting == {r.rule for r in found if r.applied} else migrate_code(snippet, tuple(sorted(fitting)))[1]
+            for i, (old, new) in enumerate(zip(body, code.splitlines())):
+                line = snippet_lines[i]
+                if old != new and line is not None and line.editable:
+                    fixed_lines[i] = new
+                    edits.append(DoctestEdit(line.number, line.prefix + line.code, line.prefix + new))
+        for report in found:
+            index = report.line - 1
+            line = snippet_lines[index]
+            end = snippet_lines[report.end_line - 1] if 0 < report.end_line <= len(body) else None
+            end = end if end is not None else line
+            report.line, report.column = line.number, report.column + len(line.prefix)
+            report.end_line, report.end_column = end.number, report.end_column + len(end.prefix)
+            report.edits = []
+            if report.applied and (report.rule not in fitting or index not in fixed_lines):
+                report.applied = False
+                report.safety = "manual"
+                report.fix_title = None
+                report.message += NOTE if line.editable else _ESCAPED
+            report.change_lines = [(line.number, line.number)] if report.applied else []
+            reports.append(report)
+    return edits, reports
+
+
+def _fitting_rules(snippet: str, code: str, body: List[str], found: List[Report], migrate_code: Callable) -> set:
+    """The rules whose fixes together keep the snippet's lines in place (one line for one):
+    all of them when they do, else the largest set found one rule at a time."""
+    applied = sorted({r.rule for r in found if r.applied})
+    if not applied:
+        return set()
+
+    def fits(text: str) -> bool:
+        return len(text.splitlines()) == len(body)
+
+    if fits(code):
+        return set(applied)
+    kept: List[str] = []
+    for rule in applied:
+        if fits(migrate_code(snippet, tuple(kept + [rule]))[1]):
+            kept.append(rule)
+    return set(kept)
+
+
+def apply_edits(code: str, edits: List[DoctestEdit], line_of: Callable[[int], int]) -> Tuple[str, List[int]]:
+    """``code`` with each edit made where ``line_of`` puts its line; the lines not found as expected."""
+    lines = code.splitlines(keepends=True)
+    missed: List[int] = []
+    for edit in edits:
+        index = line_of(edit.line) - 1
+        if not 0 <= index < len(lines):
+            missed.append(edit.line)
+            continue
+        text = lines[index]
+        ending = text[len(text.rstrip("\r\n")) :]
+        if text[: len(text) - len(ending)] != edit.before:
+            missed.append(edit.line)
+            continue
+        lines[index] = edit.after + ending
+    return "".join(lines), missed
