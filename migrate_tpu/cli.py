@@ -143,18 +143,17 @@ def _stdin_status(run, mode: str) -> int:
         where = name + (f":{result.error_line}" if result.error_line else "")
         click.echo(f"{where}: error: {result.error}", err=True)
         if mode == "fix":
-            sys.stdout.buffer.write(data)
+            _write_stdout(data)
         return 2
     reports = result.reports
     if mode == "fix":
-        sys.stdout.buffer.write(new_data if new_data is not None else data)
-        sys.stdout.buffer.flush()
+        _write_stdout(new_data if new_data is not None else data)
         for report in reports:
             if not report.applied and not run.quiet:
                 click.echo(finding_line(name, report), err=True)
         return 1 if any(not r.applied for r in reports) else 0
     if mode == "diff":
-        sys.stdout.buffer.write(patch_bytes(result))
+        _write_stdout(patch_bytes(result))
         return 1 if result.changed else 0
     for report in reports:
         click.echo(finding_line(name, report))
@@ -211,8 +210,23 @@ def _write_output(output_file: Optional[str], data: bytes) -> None:
         except OSError as error:
             _fail(f"cannot write {output_file}: {error.strerror or error}")
     else:
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+        _write_stdout(data)
+
+
+def _write_stdout(data: bytes) -> None:
+    """All of ``data`` to stdout, or BrokenPipeError.
+
+    A write into a pipe whose reader goes away mid-write returns short instead of
+    raising (CPython hands back what the kernel took), and the rest would be lost in
+    silence (`check | head` went on to its summary and exit status 1): write the rest
+    until every byte is out, and the next write raises.
+    """
+    out = sys.stdout.buffer
+    view = memoryview(data)
+    while view:
+        written = out.write(view)
+        view = view[len(view) if written is None else written :]
+    out.flush()
 
 
 exit_zero_option = click.option("--exit-zero", is_flag=True, help="Exit with status 0 even when findings or changes remain (2 still means errors).")

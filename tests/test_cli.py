@@ -292,3 +292,32 @@ def test_a_reader_that_goes_away_ends_the_run_quietly(tmp_path, command):
         os.close(write_end)
     assert done.returncode == 141, done.stderr.decode()
     assert b"Traceback" not in done.stderr and b"internal error" not in done.stderr, done.stderr.decode()
+
+
+@pytest.mark.parametrize("output_format", ["text", "json", "github", "sarif", "markdown"])
+def test_a_reader_that_goes_away_mid_report_ends_the_run_quietly(tmp_path, output_format):
+    """`check | head` on a large report: the reader takes the first bytes and goes away while
+    the report is still being written. A write cut short there returns the bytes taken
+    instead of raising; the run must still end with 141 and print no summary."""
+    for number in range(300):
+        (tmp_path / f"train_{number:03}.py").write_text(
+            "import tensorflow as tf\n" + "out = strategy.experimental_run_v2(step)\n" * 10, "utf-8"
+        )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "migrate_tpu", "check", "--no-progress", "--no-cache", "--format", output_format, "."],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        first = process.stdout.read(100)
+        process.stdout.close()  # the report is far larger than the pipe holds
+        stderr = process.stderr.read()
+        status = process.wait(timeout=300)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert first
+    assert status == 141, stderr.decode()
+    assert b"files scanned" not in stderr, stderr.decode()
+    assert b"Traceback" not in stderr, stderr.decode()
