@@ -51,6 +51,7 @@ def hook_repo(tmp_path_factory):
     _git("init", "-q", cwd=repo)
     _git("add", "-A", cwd=repo)
     _git("commit", "-q", "-m", "snapshot", cwd=repo)
+    _git("branch", "-M", "main", cwd=repo)  # the branch the documented snippet names
     return repo
 
 
@@ -147,3 +148,34 @@ def test_no_process_pool_under_pre_commit(tmp_path):
         os.environ.pop("PRE_COMMIT", None)
         if old is not None:
             os.environ["PRE_COMMIT"] = old
+
+
+def _documented_config(hook_repo: Path) -> str:
+    """The `.pre-commit-config.yaml` of docs/ci.md, its repository address replaced by the
+    local hook repository (what a user does with the URL they clone from)."""
+    text = (ROOT / "docs" / "ci.md").read_text("utf-8")
+    start = text.index("# .pre-commit-config.yaml")
+    block = text[start : text.index("```", start)]
+    assert "rev: main" in block and "id: migrate-tpu" in block, block
+    return "\n".join(
+        line.replace("https://github.com/OWNER/migrate-tpu", str(hook_repo)) for line in block.splitlines()
+    ) + "\n"
+
+
+def test_the_documented_snippet_runs_as_pasted_and_pins_a_commit(hook_repo, tmp_path):
+    user = _user_repo(tmp_path / "user", {"train.py": TRAIN, ".pre-commit-config.yaml": _documented_config(hook_repo)})
+    env = clean_env({"PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")})
+
+    def pre_commit(*args):
+        return subprocess.run([PRE_COMMIT, *args], cwd=user, capture_output=True, text=True, env=env, timeout=600)
+
+    first = pre_commit("run", "--all-files", "--color", "never")
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert "Fixed train.py (2 fixes)" in first.stdout
+    # The pinning the docs describe: the branch becomes the commit it points at.
+    frozen = pre_commit("autoupdate", "--freeze")
+    assert frozen.returncode == 0, frozen.stdout + frozen.stderr
+    head = subprocess.run(["git", "rev-parse", "main"], cwd=hook_repo, capture_output=True, text=True, check=True).stdout.strip()
+    assert f"rev: {head}" in (user / ".pre-commit-config.yaml").read_text("utf-8")
+    second = pre_commit("run", "--all-files", "--color", "never")
+    assert second.returncode == 0, second.stdout + second.stderr
