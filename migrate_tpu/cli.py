@@ -13,9 +13,10 @@ from __future__ import annotations
 import io
 import os
 import re
+import shlex
 import sys
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import click
 
@@ -391,10 +392,10 @@ def explain(rule: str) -> None:
     click.echo(found.docs())
 
 
-@main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@main.command(context_settings={"allow_interspersed_args": False})
 @click.option("--replicas", type=click.IntRange(min=1), default=None, help="Emulated TPU replicas (default 8).")
 @click.option("--tf-api", type=click.Choice(["2.1", "2.4"]), default=None, help="API surface to provide (2.1: before migration).")
-@click.option("--python", "python", default=None, metavar="PATH|ENV", help="Interpreter to run in: a path, or an env made by scripts/tf-envs (tf2.1, tf2.4, tf2.21).")
+@click.option("--python", "python", default=None, metavar="PATH|ENV", help="Interpreter to run in: a path, or an env made by `migrate-tpu envs` (tf2.1, tf2.4, tf2.21).")
 @click.option("--no-emulation", is_flag=True, help="Use the real TPU; emulate nothing.")
 @click.option("--hosts", type=click.IntRange(min=1), default=None,
               help="Emulate a pod of this many hosts: one worker process each, joined by TF_CONFIG (--replicas then counts all hosts' cores; default 8 per host).")
@@ -405,11 +406,60 @@ def explain(rule: str) -> None:
 @click.argument("script", type=click.Path(exists=True, dir_okay=False))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def run(replicas, tf_api, python, no_emulation, hosts, tpu_env, timeout, script, args) -> None:
-    """Execute a script or notebook under the runtime's TPU emulation."""
+    """Execute a script or notebook under the runtime's TPU emulation.
+
+    run's own options go before SCRIPT; everything after it is the script's, as with
+    `python SCRIPT ARGS...`.
+    """
     from migrate_tpu.runtime.launch import launch
 
-    sys.exit(launch(script, list(args), replicas=replicas, tf_api=tf_api, python=python,
-                    emulation=not no_emulation, hosts=hosts, timeout=timeout, tpu_env=tpu_env))
+    status = launch(script, list(args), replicas=replicas, tf_api=tf_api, python=python,
+                    emulation=not no_emulation, hosts=hosts, timeout=timeout, tpu_env=tpu_env)
+    moved, rest = _run_options_in(list(args), click.get_current_context().command)
+    if status != 0 and moved:
+        # The script got them; most likely they were meant for run (`run train.py --python tf2.4`).
+        names = [token for token in moved if token.startswith("-")]
+        click.echo(
+            f"migrate-tpu run: note: {', '.join(name.split('=', 1)[0] for name in names)} came after the script, "
+            f"so the script got {'it' if len(names) == 1 else 'them'}; run's own options go before the script: "
+            f"migrate-tpu run {' '.join(shlex.quote(token) for token in [*moved, script, *rest])}",
+            err=True,
+        )
+    sys.exit(status)
+
+
+def _run_options_in(args: List[str], command: click.Command) -> Tuple[List[str], List[str]]:
+    """``args`` split into the options of ``command`` among them (with their values) and the rest."""
+    options = {name: parameter for parameter in command.params if isinstance(parameter, click.Option) for name in parameter.opts}
+    moved: List[str] = []
+    rest: List[str] = []
+    tokens = iter(args)
+    for token in tokens:
+        name, has_value, _ = token.partition("=")
+        option = options.get(name)
+        if option is None:
+            rest.append(token)
+            continue
+        moved.append(token)
+        if not option.is_flag and not has_value:
+            value = next(tokens, None)
+            if value is not None:
+                moved.append(value)
+    return moved, rest
+
+
+@main.command(context_settings={"ignore_unknown_options": True})
+@click.argument("arguments", nargs=-1, type=click.UNPROCESSED)
+def envs(arguments) -> None:
+    """Build (once) the TensorFlow interpreters for `run --python`: tf2.1, tf2.4, tf2.21.
+
+    ARGUMENTS: env names (default: all three), `--check` to only report what exists,
+    `--strict` to fail when one cannot be built, `--help` for the builder's own help.
+    They take about 3.6 GB under ~/.cache/migrate-tpu/envs (MIGRATE_TPU_ENVS moves them).
+    """
+    from migrate_tpu.runtime import envs as tf_envs
+
+    sys.exit(tf_envs.build(arguments))
 
 
 if __name__ == "__main__":  # pragma: no cover

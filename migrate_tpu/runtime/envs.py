@@ -1,11 +1,13 @@
-"""Where ``scripts/tf-envs`` keeps its TensorFlow interpreters (standard library only).
+"""The TensorFlow interpreters that ``migrate-tpu envs`` builds, and where (standard library only).
 
 ``${MIGRATE_TPU_ENVS:-~/.cache/migrate-tpu/envs}/<name>/bin/python`` for the
 names below.  Used by the round-trip tests and handy for ``migrate-tpu run
---python``.
+--python``.  The builder is the shell script beside this module, shipped in
+the wheel (the source tree's ``scripts/tf-envs`` calls it too).
 """
 
 import os
+import subprocess
 
 #: name -> (Python version, TensorFlow version)
 ENVS = {
@@ -28,3 +30,29 @@ def interpreter(name, environ=None):
     if os.path.isfile(os.path.join(folder, ".migrate-tpu-stamp")) and os.access(python, os.X_OK):
         return python
     return None
+
+
+#: The command that builds an env, as a pip user can type it.
+BUILD_COMMAND = "migrate-tpu envs"
+
+
+def builder_script():
+    """Path of the shell script that builds the envs."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "tf-envs.sh")
+
+
+def build(arguments):
+    """Run the builder with ``arguments`` (``--check``, env names); its exit status."""
+    environ = dict(os.environ, MIGRATE_TPU_ENVS_COMMAND=BUILD_COMMAND)
+    return subprocess.call(["bash", builder_script()] + list(arguments), env=environ)
+
+
+def unknown_interpreter_message(python):
+    """What to say when ``--python`` names neither an interpreter nor an env."""
+    return ("--python {!r}: no such interpreter; give the path of a Python that has TensorFlow, "
+            "or an env name: {} (build one with `{} NAME`)".format(
+                python, ", ".join(sorted(ENVS, key=_version_key)), BUILD_COMMAND))
+
+
+def _version_key(name):
+    return tuple(int(part) for part in name[2:].split("."))

@@ -70,8 +70,15 @@ def environment(base=None, root=None):
     return env
 
 
+def _is_interpreter(python):
+    """Whether ``python`` can be started: a path to an executable, or a command on PATH."""
+    if os.sep in python or (os.altsep and os.altsep in python):
+        return os.path.isfile(python) and os.access(python, os.X_OK)
+    return shutil.which(python) is not None
+
+
 def resolve_python(python):
-    """``python`` itself, or for an env name of ``scripts/tf-envs`` (``tf2.1``, ``tf2.4``,
+    """``python`` itself, or for an env name of ``migrate-tpu envs`` (``tf2.1``, ``tf2.4``,
     ``tf2.21``) that env's interpreter; ``None`` when such a name has no env yet."""
     if python and python in envs.ENVS and not os.path.exists(python):
         return envs.interpreter(python)
@@ -89,7 +96,7 @@ def launch(script, args, replicas=None, tf_api=None, python=None, emulation=True
 
     stdin, stdout and stderr are inherited; returns the script's exit status.
     ``python`` picks the interpreter (default: this one; ``tf2.1``, ``tf2.4`` and
-    ``tf2.21`` name the environments of ``scripts/tf-envs``); ``tf_api`` is
+    ``tf2.21`` name the environments that ``migrate-tpu envs`` builds); ``tf_api`` is
     ``'2.1'``, ``'2.4'`` or ``None`` (the interpreter's own TF); ``emulation``
     False runs on a real TPU.  ``hosts`` runs an emulated pod of that many
     worker processes (see :mod:`migrate_tpu.runtime.pod`), ``replicas`` then
@@ -109,7 +116,10 @@ def launch(script, args, replicas=None, tf_api=None, python=None, emulation=True
     resolved = resolve_python(python)
     if python and resolved is None:
         sys.stderr.write("migrate-tpu run: no environment {!r} under {}; create it with "
-                         "scripts/tf-envs {}\n".format(python, envs.envs_dir(), python))
+                         "{} {}\n".format(python, envs.envs_dir(), envs.BUILD_COMMAND, python))
+        return 127
+    if python and not _is_interpreter(resolved):
+        sys.stderr.write("migrate-tpu run: {}\n".format(envs.unknown_interpreter_message(python)))
         return 127
     root = package_root()
     temporary = isolated_root() if _is_shared(root) else None
