@@ -321,3 +321,29 @@ def test_a_reader_that_goes_away_mid_report_ends_the_run_quietly(tmp_path, outpu
     assert status == 141, stderr.decode()
     assert b"files scanned" not in stderr, stderr.decode()
     assert b"Traceback" not in stderr, stderr.decode()
+
+
+def test_manual_findings_say_how_to_get_past_them_and_the_advice_works(cli, tmp_path):
+    """A manual finding fails check (and the pre-commit hook) until a person deals with it: the
+    summary says how to keep a line or a file, and following either instruction clears it."""
+    source = "import tensorflow as tf\nresolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu='')\n"
+    write(tmp_path / "train.py", source.encode())
+    result = cli("check", "--isolated", "--no-cache", "train.py")
+    assert result.returncode == 1
+    hint = [line for line in result.stderr.decode().splitlines() if "needs a person" in line]
+    assert hint == [
+        "1 finding needs a person (TPU202): `migrate-tpu explain TPU202` says what to write instead; "
+        "to keep a line as it is, end it with `# migrate-tpu: ignore[TPU202]`; for a whole file, "
+        "list the rule under [tool.migrate-tpu.per-file-ignores] in pyproject.toml."
+    ]
+    # A safe fix alone gets no such line.
+    write(tmp_path / "safe.py", b"import tensorflow as tf\ns = tf.distribute.experimental.TPUStrategy(r)\n")
+    assert b"needs a person" not in cli("check", "--isolated", "--no-cache", "safe.py").stderr
+
+    marked = source.replace("tpu='')\n", "tpu='')  # migrate-tpu: ignore[TPU202]\n")
+    write(tmp_path / "train.py", marked.encode())
+    assert cli("check", "--no-cache", "train.py").returncode == 0
+
+    write(tmp_path / "train.py", source.encode())
+    write(tmp_path / "pyproject.toml", b'[tool.migrate-tpu.per-file-ignores]\n"train.py" = ["TPU202"]\n')
+    assert cli("check", "--no-cache", "train.py").returncode == 0

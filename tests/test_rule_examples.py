@@ -228,3 +228,23 @@ def test_plain_fix_never_rewrites_make_numpy_dataset_on_an_unknown_receiver():
     outcome = migrate(source, Options(mode="fix"))
     assert outcome.code == source
     assert [(r.rule, r.line, r.safety, r.applied) for r in outcome.reports] == [("TPU105", 4, "unsafe", False)]
+
+
+SECTIONS = ["What it does", "Why", "Example", "Use instead", "Fix safety"]
+
+
+@pytest.mark.parametrize("rule", all_rules(), ids=lambda rule: rule.id)
+def test_explain_gives_every_rule_the_same_five_sections(rule):
+    """`migrate-tpu explain` for any rule, manual ones included: the five sections in order,
+    none empty, and how to keep a line or a file as it is (a manual finding blocks a
+    pre-commit hook until it is dealt with or marked)."""
+    import re
+
+    docs = rule.docs()
+    headings = re.findall(r"^## (.+)$", docs, re.M)
+    assert [h for h in headings if h in SECTIONS] == SECTIONS, headings
+    for section in SECTIONS:
+        body = docs.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
+        assert body.strip(), f"{rule.id}: empty {section}"
+    assert f"# migrate-tpu: ignore[{rule.id}]" in docs
+    assert "per-file-ignores" in docs

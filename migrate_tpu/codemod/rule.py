@@ -220,15 +220,27 @@ class Rule:
         parts = [f"# {cls.id} {cls.name}", "", cls.title, ""]
         parts += ["## What it does", cls.what.strip(), ""]
         parts += ["## Why", cls.why.strip(), ""]
+        # Every rule has the same five sections, manual ones too: what a finding is,
+        # why, an example, what to write instead (the fixed example and/or advice),
+        # and how safe the fix is, with how to keep a line as it is.
         fixed = [e for e in cls.examples if e.after is not None]
+        reported = [e for e in cls.examples if e.after is None and e.findings != 0]
+        shown = fixed[0] if fixed else (reported or list(cls.examples))[0] if cls.examples else None
+        if shown is not None:
+            parts += ["## Example", "```python", shown.before.rstrip(), "```", ""]
+        parts += ["## Use instead"]
         if fixed:
-            parts += ["## Example", "```python", fixed[0].before.rstrip(), "```", ""]
-            parts += ["## Use instead", "```python", fixed[0].after.rstrip(), "```", ""]
-        elif cls.examples:
-            parts += ["## Example", "```python", cls.examples[0].before.rstrip(), "```", ""]
+            parts += ["```python", fixed[0].after.rstrip(), "```", ""]
         if cls.use_instead.strip():
             parts += [cls.use_instead.strip(), ""]
+        elif not fixed:
+            parts += ["No one form fits every program: see *Why* for what changed and decide per call.", ""]
         parts += ["## Fix safety", cls.fix_safety.strip() or _default_fix_safety(cls.safety), ""]
+        parts += [
+            f"To keep a line as it is, end it with `# migrate-tpu: ignore[{cls.id}]`; for a whole "
+            f"file, list `{cls.id}` under `[tool.migrate-tpu.per-file-ignores]` in `pyproject.toml`.",
+            "",
+        ]
         parts += [f"New form needs TensorFlow {cls.since} or later."]
         if cls.source:
             parts += ["", f"Source: {cls.source.strip()}"]

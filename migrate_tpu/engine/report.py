@@ -36,6 +36,8 @@ class RunSummary:
     # Files with a finding `fix` would fix: "would change" in check mode,
     # where no new code is generated.
     fixable_files: int = 0
+    # Findings no fix deals with, per rule: a person must, or mark them kept.
+    manual_by_rule: Counter = field(default_factory=Counter)
 
     def add(self, result: FileResult) -> None:
         self.files += 1
@@ -52,6 +54,8 @@ class RunSummary:
                 self.remaining += 1
                 if report.safety == "unsafe":
                     self.unsafe_hidden += 1
+                elif report.safety == "manual":
+                    self.manual_by_rule[report.rule] += 1
 
     def to_dict(self) -> Dict[str, object]:
         return {
@@ -138,7 +142,22 @@ def summary_text(summary: RunSummary, mode: str) -> str:
         lines.append("By rule: " + ", ".join(f"{rule} {number}" for rule, number in sorted(summary.by_rule.items())))
     if summary.unsafe_hidden:
         lines.append(f"{count(summary.unsafe_hidden, 'unsafe fix', 'unsafe fixes')} available with --unsafe-fixes.")
+    if summary.manual_by_rule:
+        lines.append(manual_work_hint(summary.manual_by_rule))
     return "\n".join(lines)
+
+
+def manual_work_hint(manual_by_rule: Counter) -> str:
+    """What to do about findings no fix deals with (they fail a pre-commit hook until then)."""
+    rules = sorted(manual_by_rule)
+    first = rules[0]
+    total = sum(manual_by_rule.values())
+    return (
+        f"{count(total, 'finding')} {'needs' if total == 1 else 'need'} a person ({', '.join(rules)}): "
+        f"`migrate-tpu explain {first}` says what to write instead; to keep a line as it is, end it with "
+        f"`# migrate-tpu: ignore[{first}]`; for a whole file, list the rule under "
+        f"[tool.migrate-tpu.per-file-ignores] in pyproject.toml."
+    )
 
 
 def statistics_text(results: List[FileResult], names: Dict[str, str]) -> str:
