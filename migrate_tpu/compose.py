@@ -287,7 +287,7 @@ class Run:
                     continue
                 files.append(found.path)
             elif found.is_error:
-                errors.append(FileResult(found.path.as_posix(), error=found.problem))
+                errors.append(FileResult(found.path.as_posix(), error=found.problem, scanned=False))
             else:
                 notes.append(f"{found.path.as_posix()}: {found.problem}")
         return files, errors, notes

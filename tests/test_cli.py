@@ -347,3 +347,16 @@ def test_manual_findings_say_how_to_get_past_them_and_the_advice_works(cli, tmp_
     write(tmp_path / "train.py", source.encode())
     write(tmp_path / "pyproject.toml", b'[tool.migrate-tpu.per-file-ignores]\n"train.py" = ["TPU202"]\n')
     assert cli("check", "--no-cache", "train.py").returncode == 0
+
+
+def test_a_path_that_does_not_exist_is_an_error_not_a_scanned_file(cli, tmp_path):
+    write(tmp_path / "train.py", b"import tensorflow as tf\ns = tf.distribute.experimental.TPUStrategy(r)\n")
+    result = cli("check", "--isolated", "--no-cache", "nope.py", "train.py")
+    assert result.returncode == 2
+    stderr = result.stderr.decode()
+    assert "nope.py: error: no such file or directory" in stderr
+    assert "train.py:2:5: TPU103" in result.stdout.decode()  # the other path is still checked
+    assert "1 file scanned (1 parsed" in stderr and "1 error." in stderr, stderr
+    alone = cli("check", "--isolated", "--no-cache", "--format", "json", "nope.py")
+    assert alone.returncode == 2
+    assert json.loads(alone.stdout)["summary"]["files"] == 0

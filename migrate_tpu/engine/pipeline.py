@@ -104,6 +104,9 @@ class FileResult:
     error: Optional[str] = None
     error_line: int = 0
     written: bool = False
+    # False for a path that was never read (missing, a broken link, unreadable): an
+    # error, not a scanned file.
+    scanned: bool = True
 
     @property
     def failed(self) -> bool:
@@ -668,7 +671,7 @@ class _Pool:
         try:
             data, snapshot = read_snapshot(path)
         except SourceError as error:
-            slot.result = FileResult(display_path(path), error=error.message)
+            slot.result = FileResult(display_path(path), error=error.message, scanned=False)
             return slot
         settled = precheck(path, data, self.migrator)
         if settled is not None:

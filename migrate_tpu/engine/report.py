@@ -40,7 +40,7 @@ class RunSummary:
     manual_by_rule: Counter = field(default_factory=Counter)
 
     def add(self, result: FileResult) -> None:
-        self.files += 1
+        self.files += int(getattr(result, "scanned", True))
         self.parsed += int(result.parsed)
         self.skipped += int(result.skipped)
         self.changed += int(result.changed)
