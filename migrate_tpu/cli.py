@@ -403,9 +403,10 @@ def explain(rule: str) -> None:
               help="Machine the emulated TPU is attached to: colab (TPU_NAME announces it; default) or none (TPUClusterResolver(tpu='') fails as on TF >= 2.2 without TPU_NAME).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Stop every process after this long (exit status 124).")
+@click.option("--verbose", is_flag=True, help="Show TensorFlow's start-up logs and the emulation's own frames in tracebacks.")
 @click.argument("script", type=click.Path(exists=True, dir_okay=False))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def run(replicas, tf_api, python, no_emulation, hosts, tpu_env, timeout, script, args) -> None:
+def run(replicas, tf_api, python, no_emulation, hosts, tpu_env, timeout, verbose, script, args) -> None:
     """Execute a script or notebook under the runtime's TPU emulation.
 
     run's own options go before SCRIPT; everything after it is the script's, as with
@@ -414,7 +415,7 @@ def run(replicas, tf_api, python, no_emulation, hosts, tpu_env, timeout, script,
     from migrate_tpu.runtime.launch import launch
 
     status = launch(script, list(args), replicas=replicas, tf_api=tf_api, python=python,
-                    emulation=not no_emulation, hosts=hosts, timeout=timeout, tpu_env=tpu_env)
+                    emulation=not no_emulation, hosts=hosts, timeout=timeout, tpu_env=tpu_env, verbose=verbose)
     moved, rest = _run_options_in(list(args), click.get_current_context().command)
     if status != 0 and moved:
         # The script got them; most likely they were meant for run (`run train.py --python tf2.4`).

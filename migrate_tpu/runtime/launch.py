@@ -22,9 +22,11 @@ def package_root():
 
 
 def command(script, args=(), replicas=None, tf_api=None, python=None, emulation=True,
-            hosts=None, quiet=False, tpu_env=None):
+            hosts=None, quiet=False, tpu_env=None, verbose=False):
     """The argv that :func:`launch` runs (for one host of a pod when ``hosts`` is given)."""
     argv = [python or sys.executable, "-m", "migrate_tpu.runtime"]
+    if verbose:
+        argv.append("--verbose")
     if hosts is not None:
         argv += ["--hosts", str(int(hosts))]
     if replicas is not None:
@@ -91,7 +93,7 @@ def pod_replicas(hosts, replicas=None):
 
 
 def launch(script, args, replicas=None, tf_api=None, python=None, emulation=True,
-           hosts=None, timeout=None, tpu_env=None):
+           hosts=None, timeout=None, tpu_env=None, verbose=False):
     """Run ``script`` (a .py file or .ipynb notebook) with ``args`` under the runtime.
 
     stdin, stdout and stderr are inherited; returns the script's exit status.
@@ -102,7 +104,9 @@ def launch(script, args, replicas=None, tf_api=None, python=None, emulation=True
     worker processes (see :mod:`migrate_tpu.runtime.pod`), ``replicas`` then
     counting the cores of all hosts; ``tpu_env`` names the machine the emulated
     TPU is attached to (``colab``, ``none``); ``timeout`` (seconds) stops every process
-    after that long (exit status 124).  Exit status 2 means the runtime refused
+    after that long (exit status 124).  Unless ``verbose``, TensorFlow's start-up
+    noise is taken out of the script's stderr (:mod:`migrate_tpu.runtime.noise`)
+    and tracebacks leave out the emulation's own frames.  Exit status 2 means the runtime refused
     the request (bad options, missing file); 127 that the interpreter was not
     found.
     """
@@ -128,24 +132,27 @@ def launch(script, args, replicas=None, tf_api=None, python=None, emulation=True
         if hosts is not None or timeout is not None:
             count = int(hosts or 1)
             argvs = [command(script, args, pod_replicas(count, replicas), tf_api, resolved,
-                             emulation, hosts=count, quiet=k > 0, tpu_env=tpu_env)
+                             emulation, hosts=count, quiet=k > 0, tpu_env=tpu_env, verbose=verbose)
                      for k in range(count)]
             envs_ = []
             for config in pod.tf_configs(count):
                 host_env = dict(env)
                 host_env["TF_CONFIG"] = config
                 envs_.append(host_env)
-            return pod.run_hosts(argvs, envs_, timeout=timeout)
-        argv = command(script, args, replicas, tf_api, resolved, emulation, tpu_env=tpu_env)
+            return pod.run_hosts(argvs, envs_, timeout=timeout, filter_noise=not verbose)
+        argv = command(script, args, replicas, tf_api, resolved, emulation, tpu_env=tpu_env,
+                       verbose=verbose)
         read_end, write_end = os.pipe()  # closes when this process ends: the runner ends too
         env[pod.WATCH_FD_VARIABLE] = str(read_end)
         try:
-            process = subprocess.Popen(argv, env=env, pass_fds=(read_end,))
+            process = subprocess.Popen(argv, env=env, pass_fds=(read_end,),
+                                       stderr=None if verbose else subprocess.PIPE)
         except OSError as error:
             sys.stderr.write("migrate-tpu run: cannot start {}: {}\n".format(argv[0], error))
             return 127
         finally:
             os.close(read_end)
+        relay = None if verbose else pod.relay_without_noise(process.stderr, sys.stderr)
         try:
             return process.wait()
         except KeyboardInterrupt:
@@ -153,6 +160,8 @@ def launch(script, args, replicas=None, tf_api=None, python=None, emulation=True
             return 130
         finally:
             os.close(write_end)
+            if relay is not None:
+                relay.join(5.0)  # to the end of the script's stderr (a child that keeps it open: not for ever)
     finally:
         if temporary is not None:
             shutil.rmtree(temporary, ignore_errors=True)

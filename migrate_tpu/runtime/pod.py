@@ -39,6 +39,8 @@ import sys
 import threading
 import time
 
+from migrate_tpu.runtime import noise
+
 #: How long a stopped host may take to exit after SIGTERM before it is killed.
 GRACE_SECONDS = 3.0
 
@@ -203,13 +205,45 @@ def wait_until_closed(addresses, timeout=10.0, poll=0.05):
 # --------------------------------------------------------------------------
 
 
-def _forward(stream, sink, prefix, lock):
-    """Copy ``stream`` line by line to ``sink`` with ``prefix`` before each line."""
+def _forward(stream, sink, prefix, lock, filter_noise=False):
+    """Copy ``stream`` line by line to ``sink`` with ``prefix`` before each line
+    (TensorFlow's start-up noise left out with ``filter_noise``)."""
     for line in iter(stream.readline, b""):
+        if filter_noise and noise.is_noise(line):
+            continue
         with lock:
             sink.write(prefix + line)
             sink.flush()
     stream.close()
+
+
+def relay_without_noise(stream, sink):
+    """A started thread copying ``stream`` to ``sink`` as it comes, without TensorFlow's
+    start-up noise (:mod:`migrate_tpu.runtime.noise`); partial lines pass at once."""
+    out = _sink(sink)
+
+    def write(data):
+        out.write(data)
+        out.flush()
+
+    def copy():
+        lines = noise.NoiseFilter(write)
+        try:
+            while True:
+                chunk = os.read(stream.fileno(), 65536)
+                if not chunk:
+                    break
+                lines.feed(chunk)
+            lines.close()
+        except (OSError, ValueError):  # the sink went away: nothing more to show
+            pass
+        finally:
+            stream.close()
+
+    thread = threading.Thread(target=copy)
+    thread.daemon = True
+    thread.start()
+    return thread
 
 
 def _sink(stream):
@@ -272,18 +306,19 @@ def _interrupts_raise_keyboard_interrupt():
     return current
 
 
-def run_hosts(argvs, envs, timeout=None, label="migrate-tpu run", poll=0.05):
+def run_hosts(argvs, envs, timeout=None, label="migrate-tpu run", poll=0.05, filter_noise=False):
     """Start one process per host (``argvs[k]`` with environment ``envs[k]``) and
-    supervise them until all have exited; returns the pod's exit status."""
+    supervise them until all have exited; returns the pod's exit status.
+    ``filter_noise`` leaves TensorFlow's start-up noise out of their stderr."""
     previous_handler = _interrupts_raise_keyboard_interrupt()
     try:
-        return _run_hosts(argvs, envs, timeout, label, poll)
+        return _run_hosts(argvs, envs, timeout, label, poll, filter_noise)
     finally:
         if previous_handler is not None:
             signal.signal(signal.SIGINT, previous_handler)
 
 
-def _run_hosts(argvs, envs, timeout, label, poll):
+def _run_hosts(argvs, envs, timeout, label, poll, filter_noise=False):
     lock = threading.Lock()
     stdout, stderr = _sink(sys.stdout), _sink(sys.stderr)
 
@@ -306,6 +341,8 @@ def _run_hosts(argvs, envs, timeout, label, poll):
             env[FINISH_FDS_VARIABLE] = "{},{}".format(done_write, release_read)
             pipes = {} if k == 0 else {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE,
                                       "stderr": subprocess.PIPE}
+            if k == 0 and filter_noise:
+                pipes = {"stderr": subprocess.PIPE}
             try:
                 process = subprocess.Popen(argv, env=env, pass_fds=(read_end, done_write, release_read),
                                            start_new_session=True, **pipes)
@@ -319,10 +356,13 @@ def _run_hosts(argvs, envs, timeout, label, poll):
             if k:
                 prefix = "[host {}] ".format(k).encode("ascii")
                 for stream, sink in ((process.stdout, stdout), (process.stderr, stderr)):
-                    thread = threading.Thread(target=_forward, args=(stream, sink, prefix, lock))
+                    thread = threading.Thread(target=_forward, args=(stream, sink, prefix, lock,
+                                                                     filter_noise and sink is stderr))
                     thread.daemon = True
                     thread.start()
                     threads.append(thread)
+            elif filter_noise:
+                threads.append(relay_without_noise(process.stderr, sys.stderr))
         os.close(read_end)
         read_end = None
         os.close(release_read)

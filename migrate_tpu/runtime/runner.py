@@ -65,6 +65,8 @@ def build_parser():
     parser.add_argument("--no-emulation", action="store_true",
                         help="emulate nothing (run on a real TPU)")
     parser.add_argument("--quiet", action="store_true", help="no banner on stderr")
+    parser.add_argument("--verbose", action="store_true",
+                        help="show TensorFlow's own logs and the emulation's frames in tracebacks")
     parser.add_argument("script", help="a .py script or .ipynb notebook")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
     return parser
@@ -160,11 +162,55 @@ def _run_cell(code, label, namespace):
 # --------------------------------------------------------------------------
 
 
+#: Whether tracebacks keep the emulation's own frames (``--verbose``).
+SHOW_EMULATION_FRAMES = False
+
+_RUNTIME_FOLDER = os.path.dirname(os.path.abspath(__file__))
+
+
+def _is_emulation_frame(filename):
+    """A frame of this package's runtime: how the TPU is emulated, never the user's code
+    (a real TPU's traceback has TensorFlow's frames there, which are kept)."""
+    return os.path.dirname(os.path.abspath(filename)) == _RUNTIME_FOLDER
+
+
 def _print_exception(exc_type, exc, tb, skip_frames):
     for _ in range(skip_frames):
         if tb is not None:
             tb = tb.tb_next
-    traceback.print_exception(exc_type, exc, tb)
+    if SHOW_EMULATION_FRAMES:
+        traceback.print_exception(exc_type, exc, tb)
+    else:
+        sys.stderr.write("".join(_format_without_emulation(exc, tb, set())))
+    if KERAS_3_FAILURE in str(exc) and "tensorflow" in sys.modules:
+        version = tuple(int(part) for part in sys.modules["tensorflow"].__version__.split(".")[:2])
+        if keras_3_in_use(version):
+            sys.stderr.write("migrate-tpu run: note: {}\n".format(KERAS_3_NOTE))
+
+
+def _format_without_emulation(exc, tb, seen):
+    """``traceback.format_exception``'s text, chained exceptions included, without the
+    emulation's frames (a line says how many were left out and how to see them)."""
+    seen.add(id(exc))
+    lines = []
+    cause, context = exc.__cause__, exc.__context__
+    if cause is not None and id(cause) not in seen:
+        lines += _format_without_emulation(cause, cause.__traceback__, seen)
+        lines.append("\nThe above exception was the direct cause of the following exception:\n\n")
+    elif context is not None and not exc.__suppress_context__ and id(context) not in seen:
+        lines += _format_without_emulation(context, context.__traceback__, seen)
+        lines.append("\nDuring handling of the above exception, another exception occurred:\n\n")
+    frames = traceback.extract_tb(tb)
+    kept = [frame for frame in frames if not _is_emulation_frame(frame.filename)]
+    if kept:
+        lines.append("Traceback (most recent call last):\n")
+        lines += traceback.format_list(kept)
+    hidden = len(frames) - len(kept)
+    if hidden:
+        lines.append("  ({} {} of the TPU emulation left out; `migrate-tpu run --verbose` shows {})\n".format(
+            hidden, "frame" if hidden == 1 else "frames", "it" if hidden == 1 else "them"))
+    lines += traceback.format_exception_only(type(exc), exc)
+    return lines
 
 
 def _exit_status(code):
@@ -225,9 +271,10 @@ def _flush():
             pass
 
 
-def prepare_environment(emulate):
+def prepare_environment(emulate, verbose=False):
     """Environment variables that must be set before TensorFlow is imported."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if not verbose:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     # TF >= 2.16 makes tf.keras Keras 3; 2.x-era code is Keras 2 code, which the
     # tf-keras package provides.  (Older TF ignores the variable.)
     if "TF_USE_LEGACY_KERAS" not in os.environ:
@@ -258,9 +305,10 @@ def pod_task(hosts, environ=None):
     return index
 
 
-def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, tpu_env=None):
+def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, tpu_env=None,
+          verbose=False):
     """Import TensorFlow and switch on what was asked for.  Returns a description."""
-    prepare_environment(emulation)
+    prepare_environment(emulation, verbose)
     task = pod_task(hosts) if hosts else 0
     try:
         import tensorflow  # noqa: F401
@@ -297,8 +345,39 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, t
         legacy.restrict_to_2_1()
     if not quiet:
         sys.stderr.write("migrate-tpu run: {}\n".format(text))
+        if keras_3_in_use(emu.tf_version()) and _mentions_keras(SCRIPT_PATH):
+            sys.stderr.write("migrate-tpu run: note: {}\n".format(KERAS_3_NOTE))
         sys.stderr.flush()
     return text
+
+
+#: What to tell a user whose 2.x-era Keras code meets Keras 3 (TF >= 2.16 without tf-keras).
+KERAS_3_NOTE = ("tf.keras is Keras 3 in this interpreter (TF >= 2.16 without tf-keras, or "
+                "TF_USE_LEGACY_KERAS unset); code written for TF 2.1-2.4 is Keras 2 code, and some "
+                "of it fails under Keras 3 (`You must feed a value for placeholder tensor` with "
+                "steps_per_execution > 1, or a model built by its first call inside `run`): "
+                "`pip install tf-keras` into this interpreter and run again (run then sets "
+                "TF_USE_LEGACY_KERAS=1), or pick an interpreter with --python tf2.4")
+# Keras 3's known failure on 2.x-era code under tf.distribute (an open Keras issue).
+KERAS_3_FAILURE = "You must feed a value for placeholder tensor"
+
+#: The script being run (for the note above); set by :func:`main`.
+SCRIPT_PATH = None
+
+
+def keras_3_in_use(tf_version, environ=None):
+    """Whether ``tf.keras`` is Keras 3: TensorFlow >= 2.16 unless TF_USE_LEGACY_KERAS asks
+    for tf-keras (which :func:`prepare_environment` does when tf-keras is installed)."""
+    env = os.environ if environ is None else environ
+    return tuple(tf_version[:2]) >= (2, 16) and env.get("TF_USE_LEGACY_KERAS", "").lower() not in ("1", "true")
+
+
+def _mentions_keras(path):
+    try:
+        with io.open(path, "rb") as handle:
+            return b"keras" in handle.read()
+    except (OSError, TypeError):
+        return False
 
 
 def main(argv=None):
@@ -316,9 +395,12 @@ def main(argv=None):
         sys.stderr.write("migrate-tpu run: {}: no such file\n".format(options.script))
         return EXIT_USAGE
     emulate = not options.no_emulation and not real_tpu_reachable()
+    global SHOW_EMULATION_FRAMES, SCRIPT_PATH
+    SHOW_EMULATION_FRAMES = options.verbose
+    SCRIPT_PATH = options.script
     try:
         setup(options.replicas, options.tf_api, emulate, options.quiet, options.hosts,
-              options.tpu_env)
+              options.tpu_env, options.verbose)
     except ValueError as error:
         sys.stderr.write("migrate-tpu run: {}\n".format(error))
         return EXIT_USAGE

@@ -34,8 +34,8 @@ def require_python(name):
     if python is None:
         py, tf = envs.ENVS[name]
         message = ("!!! NO {} INTERPRETER (Python {} + TensorFlow {}) under {}: "
-                   "round-trip NOT RUN; create it with scripts/tf-envs {}".format(
-                       name, py, tf, envs.envs_dir(), name))
+                   "round-trip NOT RUN; create it with scripts/tf-envs {} (or migrate-tpu envs {})".format(
+                       name, py, tf, envs.envs_dir(), name, name))
         missing_tf_env(message)
     return python
 
