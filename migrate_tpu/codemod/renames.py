@@ -32,6 +32,7 @@ from migrate_tpu.codemod.analysis import Analysis, dotted_name
 from migrate_tpu.codemod.locations import rules_directory
 from migrate_tpu.codemod.names import canonical, expression_for, lookup, possible_names, qualified_name
 from migrate_tpu.codemod.rule import Change, Evidence, Example, Expected, Rule, Safety, register
+from migrate_tpu.codemod.table_schema import check_document
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -691,7 +692,7 @@ def _entries(raw: dict, since: str, source: str) -> List[Entry]:
                 source=item.get("source", source),
                 relation=relation,
                 calls=item.get("calls", ""),
-                type_checks=item.get("isinstance", ""),
+                type_checks=item.get("type_checks", ""),
                 difference=item.get("difference", ""),
                 keywords=dict(item.get("keywords", {})),
                 manual_if_keywords=tuple(item.get("manual_if_keywords", ())),
@@ -711,6 +712,7 @@ def load_tables(directory: Optional[Path] = None) -> List[type]:
     for path in sorted(directory.glob("*.toml")):
         with open(path, "rb") as handle:
             document = tomllib.load(handle)
+        check_document(document, str(path))
         for raw in document.get("rule", []):
             since = raw.get("since", document.get("release", "2.4"))
             attributes = {
@@ -733,7 +735,7 @@ def load_tables(directory: Optional[Path] = None) -> List[type]:
                         e.get("unsafe_fixes", False),
                         e.get("target", "2.4"),
                         e.get("findings"),
-                        tuple(Expected(**found) for found in e.get("expect", ())),
+                        tuple(Expected(**found) for found in e.get("expected", ())),
                         e.get("safe_after"),
                     )
                     for e in raw.get("example", [])

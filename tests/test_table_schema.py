@@ -1,0 +1,87 @@
+"""The rule catalogue's loader is strict: a key it does not know, or a value of the wrong type,
+stops it with one line naming the file, the rule and the key; and every key is the name of the
+field it fills."""
+
+from dataclasses import fields
+
+import pytest
+
+from migrate_tpu.codemod import table_schema
+from migrate_tpu.codemod.catalogue import load
+from migrate_tpu.codemod.prefilter import Evidence
+from migrate_tpu.codemod.renames import Entry, load_tables
+from migrate_tpu.codemod.rule import Example, Expected, all_rules
+
+
+def test_every_key_is_the_name_of_the_field_it_fills():
+    assert set(table_schema.ENTRY) == {f.name for f in fields(Entry)}
+    assert set(table_schema.EXAMPLE) == {f.name for f in fields(Example)}
+    assert set(table_schema.EXPECTED) == {f.name for f in fields(Expected)}
+    assert set(table_schema.EVIDENCE) == {f.name for f in fields(Evidence)}
+    load()
+    table_rules = [rule for rule in all_rules() if rule.__name__.startswith("Table_")]
+    assert table_rules
+    scalars = [key for key in table_schema.RULE if key not in table_schema.RULE_ARRAYS]
+    for rule in table_rules:
+        assert all(hasattr(rule, key) for key in scalars), rule.id
+
+
+GOOD_RULE = '''
+release = "2.4"
+
+[[rule]]
+id = "TPU999"
+name = "test-rule"
+title = "A test rule"
+kind = "symbol"
+
+[[rule.symbol]]
+old = "tensorflow.old.Thing"
+new = "tensorflow.Thing"
+
+[[rule.example]]
+before = "x = 1"
+expected = [{ safety = "safe", line = 1, column = 1 }]
+'''
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (('new = "tensorflow.Thing"', 'new = "tensorflow.Thing"\ntype_cheks = "TPU104"'),
+         "rules.toml: [[rule]] TPU999: unknown key 'type_cheks' in [[rule.symbol]] (did you mean 'type_checks'?)"),
+        (('new = "tensorflow.Thing"', 'new = "tensorflow.Thing"\nisinstance = "TPU104"'),
+         "rules.toml: [[rule]] TPU999: unknown key 'isinstance' in [[rule.symbol]] (did you mean 'type_checks'?)"),
+        (('new = "tensorflow.Thing"', 'new = "tensorflow.Thing"\nwhatever = 1'),
+         "rules.toml: [[rule]] TPU999: unknown key 'whatever' in [[rule.symbol]] (known: old, new, since, removed, source, "
+         "relation, calls, type_checks, keywords, manual_if_keywords, max_positional, manual_message, prefix, message, difference)"),
+        (("[[rule.example]]", "[[rule.exampel]]"),
+         "rules.toml: [[rule]] TPU999: unknown key 'exampel' in [[rule]] (did you mean 'example'?)"),
+        (('kind = "symbol"', 'kind = "symbol"\nsaftey = "safe"'),
+         "rules.toml: [[rule]] TPU999: unknown key 'saftey' in [[rule]] (did you mean 'safety'?)"),
+        (("column = 1 }", "column = 1, mesage = 'x' }"),
+         "rules.toml: [[rule]] TPU999: unknown key 'mesage' in an `expected` finding (did you mean 'message'?)"),
+        (('new = "tensorflow.Thing"', 'new = "tensorflow.Thing"\nprefix = "yes"'),
+         "rules.toml: [[rule]] TPU999: 'prefix' in [[rule.symbol]] must be true or false, not str"),
+        (("line = 1", 'line = "1"'),
+         "rules.toml: [[rule]] TPU999: 'line' in an `expected` finding must be a whole number, not str"),
+        (('new = "tensorflow.Thing"', 'new = "tensorflow.Thing"\nmanual_if_keywords = "x"'),
+         "rules.toml: [[rule]] TPU999: 'manual_if_keywords' in [[rule.symbol]] must be a list of strings, not str"),
+        (('id = "TPU999"\n', ""), "rules.toml: [[rule]] number 1: [[rule]] lacks 'id'"),
+        (('release = "2.4"', 'relase = "2.4"'), "rules.toml: unknown key 'relase' in the file (did you mean 'release'?)"),
+    ],
+)
+def test_a_table_that_says_something_unknown_is_refused_in_one_line(tmp_path, change, message):
+    old, new = change
+    assert old in GOOD_RULE
+    (tmp_path / "rules.toml").write_text(GOOD_RULE.replace(old, new, 1))
+    with pytest.raises(table_schema.TableError) as raised:
+        load_tables(tmp_path)
+    assert str(raised.value) == f"{tmp_path / 'rules.toml'}: {message.split(': ', 1)[1]}"
+    assert "\n" not in str(raised.value)
+
+
+def test_the_good_table_passes_the_check():
+    import tomllib
+
+    table_schema.check_document(tomllib.loads(GOOD_RULE), "rules.toml")
