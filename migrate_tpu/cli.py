@@ -21,10 +21,9 @@ from typing import List, Optional, Tuple
 import click
 
 from migrate_tpu import __version__
-from migrate_tpu.codemod.targets import TARGETS
+from migrate_tpu.compose import NOTEBOOK_DIFF_STYLES, TARGETS, under_pre_commit
 
 REPORT_FORMATS = ("text", "json", "github", "sarif", "markdown")
-NOTEBOOK_DIFF_STYLES = ("json", "cells")
 
 
 def _parse_shard(context, parameter, value):
@@ -67,15 +66,11 @@ def _fail(message: str) -> None:
     sys.exit(2)
 
 
-def _under_pre_commit() -> bool:
-    return bool(os.environ.get("PRE_COMMIT"))
-
-
 def _no_paths(paths, default: Optional[str] = None) -> Tuple[str, ...]:
     """The paths to work on: pre-commit may call a hook with no file, and nothing to do is a success."""
     if paths:
         return tuple(paths)
-    if _under_pre_commit():
+    if under_pre_commit():
         sys.exit(0)
     if default is not None:
         return (default,)
@@ -133,16 +128,13 @@ def _stdin(run, mode: str, exit_zero: bool = False) -> int:
 
 
 def _stdin_status(run, mode: str) -> int:
-    from migrate_tpu.engine.pipeline import migrate_isolated
-    from migrate_tpu.engine.report import finding_line, patch_bytes
+    from migrate_tpu.engine.report import error_line, finding_line, patch_bytes
 
     name = run.stdin_filename or "<stdin>"
     data = sys.stdin.buffer.read()
-    migrator = run.migrator(mode)
-    result, new_data = migrate_isolated(data, Path(name if run.stdin_filename else "stdin"), migrator, mode, timeout=run.timeout)
+    result, new_data = run.migrate_source(data, mode)
     if result.failed:
-        where = name + (f":{result.error_line}" if result.error_line else "")
-        click.echo(f"{where}: error: {result.error}", err=True)
+        click.echo(error_line(result), err=True)
         if mode == "fix":
             _write_stdout(data)
         return 2
@@ -165,7 +157,7 @@ class _Group(click.Group):
     """Exit status 2, not Python's 1 (which means "findings"), when something breaks."""
 
     def invoke(self, ctx):
-        from migrate_tpu.engine.pipeline import stop_signals
+        from migrate_tpu.compose import stop_signals
 
         try:
             with stop_signals():
@@ -334,7 +326,7 @@ def check(paths, exit_zero, output_format, output_file, statistics, show_fixes, 
     if "-" in paths:
         _fail("`-` (stdin) works with --format text only; name files instead")
     from migrate_tpu.compose import rule_infos
-    from migrate_tpu.engine import report as reporting
+    import migrate_tpu.engine.report as reporting
 
     summary = reporting.RunSummary()
     results = []
@@ -372,12 +364,10 @@ def check(paths, exit_zero, output_format, output_file, statistics, show_fixes, 
 @click.option("--target", type=click.Choice(TARGETS), default=None, help="Only rules for this target.")
 def list_rules(target: Optional[str]) -> None:
     """The rule catalogue: id, fix safety, TF version of the new form, name and title."""
-    from migrate_tpu.codemod.rule import all_rules
+    from migrate_tpu.compose import rule_rows
 
-    for rule in all_rules():
-        if target and target not in rule.targets:
-            continue
-        click.echo(f"{rule.id}  {rule.safety.value:<6}  TF {rule.since:<4}  {rule.name}: {rule.title}")
+    for rule_id, safety, since, name, title in rule_rows(target):
+        click.echo(f"{rule_id}  {safety:<6}  TF {since:<4}  {name}: {title}")
 
 
 @main.command()
@@ -458,7 +448,7 @@ def envs(arguments) -> None:
     `--strict` to fail when one cannot be built, `--help` for the builder's own help.
     They take about 3.6 GB under ~/.cache/migrate-tpu/envs (MIGRATE_TPU_ENVS moves them).
     """
-    from migrate_tpu.runtime import envs as tf_envs
+    import migrate_tpu.runtime.envs as tf_envs
 
     sys.exit(tf_envs.build(arguments))
 

@@ -13,21 +13,26 @@ import each other; this module wires them for one run:
 - the codemod reaches other modules of the project through
   :class:`ProjectFiles`, which uses the engine's module resolution and decoding.
 
-The CLI parses options and calls :class:`Run`; nothing else imports both sides.
+The CLI parses options and calls :class:`Run` and the functions here; it reaches
+neither the codemod nor the engine's pipeline by itself (``tests/test_walls.py``).
+Nothing else imports both sides. The CLI imports this module to build its
+options, so its own imports of either side wait until a command needs them.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Iterator, List, Optional, Sequence, Tuple
 
 from migrate_tpu.codemod.targets import TARGETS, TENSORFLOW_PACKAGES, target_for_requirement
-from migrate_tpu.engine.config import ConfigError, find_config, find_requirement, load_config, path_matches
-from migrate_tpu.engine.file_error import FileError
-from migrate_tpu.settings import AUTO_TARGET, Circumstances, CommandLine, Settings, SettingsError, resolve, unknown_rule_patterns
+
+if TYPE_CHECKING:
+    from migrate_tpu.engine.pipeline import FileResult
+    from migrate_tpu.settings import CommandLine, Settings
+
+__all__ = ["TARGETS", "NOTEBOOK_DIFF_STYLES"]  # what the CLI's options offer
 
 # Up to this many files named one by one (a pre-commit batch, an editor) run in
 # this process' single worker: pre-commit already runs one hook process per core.
@@ -76,6 +81,8 @@ class EngineMigrator:
         return self.default.needs_work(data)
 
     def choose(self, path: str):
+        from migrate_tpu.engine.config import path_matches
+
         for glob, migrator in self.variants:
             if path_matches(path, glob, self.base):
                 return migrator
@@ -83,6 +90,7 @@ class EngineMigrator:
 
     def migrate(self, text: str, path: str = "<stdin>"):
         from migrate_tpu.codemod.migrator import CannotMigrate
+        from migrate_tpu.engine.file_error import FileError
 
         try:
             return self.choose(path).migrate(text, path)
@@ -135,6 +143,14 @@ def rule_infos():
     return infos
 
 
+def rule_rows(target: Optional[str] = None) -> List[Tuple[str, str, str, str, str]]:
+    """``(id, safety, TF version of the new form, name, title)`` of each rule, for ``rules``;
+    only those that apply to ``target`` when one is given."""
+    from migrate_tpu.codemod.rule import all_rules
+
+    return [(rule.id, rule.safety.value, rule.since, rule.name, rule.title) for rule in all_rules() if not target or target in rule.targets]
+
+
 def find_rule(name_or_id: str):
     """A rule by its id (``TPU101``) or its name (``experimental-run-v2``); None when none matches."""
     from migrate_tpu.codemod.rule import all_rules, get_rule
@@ -147,6 +163,13 @@ def find_rule(name_or_id: str):
         if rule.name.lower() == wanted:
             return rule
     return None
+
+
+def stop_signals():
+    """The engine's handling of SIGINT, SIGTERM and SIGHUP, for a whole command."""
+    from migrate_tpu.engine.pipeline import stop_signals as engine_stop_signals
+
+    return engine_stop_signals()
 
 
 def under_pre_commit() -> bool:
@@ -169,6 +192,11 @@ def settings_for(paths: Sequence[str], cli: CommandLine, config_file: Optional[s
     ``note`` says what ``--target auto`` chose and why. Raises
     :class:`SettingsError` for settings that cannot be used.
     """
+    from dataclasses import replace
+
+    from migrate_tpu.engine.config import ConfigError, find_config, find_requirement, load_config
+    from migrate_tpu.settings import AUTO_TARGET, Circumstances, SettingsError, resolve, unknown_rule_patterns
+
     start = start_folder(paths, stdin_filename)
     values: dict = {}
     config_path = None
@@ -267,6 +295,7 @@ class Run:
 
     def files(self):
         """``(files to process, problems found while walking, notes)``."""
+        from migrate_tpu.engine.config import path_matches
         from migrate_tpu.engine.discover import discover, in_shard
         from migrate_tpu.engine.pipeline import FileResult
 
@@ -319,6 +348,15 @@ class Run:
                 yield result
         finally:
             self.progress.close()
+
+    def migrate_source(self, data: bytes, mode: str) -> Tuple["FileResult", Optional[bytes]]:
+        """Source that is not on disk (``-``: stdin) through a worker process, as a file is:
+        a parser crash or a time-out becomes the result's error, nothing is written, and in
+        ``fix`` mode the new bytes come back."""
+        from migrate_tpu.engine.pipeline import migrate_isolated
+
+        name = self.stdin_filename or "<stdin>"
+        return migrate_isolated(data, Path(name), self.migrator(mode), mode, timeout=self.timeout)
 
     def echo(self, text: str) -> None:
         if self.progress is not None and self.progress.enabled:

@@ -189,6 +189,34 @@ def import_circles(graph: dict) -> List[List[str]]:
     return groups
 
 
+# What the command line may import of the package: the wiring (the composition root and
+# the other top-level modules), the engine's reporters, the runtime's own entry points.
+# Everything else (the codemod, the engine's pipeline) it reaches through compose.
+CLI_MAY_IMPORT = ("migrate_tpu.engine.report", "migrate_tpu.runtime.launch", "migrate_tpu.runtime.envs")
+
+
+def cli_reaches_around(source: str) -> List[str]:
+    """Each import of ``cli.py`` that is neither a top-level module nor in CLI_MAY_IMPORT."""
+    top_level = {path.stem for path in PACKAGE.glob("*.py")}
+    found = []
+    for line, name in imports_of(source, "migrate_tpu.cli"):
+        parts = name.split(".")
+        if parts[0] != "migrate_tpu" or len(parts) == 1:
+            continue
+        if parts[1] in top_level or any(_within(name, allowed) for allowed in CLI_MAY_IMPORT):
+            continue
+        if len(parts) == 2 and name == "migrate_tpu.__version__":
+            continue
+        found.append(f"{line}: cli imports {name}")
+    return found
+
+
+def test_the_cli_goes_through_the_composition_root():
+    assert cli_reaches_around((PACKAGE / "cli.py").read_text("utf-8")) == []
+    assert cli_reaches_around("from migrate_tpu.codemod.rule import all_rules\n") == ["1: cli imports migrate_tpu.codemod.rule", "1: cli imports migrate_tpu.codemod.rule.all_rules"]
+    assert cli_reaches_around("def f():\n    from migrate_tpu.engine.pipeline import migrate_isolated\n")[0] == "2: cli imports migrate_tpu.engine.pipeline"
+
+
 # Parts whose modules must import each other one way only (no circle, lazy
 # imports included): a newcomer can read a part bottom-up.
 ACYCLIC_PARTS = ("engine", "runtime")

@@ -195,7 +195,7 @@ def _migrate_code(source: str, options: Options, *, lookup=None, path: str = "")
             new_module = trimmed
             code, generated = _code(module, trimmed, source, memo, tree)
     if code != source and not _output_compiles(code, generated) and (_compiles(source) or not _parses_with_libcst(code)):
-        raise OutputDoesNotParse("the migrated code does not parse; the file is left unchanged")
+        raise OutputDoesNotParse("the migrated code does not parse")
 
     as_read = {}
     if options.mode == "fix":

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Optional
 
 CACHE_DIRECTORY = ".migrate-tpu-cache"
-_FORMAT = b"2"  # 2: FileResult.parsed no longer counts failed parses; skipped added
+_FORMAT = b"3"  # 3: findings are the engine's FileFinding records; 2: parsed no longer counts failed parses
 
 
 class ResultCache:

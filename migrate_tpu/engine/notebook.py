@@ -30,7 +30,9 @@ from json.decoder import scanstring
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from migrate_tpu import magics
+from migrate_tpu.engine.contracts import Migrator, Outcome
 from migrate_tpu.engine.file_error import FileError
+from migrate_tpu.engine.file_finding import FileFinding
 from migrate_tpu.engine.patch import unified_diff
 
 _MARK = "migrate-tpu-masked"
@@ -44,21 +46,6 @@ _CELL_LINE = re.compile(r"^" + _CELL_MARK + r" (\d+)\r?\n?$")
 _WHITESPACE = " \t\n\r"
 _INLINE = "  # migrate-tpu-inline"
 _INLINE_LINE = re.compile(r"^(?P<indent>[ \t]*)(?P<code>.*)" + re.escape(_INLINE) + r" (?P<index>\d+)$")
-
-
-class CellReport:
-    """A finding in one notebook cell: the migrator's report with ``cell`` added
-    and lines counted from the cell's first line."""
-
-    def __init__(self, cell: int, **fields) -> None:
-        self.__dict__.update(fields)
-        self.cell = cell
-
-    def to_dict(self) -> Dict[str, object]:
-        return dict(self.__dict__)
-
-    def __repr__(self) -> str:  # pragma: no cover - debugging aid
-        return f"CellReport(cell={self.cell}, {self.__dict__!r})"
 
 
 # -- magics -------------------------------------------------------------------------
@@ -453,35 +440,35 @@ def _split_program(code: str, program: _Program) -> Dict[int, str]:
     return result
 
 
-def _cell_report(report, program: _Program) -> object:
+def _cell_report(report: FileFinding, program: _Program) -> FileFinding:
     # An applied fix has no line in the fixed code; its line as read names its cell.
-    as_read = getattr(report, "as_read", None)
-    cell, _ = program.locate(getattr(report, "line", 0) or (as_read[0] if as_read else 0))
+    cell, _ = program.locate(report.line or (report.as_read[0] if report.as_read else 0))
     if cell is None:
         return report
     return _relocate(report, cell, program.starts[cell] - 1)
 
 
-def _relocate(report, cell: int, offset: int) -> "CellReport":
+def _relocate(report: FileFinding, cell: int, offset: int) -> FileFinding:
     """``report`` in cell coordinates: its lines (and its edits' lines) minus ``offset``."""
-    fields = report.to_dict() if hasattr(report, "to_dict") else dict(vars(report))
-    if fields.get("line"):  # 0: an applied fix, which has no line in the fixed code
-        fields["line"] = fields["line"] - offset
-    if fields.get("end_line"):
-        fields["end_line"] = fields["end_line"] - offset
-    if fields.get("as_read"):
-        line, column, end_line, end_column = fields["as_read"]
-        fields["as_read"] = (line - offset, column, end_line - offset, end_column)
-    if "edits" in fields:
-        edits = []
-        for edit in fields["edits"] or []:
-            edit = dict(edit)
-            if "line" in edit:
-                edit["line"] -= offset
-                edit["end_line"] = edit.get("end_line", edit["line"] + offset) - offset
-            edits.append(edit)
-        fields["edits"] = edits
-    return CellReport(cell, **fields)
+    as_read = report.as_read
+    if as_read:
+        line, column, end_line, end_column = as_read
+        as_read = (line - offset, column, end_line - offset, end_column)
+    edits = []
+    for edit in report.edits:
+        edit = dict(edit)
+        if "line" in edit:
+            edit["line"] -= offset
+            edit["end_line"] = edit.get("end_line", edit["line"] + offset) - offset
+        edits.append(edit)
+    # line 0: an applied fix, which has no line in the fixed code
+    return report.moved(
+        cell=cell,
+        line=report.line - offset if report.line else report.line,
+        end_line=report.end_line - offset if report.end_line else report.end_line,
+        as_read=as_read,
+        edits=edits,
+    )
 
 
 def _file_position(text: str, cell: Cell, line: int, column: int, ensure_ascii: bool) -> Tuple[int, int]:
@@ -549,7 +536,7 @@ def _cells_that_do_not_parse(program: _Program) -> List[FileError]:
     return broken
 
 
-def _migrate_program(program: _Program, migrator, path: str):
+def _migrate_program(program: _Program, migrator: Migrator, path: str) -> Optional[Outcome]:
     """The migrator's outcome for the notebook's program, or None when it needs no work."""
     if not program.text or not migrator.needs_work(program.text.encode("utf-8")):
         return None
@@ -561,8 +548,8 @@ def _migrate_program(program: _Program, migrator, path: str):
 
 
 def migrate_notebook(
-    data: bytes, migrator, path: str, name: str, want_diff: bool = False, cell_errors: Optional[List[FileError]] = None
-) -> Tuple[bytes, list, str]:
+    data: bytes, migrator: Migrator, path: str, name: str, want_diff: bool = False, cell_errors: Optional[List[FileError]] = None
+) -> Tuple[bytes, List[FileFinding], str]:
     """``(new bytes, reports with cells, diff)`` for one notebook (the diff: see :func:`notebook_diff`).
 
     A code cell that does not parse raises :class:`FileError` naming it; with
@@ -573,7 +560,7 @@ def migrate_notebook(
     if _language(document) != "python":
         return data, [], ""
     program = _build_program(cells)
-    reports: list = []
+    reports: List[FileFinding] = []
     new_sources: Dict[int, str] = {}
     try:
         outcome = _migrate_program(program, migrator, path)
@@ -588,7 +575,7 @@ def migrate_notebook(
         outcome = _migrate_program(program, migrator, path)
     program_reports = []
     if outcome is not None:
-        program_reports = [_cell_report(report, program) for report in outcome.reports]
+        program_reports = [_cell_report(FileFinding.of(report), program) for report in outcome.reports]
         reports += program_reports
         if outcome.code != program.text:
             new_sources.update(_split_program(outcome.code, program))
@@ -604,7 +591,7 @@ def migrate_notebook(
                 raise located
             cell_errors.append(located)  # the module it writes stays as it is
             continue
-        reports += [_relocate(report, number, -offset) for report in outcome.reports]
+        reports += [_relocate(FileFinding.of(report), number, -offset) for report in outcome.reports]
         if outcome.code != body:
             new_sources[number] = head + outcome.code
     if cell_errors:
@@ -612,15 +599,15 @@ def migrate_notebook(
     by_number = {cell.number: cell for cell in cells}
     ensure_ascii = _uses_ascii_escapes(text)
     for report in reports:
-        if isinstance(report, CellReport):
+        if report.cell is not None:
             report.file_line, report.file_column = _file_position(text, by_number[report.cell], report.line, report.column, ensure_ascii)
-            if getattr(report, "as_read", None):
+            if report.as_read:
                 line, column = report.as_read[:2]
                 report.file_as_read = _file_position(text, by_number[report.cell], line, column, ensure_ascii)
     for report in program_reports:  # the patch is of the JSON text: name its rules on the JSON lines
-        if getattr(report, "change_lines", None):
+        if report.change_lines:
             report.change_lines = _file_lines(report.change_lines, program, text, by_number, ensure_ascii)
-    reports.sort(key=lambda r: (getattr(r, "cell", 0) or 0, r.line, r.column))
+    reports.sort(key=lambda r: (r.cell or 0, r.line, r.column))
     changed = {number: source for number, source in new_sources.items() if source != by_number[number].source}
     if not changed:
         return data, reports, ""
@@ -630,7 +617,7 @@ def migrate_notebook(
     new_data = bom + new_text.encode("utf-8")
     diff_text = ""
     if want_diff:
-        diff_text = notebook_diff(text, new_text, by_number, changed, name, getattr(migrator, "notebook_diff", "json"), bom="\ufeff" if bom else "")
+        diff_text = notebook_diff(text, new_text, by_number, changed, name, migrator.notebook_diff, bom="\ufeff" if bom else "")
     return new_data, reports, diff_text
 
 

@@ -1,16 +1,16 @@
 """One file through the migrator, and many files through worker processes.
 
-The engine is generic: it is handed a *migrator* with two methods,
-``needs_work(data: bytes) -> bool`` (a cheap textual prefilter, so files that
-cannot need work are never parsed) and ``migrate(text, path) -> outcome``
-(``outcome.code`` and ``outcome.reports``), which raises :class:`FileError`
-for input it cannot handle. It reads, decodes, writes and reports; it knows
-nothing of what is migrated.
+The engine is generic: it is handed a *migrator* (the protocols of
+:mod:`migrate_tpu.engine.contracts`): ``needs_work(data: bytes) -> bool`` (a cheap
+textual prefilter, so files that cannot need work are never parsed) and
+``migrate(text, path) -> outcome`` (its code, findings and whether it parsed),
+which raises :class:`FileError` for input it cannot handle. It reads, decodes,
+writes and reports; it knows nothing of what is migrated.
 
 Safety rules (docs/reliability.md explains them to users):
 
-- The parent process reads every file once, applies the prefilter and is the
-  only process that writes. Workers get bytes and return bytes, so a worker
+- The parent process reads every file once, applies the prefilter (once: a
+  worker gets only files that passed it) and is the only process that writes. Workers get bytes and return bytes, so a worker
   can be killed at any moment without leaving a half-written or temporary
   file behind.
 - Files are parsed in worker processes, never in the parent: a file that
@@ -47,7 +47,9 @@ from multiprocessing.connection import wait as wait_for_any
 from pathlib import Path
 from typing import Deque, Iterable, Iterator, List, Optional, Sequence, Tuple
 
+from migrate_tpu.engine.contracts import Migrator
 from migrate_tpu.engine.file_error import FileError
+from migrate_tpu.engine.file_finding import FileFinding
 from migrate_tpu.engine.patch import unified_diff
 from migrate_tpu.engine.source import SourceError, atomic_write, decode, read_snapshot
 
@@ -99,7 +101,7 @@ class FileResult:
     # checked for being readable text (see :func:`precheck`).
     parsed: bool = False
     skipped: bool = False
-    reports: List[object] = field(default_factory=list)
+    reports: List[FileFinding] = field(default_factory=list)
     diff: bytes = b""
     error: Optional[str] = None
     error_line: int = 0
@@ -135,7 +137,7 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def precheck(path: Path, data: bytes, migrator) -> Optional[FileResult]:
+def precheck(path: Path, data: bytes, migrator: Migrator) -> Optional[FileResult]:
     """What is decided about a file before any parse; None when the migrator must see it.
 
     Run in the parent for every file read. A file with NUL bytes is an error
@@ -162,12 +164,13 @@ def precheck(path: Path, data: bytes, migrator) -> Optional[FileResult]:
 
 
 def error_result(name: str, error: BaseException, parsed: bool = False) -> FileResult:
-    """The one mapping from an exception met while migrating a file to that file's error."""
+    """The one mapping from an exception met while migrating a file to that file's error
+    (the migrator raises :class:`FileError` for input it cannot take; whatever else
+    escapes it is its bug, which costs this file only)."""
     if isinstance(error, (SourceError, FileError)):
         message = _one_line(error.message)
-        cell = getattr(error, "cell", None)
-        if cell is not None:
-            message = f"cell {cell}: {message}"
+        if isinstance(error, FileError) and error.cell is not None:
+            message = f"cell {error.cell}: {message}"
         return FileResult(name, parsed=parsed, error=message, error_line=error.line)
     if isinstance(error, RecursionError):
         return FileResult(name, parsed=parsed, error="too deeply nested to analyse; left unchanged")
@@ -178,13 +181,14 @@ def error_result(name: str, error: BaseException, parsed: bool = False) -> FileR
     return FileResult(name, parsed=parsed, error=f"internal error ({message}); left unchanged, please report it")
 
 
-def migrate_data(path: Path, data: bytes, migrator, mode: str) -> Tuple[FileResult, Optional[bytes]]:
+def migrate_data(path: Path, data: bytes, migrator: Migrator, mode: str) -> Tuple[FileResult, Optional[bytes]]:
     """Migrate one file's bytes in this process, without touching the disk.
 
     Returns the result and, in ``fix`` mode when the file changes, the new
     bytes to write. Never raises for a bad file: every problem becomes
     ``result.error``, a one-line reason. No isolation: :func:`run` and
-    :func:`migrate_isolated` call this in a worker process.
+    :func:`migrate_isolated` do the same in two steps, :func:`precheck` here and
+    the rest in a worker process.
     """
     settled = precheck(path, data, migrator)
     if settled is not None:
@@ -192,7 +196,7 @@ def migrate_data(path: Path, data: bytes, migrator, mode: str) -> Tuple[FileResu
     return _migrate_candidate(path, data, migrator, mode)
 
 
-def _migrate_candidate(path: Path, data: bytes, migrator, mode: str) -> Tuple[FileResult, Optional[bytes]]:
+def _migrate_candidate(path: Path, data: bytes, migrator: Migrator, mode: str) -> Tuple[FileResult, Optional[bytes]]:
     """A file that passed :func:`precheck`: parse, migrate, and produce the new bytes or diff."""
     name = display_path(path)
     result = FileResult(name)
@@ -216,10 +220,10 @@ def _migrate_candidate(path: Path, data: bytes, migrator, mode: str) -> Tuple[Fi
             return result, new_data
         decoded = decode(data)
         outcome = migrator.migrate(decoded.text, str(path))
-        # The codemod's own second prefilter stage may have ruled the file out unparsed.
-        result.parsed = getattr(outcome, "parsed", True)
+        # The migrator may rule the file out unparsed (the codemod's second prefilter stage).
+        result.parsed = outcome.parsed
         result.skipped = not result.parsed
-        result.reports = list(outcome.reports)
+        result.reports = [FileFinding.of(report) for report in outcome.reports]
         if outcome.code != decoded.text:
             encoded = decoded.encode(outcome.code)
             result.changed = True
@@ -253,21 +257,18 @@ def _write(path: Path, data: bytes, snapshot, result: FileResult) -> None:
         result.error_line = 0
         result.changed = False
         for report in result.reports:  # nothing was applied after all: the file is as read
-            if getattr(report, "applied", False):
-                report.applied = False
+            report.applied = False
             _place_as_read(report)
 
 
-def _place_as_read(report) -> None:
+def _place_as_read(report: FileFinding) -> None:
     """Put a finding back where it is in the file as read (fix mode reports positions
     in the fixed code, and every applied fix at line 0)."""
-    as_read = getattr(report, "as_read", None)
-    if not as_read:
+    if not report.as_read:
         return
-    report.line, report.column, report.end_line, report.end_column = as_read
-    file_as_read = getattr(report, "file_as_read", None)
-    if file_as_read:  # a notebook cell's finding: its place in the JSON text too
-        report.file_line, report.file_column = file_as_read
+    report.line, report.column, report.end_line, report.end_column = report.as_read
+    if report.file_as_read:  # a notebook cell's finding: its place in the JSON text too
+        report.file_line, report.file_column = report.file_as_read
 
 
 def default_jobs() -> int:
@@ -295,7 +296,7 @@ def _limit_for(size: int, flat: Optional[float]) -> Optional[float]:
 
 
 def run(
-    paths: Sequence[Path], migrator, mode: str, jobs: Optional[int] = None, timeout: Optional[float] = None, cache=None
+    paths: Sequence[Path], migrator: Migrator, mode: str, jobs: Optional[int] = None, timeout: Optional[float] = None, cache=None
 ) -> Iterator[FileResult]:
     """Results in the order of ``paths``; files the prefilter rules out are never parsed.
 
@@ -311,7 +312,7 @@ def run(
             pool.close()
 
 
-def migrate_isolated(data: bytes, path: Path, migrator, mode: str, timeout: Optional[float] = None) -> Tuple[FileResult, Optional[bytes]]:
+def migrate_isolated(data: bytes, path: Path, migrator: Migrator, mode: str, timeout: Optional[float] = None) -> Tuple[FileResult, Optional[bytes]]:
     """One file's bytes through a worker process, for source that is not on disk (stdin).
 
     Like :func:`migrate_data`: nothing is written, and in ``fix`` mode the
@@ -461,7 +462,7 @@ def _die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="migrate-tpu-parent-watch", daemon=True).start()
 
 
-def _worker_main(conn, migrator, mode: str, parent: int, not_ours: Sequence = ()) -> None:
+def _worker_main(conn, migrator: Migrator, mode: str, parent: int, not_ours: Sequence = ()) -> None:
     # A forked worker inherits the parent's end of its own pipe and of every
     # earlier worker's pipe. Holding them would keep those pipes open after
     # the parent is gone, so no worker would ever see EOF: close them first.
@@ -495,7 +496,7 @@ def _worker_main(conn, migrator, mode: str, parent: int, not_ours: Sequence = ()
         path = Path(task[0])
         if crash_on and path.name == crash_on:
             os.kill(os.getpid(), signal.SIGKILL)
-        payload = migrate_data(path, task[1], migrator, mode)
+        payload = _migrate_candidate(path, task[1], migrator, mode)  # the parent ran precheck
         try:
             conn.send(payload)
         except (EOFError, OSError):
@@ -574,7 +575,7 @@ def _reap(worker: _Worker, grace: float) -> None:
 
 
 class _Pool:
-    def __init__(self, migrator, mode: str, jobs: int, timeout: Optional[float], cache=None) -> None:
+    def __init__(self, migrator: Migrator, mode: str, jobs: int, timeout: Optional[float], cache=None) -> None:
         self.cache = cache
         self.migrator = migrator
         self.mode = mode

@@ -1,12 +1,8 @@
 """Findings and errors for people and machines: text, JSON, GitHub workflow
 annotations, SARIF 2.1.0 and a Markdown summary.
 
-Reports are plain objects with ``rule``, ``message``, ``line``, ``column``,
-``end_line``, ``end_column``, ``safety``, ``applied``, ``fix_title``,
-``suggestion`` and ``edits``; findings in notebooks add ``cell`` (lines then
-count from the cell's first line) and ``file_line``/``file_column`` (the same
-place in the notebook file's JSON text). The engine does not look further into
-them. What the rules are (ids, titles, docs) comes in as plain data
+Findings are the engine's :class:`~migrate_tpu.engine.file_finding.FileFinding`
+records (notebook findings carry their cell and their place in the JSON text). What the rules are (ids, titles, docs) comes in as plain data
 (:class:`RuleInfo`), so this module knows nothing of the codemod.
 """
 
@@ -19,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, IO, List, Optional, Tuple
 
+from migrate_tpu.engine.file_finding import FileFinding
 from migrate_tpu.engine.pipeline import FileResult
 
 
@@ -40,7 +37,7 @@ class RunSummary:
     manual_by_rule: Counter = field(default_factory=Counter)
 
     def add(self, result: FileResult) -> None:
-        self.files += int(getattr(result, "scanned", True))
+        self.files += int(result.scanned)
         self.parsed += int(result.parsed)
         self.skipped += int(result.skipped)
         self.changed += int(result.changed)
@@ -73,8 +70,8 @@ class RunSummary:
         }
 
 
-def location(path: str, report) -> str:
-    cell = getattr(report, "cell", None)
+def location(path: str, report: FileFinding) -> str:
+    cell = report.cell
     where = f"{path}:cell {cell}:" if cell else f"{path}:"
     return f"{where}{report.line}:{report.column}"
 
@@ -97,7 +94,7 @@ def error_line(result: FileResult) -> str:
     return f"{where}: error: {message}"
 
 
-def finding_line(path: str, report) -> str:
+def finding_line(path: str, report: FileFinding) -> str:
     """``path:line:col: ID [*] message``; ``[*]`` marks what ``fix`` fixes with these settings."""
     if report.applied:
         mark = " [*]"
@@ -252,9 +249,9 @@ def _name_hunks(diff: bytes, applied) -> bytes:
     def heading(match) -> bytes:
         start, count = int(match.group(1)), int(match.group(2) if match.group(2) is not None else 1)
         first, last = start, start + max(count, 1) - 1
-        rules = {r.rule for r in applied for a, b in (getattr(r, "change_lines", None) or ()) if a <= last and b >= first}
+        rules = {r.rule for r in applied for a, b in r.change_lines if a <= last and b >= first}
         if not rules:
-            rules = {r.rule for r in applied if getattr(r, "edits_imports", False)}
+            rules = {r.rule for r in applied if r.edits_imports}
         return match.group(0) + (b" " + ", ".join(sorted(rules)).encode("utf-8") if rules else b"")
 
     return _HUNK_HEADER.sub(heading, diff)
@@ -279,12 +276,12 @@ def _header_name(name: bytes) -> bytes:
 _INTERNAL_FIELDS = ("file_line", "file_column", "change_lines", "edits_imports", "as_read", "file_as_read")
 
 
-def finding_record(path: str, report) -> Dict[str, object]:
+def finding_record(path: str, report: FileFinding) -> Dict[str, object]:
     """One finding as JSON-ready data: path, cell (notebooks), then the report's fields."""
-    fields = report.to_dict() if hasattr(report, "to_dict") else dict(vars(report))
+    fields = report.to_dict()
     record: Dict[str, object] = {"path": path}
-    if fields.get("cell") is not None:
-        record["cell"] = fields["cell"]
+    if report.cell is not None:
+        record["cell"] = report.cell
     for key, value in fields.items():
         if key not in record and key not in _INTERNAL_FIELDS and key != "cell":
             record[key] = value
@@ -315,14 +312,14 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def file_position(report) -> Tuple[int, int]:
+def file_position(report: FileFinding) -> Tuple[int, int]:
     """Line and column in the file itself (for notebooks: in the JSON text)."""
-    if getattr(report, "cell", None) is not None and getattr(report, "file_line", None):
-        return report.file_line, getattr(report, "file_column", 1) or 1
+    if report.cell is not None and report.file_line:
+        return report.file_line, report.file_column or 1
     return report.line, report.column
 
 
-def _fix_note(report) -> str:
+def _fix_note(report: FileFinding) -> str:
     if report.applied:
         return " (fixable: migrate-tpu fix)"
     if report.safety == "unsafe":
@@ -337,7 +334,7 @@ def github_report(results: List[FileResult]) -> str:
     for result in results:
         for report in result.reports:
             line, column = file_position(report)
-            cell = getattr(report, "cell", None)
+            cell = report.cell
             where = f"cell {cell}, line {report.line}, col {report.column}: " if cell is not None else ""
             message = f"{where}{report.message}{_fix_note(report)}"
             lines.append(
@@ -386,9 +383,9 @@ def _sarif_region(line: int, column: int, end_line: int = 0, end_column: int = 0
     return region
 
 
-def _sarif_fix(path: str, report) -> Optional[Dict[str, object]]:
-    edits = list(getattr(report, "edits", None) or [])
-    if not edits or getattr(report, "cell", None) is not None:
+def _sarif_fix(path: str, report: FileFinding) -> Optional[Dict[str, object]]:
+    edits = list(report.edits)
+    if not edits or report.cell is not None:
         return None  # notebook edits are in cell coordinates, not the file's
     if any("line" not in edit for edit in edits):
         return None  # an import to add has no fixed place in the file
@@ -417,7 +414,7 @@ def sarif_report(results: List[FileResult], rules: List[RuleInfo], tool_version:
             if report.rule not in known:
                 known[report.rule] = len(rule_list)
                 rule_list.append(RuleInfo(report.rule, report.rule, report.message))
-            cell = getattr(report, "cell", None)
+            cell = report.cell
             if cell is not None:
                 line, column = file_position(report)
                 region = _sarif_region(line, column)

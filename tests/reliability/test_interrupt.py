@@ -211,6 +211,7 @@ def test_a_dying_worker_with_a_single_job(tmp_path):
 
 def test_a_file_changed_during_the_run_is_not_overwritten(tmp_path):
     from migrate_tpu.codemod.migrator import TPUMigrator
+    from migrate_tpu.compose import EngineMigrator
     from migrate_tpu.engine.pipeline import run
 
     root = tmp_path / "tree"
@@ -222,7 +223,7 @@ def test_a_file_changed_during_the_run_is_not_overwritten(tmp_path):
                 Path(path).write_text(GOOD + "# edited by someone else\n")
             return super().migrate(text, path, line_offset)
 
-    results = {Path(r.path).name: r for r in run(paths, EditsTheFileFirst(), "fix", jobs=1)}
+    results = {Path(r.path).name: r for r in run(paths, EngineMigrator(EditsTheFileFirst()), "fix", jobs=1)}
     assert "changed on disk" in (results["m1.py"].error or "")
     assert paths[1].read_text() == GOOD + "# edited by someone else\n"
     assert paths[0].read_text() == MIGRATED and paths[2].read_text() == MIGRATED

@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from types import SimpleNamespace
+from dataclasses import replace
 
+from migrate_tpu.codemod.findings import Report
 from migrate_tpu.codemod.migrator import TPUMigrator
+from migrate_tpu.compose import EngineMigrator
 from migrate_tpu.engine import pipeline
 from migrate_tpu.engine.pipeline import run
 from tests.reliability.conftest import GOOD, write
@@ -26,13 +28,13 @@ class ReportsItsWorker(TPUMigrator):
         outcome = super().migrate(text, path, line_offset)
         if path.endswith("slow.py"):
             time.sleep(10)
-        return SimpleNamespace(code=outcome.code, reports=[os.getpid()])
+        return replace(outcome, reports=[Report("WORKER", str(os.getpid()), 1, 1, 1, 1, "manual", False)])
 
 
 def workers_used(paths, jobs=2):
-    results = list(run(paths, ReportsItsWorker(), "check", jobs=jobs))
+    results = list(run(paths, EngineMigrator(ReportsItsWorker()), "check", jobs=jobs))
     assert all(not result.failed for result in results), [result.error for result in results]
-    return {pid for result in results for pid in result.reports}
+    return {int(report.message) for result in results for report in result.reports}
 
 
 def test_a_handful_of_files_is_served_by_one_worker(tmp_path, monkeypatch):

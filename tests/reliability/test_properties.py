@@ -133,9 +133,10 @@ def test_generated_programs_migrate_to_stable_parsing_code(source):
 @given(tf_programs())
 def test_the_engine_writes_what_the_codemod_gives(source):
     from migrate_tpu.codemod.migrator import TPUMigrator
+    from migrate_tpu.compose import EngineMigrator
 
     data = source.encode()
-    result, new_data = migrate_data(Path("generated.py"), data, TPUMigrator(), "fix")
+    result, new_data = migrate_data(Path("generated.py"), data, EngineMigrator(TPUMigrator()), "fix")
     assert result.error is None, result.error
     expected = fix(source)
     assert (new_data or data) == expected.encode()

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from migrate_tpu.codemod.migrator import TPUMigrator
+from migrate_tpu.compose import EngineMigrator
 from migrate_tpu.engine.discover import discover
 from migrate_tpu.engine.pipeline import run
 
@@ -82,7 +83,7 @@ def test_codemod_over_a_sample_of_the_standard_library():
     sample = _sample()
     assert len(sample) > SAMPLE // 2
     before = {path: path.read_bytes() for path in sample}
-    results = list(run(sample, EveryFile(), "check", jobs=2))
+    results = list(run(sample, EngineMigrator(EveryFile()), "check", jobs=2))
     assert len(results) == len(sample)
     failed = [f"{r.path}: {r.error}" for r in results if r.failed]
     assert failed == []

@@ -10,9 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from migrate_tpu.codemod.migrator import TPUMigrator
+from migrate_tpu.compose import EngineMigrator
 from migrate_tpu.engine.notebook import migrate_notebook
 
-MIGRATOR = TPUMigrator()
+MIGRATOR = EngineMigrator(TPUMigrator())
 
 LINES = [
     "import tensorflow as tf",
