@@ -561,3 +561,89 @@ def test_a_guard_read_from_another_module_of_the_tree_is_seen(tmp_path):
         "    if compat.TF_MINOR < 2:\n        out = strategy.experimental_run_v2(f, args=(x,))\n    else:\n        out = strategy.run(f, args=(x,))\n",
         "    out = strategy.run(f, args=(x,))\n",
     )
+
+
+# -- more spellings: a tuple of prefixes, fallbacks in expressions, a test of a whole namespace ---
+
+
+@pytest.mark.parametrize("form", ["if-else", "early-return", "conditional-expression"])
+def test_startswith_a_tuple_of_prefixes_is_decided(form):
+    test = "tf.__version__.startswith(('2.0', '2.1'))"
+    body = {
+        "if-else": f"    if {test}:\n        out = {OLD_RUN}\n    else:\n        out = {NEW_RUN}\n    return out\n",
+        "early-return": f"    if {test}:\n        return {OLD_RUN}\n    return {NEW_RUN}\n",
+        "conditional-expression": f"    return ({OLD_RUN} if {test} else {NEW_RUN})\n",
+    }[form]
+    source = HEADER + "@tf.function\ndef step(x):\n" + body
+    outcome = _fix(source)
+    assert [(r.rule, r.line, r.safety) for r in migrate(source, Options(mode="check")).reports] == [("TPU601", 6, "safe")]
+    assert [(r.rule, r.applied) for r in outcome.reports] == [("TPU601", True)]
+    assert NEW_RUN in outcome.code and OLD_RUN not in outcome.code and "startswith" not in outcome.code
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # The fallback of a getattr default: what older TensorFlow reads when the new name is missing.
+        "run = getattr(strategy, 'run', strategy.experimental_run_v2)",
+        "run = getattr(strategy, 'run', None) or strategy.experimental_run_v2",
+        "run = getattr(strategy, 'run', False) or strategy.experimental_run_v2",
+    ],
+)
+def test_a_getattr_fallback_keeps_its_legacy_side(line):
+    legacy_column = line.index("experimental_run_v2") + 1
+    source = HEADER + line + "\n"
+    outcome = _fix(source)
+    assert outcome.code == source  # before: rewritten into `getattr(strategy, 'run', strategy.run)`
+    checked = migrate(source, Options(mode="check")).reports
+    assert [(r.rule, r.line, r.column, r.safety) for r in checked] == [("TPU101", 4, legacy_column, "manual")]
+    assert "left as is: this code serves older TensorFlow under the guard `getattr(strategy, 'run'" in checked[0].message
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "TPUStrategy = getattr(tf.distribute, 'TPUStrategy', tf.distribute.experimental.TPUStrategy)",
+        "TPUStrategy = getattr(tf.distribute, 'TPUStrategy', None) or tf.distribute.experimental.TPUStrategy",
+    ],
+)
+def test_a_getattr_fallback_to_a_moved_class_is_noted_with_its_guard(line):
+    source = "import tensorflow as tf\n" + line + "\n"
+    outcome = _fix(source)
+    assert outcome.code == source
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU103", 2, "manual")]
+    assert "under the guard `getattr(tf.distribute, 'TPUStrategy'" in outcome.reports[0].message
+
+
+def test_a_getattr_whose_fallback_is_the_new_name_is_no_guard():
+    # The old name looked up, the new one the fallback: nothing here serves older TensorFlow only.
+    source = HEADER + "run = getattr(strategy, 'experimental_run_v2', strategy.run)\n"
+    outcome = migrate(source, Options(mode="check"))
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU101", 4, "manual")]
+    assert "looked up by name" in outcome.reports[0].message and "under the guard" not in outcome.reports[0].message
+
+
+@pytest.mark.parametrize(
+    "test, legacy_line",
+    [
+        ("hasattr(tf.keras.mixed_precision, 'experimental')", 5),
+        ("not hasattr(tf.keras.mixed_precision, 'experimental')", 7),
+    ],
+)
+def test_a_feature_test_of_an_experimental_namespace_keeps_both_branches(test, legacy_line):
+    # True on TF 2.4 too (the namespace went in 2.9): never collapsed, and its experimental
+    # branch is not rewritten into a copy of the other.
+    old, new = "tf.keras.mixed_precision.experimental.Policy('mixed_bfloat16')", "tf.keras.mixed_precision.Policy('mixed_bfloat16')"
+    first, second = (old, new) if legacy_line == 5 else (new, old)
+    source = HEADER + f"if {test}:\n    policy = {first}\nelse:\n    policy = {second}\n"
+    outcome = _fix(source)
+    assert outcome.code == source
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU402", legacy_line, "manual")]
+    assert f"under the guard `if {test}`" in outcome.reports[0].message
+
+
+def test_a_namespace_with_no_moved_experimental_names_is_no_feature_test():
+    # `tf.train` holds no name of the tables' new side, yet testing for it says nothing of a release.
+    source = HEADER + f"if hasattr(tf, 'train'):\n    out = {OLD_RUN}\n"
+    outcome = _fix(source, select=("TPU101",))
+    assert outcome.code == HEADER + f"if hasattr(tf, 'train'):\n    out = {NEW_RUN}\n"

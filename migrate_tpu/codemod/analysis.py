@@ -163,7 +163,7 @@ class Analysis(cst.CSTVisitor):
         from migrate_tpu.codemod.version_guards import confine, find_guards
 
         self._walk(self.module)
-        if self.branch_points:
+        if self.branch_points or "getattr" in self.calls_by_name:  # ``getattr(s, "run", fallback)`` too
             self.guards = find_guards(self)
         findings: List[Finding] = []
         for rule in self.rules:
@@ -448,6 +448,12 @@ class Analysis(cst.CSTVisitor):
         self.remember(node)
         self.branch_points.append((node, self.scope))
 
+    def _note_or(self, node: cst.BooleanOperation) -> None:
+        # ``getattr(s, "run", None) or s.experimental_run_v2``: a fallback, one of the guards.
+        left = node.left
+        if isinstance(node.operator, cst.Or) and isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "getattr":
+            self._note_branch_point(node)
+
     def _note_call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Name):
@@ -549,4 +555,5 @@ _BINDERS = {
     cst.If: Analysis._note_branch_point,
     cst.IfExp: Analysis._note_branch_point,
     cst.Try: Analysis._note_branch_point,
+    cst.BooleanOperation: Analysis._note_or,
 }

@@ -345,7 +345,9 @@ class _Evaluator:
         args = [self.value(arg.value, scope, depth) for arg in call.args]
         if isinstance(func, cst.Attribute) and func.attr.value in _STRING_METHODS:
             receiver = self.value(func.value, scope, depth)
-            if isinstance(receiver, str) and all(isinstance(a, (str, int)) for a in args):
+            # ``startswith(("2.0", "2.1"))`` takes a tuple of prefixes.
+            plain = lambda a: isinstance(a, (str, int)) or (isinstance(a, tuple) and all(isinstance(p, str) for p in a))
+            if isinstance(receiver, str) and all(plain(a) for a in args):
                 return getattr(receiver, func.attr.value)(*args)
         raise _Undecided
 
@@ -474,12 +476,17 @@ def evaluate(test: cst.BaseExpression, scope, version: str) -> Tuple[bool, List[
 
 
 @functools.lru_cache(maxsize=1)
-def _moved_names() -> Tuple[Dict[str, str], Dict[str, str]]:
-    """(full names, method names) -> "old"/"new", from the catalogue's rename tables."""
+def _moved_names() -> Tuple[Dict[str, str], Dict[str, str], Dict[str, str]]:
+    """(full names, method names, namespaces) -> "old"/"new", from the catalogue's rename tables.
+
+    An ``experimental`` namespace (``tensorflow.keras.mixed_precision.experimental``) takes the
+    role of the names under it when they all agree: ``hasattr(tf.keras.mixed_precision, "experimental")``
+    tests for the old API as surely as a test for one of its members."""
     from migrate_tpu.codemod.rule import all_rules
 
     full: Dict[str, str] = {}
     methods: Dict[str, str] = {}
+    under: Dict[str, set] = {}
     for rule_class in all_rules():
         kind = getattr(rule_class, "kind", None)
         for entry in getattr(rule_class, "entries", ()):
@@ -490,14 +497,24 @@ def _moved_names() -> Tuple[Dict[str, str], Dict[str, str]]:
             for name, role in names:
                 if name:
                     (methods if kind == "method" or "." not in name else full).setdefault(name, role)
-    return full, methods
+                    if kind != "method" and name.startswith("tensorflow."):
+                        parts = name.split(".")
+                        for end in range(2, len(parts)):
+                            under.setdefault(".".join(parts[:end]), set()).add(role)
+    # Only the ``experimental`` namespaces the tables move names out of: a namespace such as
+    # ``tf.train`` is no test of a release merely because no new name of ours lives there.
+    namespaces = {
+        name: roles.pop() for name, roles in under.items() if len(roles) == 1 and name not in full and name.endswith(".experimental")
+    }
+    return full, methods, namespaces
 
 
 def _feature_role(receiver: cst.BaseExpression, attribute: str, scope) -> Optional[str]:
-    full, methods = _moved_names()
+    full, methods, namespaces = _moved_names()
     owner = qualified_name(receiver, scope)
     if owner is not None:
-        role = full.get(canonical(f"{owner}.{attribute}"))
+        dotted = canonical(f"{owner}.{attribute}")
+        role = full.get(dotted) or namespaces.get(dotted)
         if role is not None:
             return role
     return methods.get(attribute)
@@ -567,6 +584,24 @@ def _feature_test(test: cst.BaseExpression, scope, depth: int = 0) -> Optional[b
     return not true_is_old if negate else true_is_old
 
 
+def _getattr_fallback(call: cst.Call, scope, default_only: bool = True) -> Optional[cst.BaseExpression]:
+    """For ``getattr(x, NEW, fallback)`` with ``NEW`` a name the target has and older
+    TensorFlow lacks: the fallback, which serves older TensorFlow (``getattr(tf.distribute,
+    "TPUStrategy", tf.distribute.experimental.TPUStrategy)``). With ``default_only`` False,
+    also ``getattr(x, NEW, None)`` (the left of ``... or fallback``): its own call is returned."""
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "getattr"):
+        return None
+    if lookup(scope, "getattr") is not None or len(call.args) != 3 or any(a.keyword or a.star for a in call.args):
+        return None
+    name = call.args[1].value
+    if not isinstance(name, cst.SimpleString) or _feature_role(call.args[0].value, name.evaluated_value, scope) != "new":
+        return None
+    fallback = call.args[2].value
+    if isinstance(fallback, cst.Name) and fallback.value in ("None", "False"):
+        return None if default_only else call
+    return fallback if default_only else None
+
+
 def _is_dir_call(expr: cst.BaseExpression, scope) -> bool:
     return (
         isinstance(expr, cst.Call)
@@ -586,6 +621,11 @@ def _header(module: cst.Module, node) -> str:
         return "if " + module.code_for_node(node.test).strip()
     if isinstance(node, cst.IfExp):
         return "... if " + module.code_for_node(node.test).strip() + " else ..."
+    if isinstance(node, cst.BooleanOperation):
+        return module.code_for_node(node.left).strip() + " or ..."
+    if isinstance(node, cst.Call):
+        receiver, name = (module.code_for_node(arg.value).strip() for arg in node.args[:2])
+        return f"getattr({receiver}, {name}, ...)"
     caught = dict.fromkeys(name for handler in node.handlers for name in _fallback_errors(handler))
     return "try/except " + "/".join(caught)
 
@@ -605,7 +645,15 @@ def find_guards(analysis) -> List["Guard"]:
     older_versions = OLDER_VERSIONS.get(analysis.target, OLDER_VERSIONS["2.4"])
     module = analysis.module
     reads_memo: Dict[int, bool] = {}
+    for node, scope in analysis.calls_by_name.get("getattr", ()):
+        legacy = _getattr_fallback(node, scope)
+        if legacy is not None:
+            guards.append(Guard(node, _header(module, node), "feature", legacy=[legacy]))
     for node, scope in analysis.branch_points:
+        if isinstance(node, cst.BooleanOperation):
+            if _getattr_fallback(node.left, scope, default_only=False) is not None:
+                guards.append(Guard(node, _header(module, node), "feature", legacy=[node.right]))
+            continue
         if isinstance(node, cst.Try):
             fallbacks = [h.body for h in node.handlers if _fallback_errors(h)]
             if fallbacks:
