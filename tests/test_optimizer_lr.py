@@ -1,10 +1,11 @@
 """TPU405 on every optimizer that honours `lr=`: Keras, TensorFlow Addons and the tree's own.
 
-Facts behind the cases: Addons' source of December 2020 (`LazyAdam`, `AdamW`, `SGDW` pass
-`**kwargs` to Keras `Adam`/`SGD`; `RectifiedAdam`, `LAMB`, `NovoGrad`, `Yogi`,
-`ProximalAdagrad` read `kwargs.get("lr", learning_rate)`; `Lookahead`, `MovingAverage`, `SWA`
-wrap an optimizer and have no rate of their own; `ConditionalGradient` requires
-`learning_rate`). A subclass without `__init__` and one passing `**kwargs` on keep `lr`
+Facts behind the cases (``optimizers.ADDONS_OPTIMIZERS`` says where each comes from: run on
+TF 2.4.1 with tensorflow-addons 0.12.1, or read in the 0.23.0 source): `LazyAdam`, `AdamW`,
+`SGDW` pass `**kwargs` to Keras `Adam`/`SGD`; `RectifiedAdam`, `LAMB`, `NovoGrad`, `Yogi`,
+`ProximalAdagrad`, `AdaBelief` read `kwargs.get("lr", learning_rate)`; `Lookahead`,
+`MovingAverage`, `SWA` wrap an optimizer and drop `lr` (the wrapped rate stays, and
+`learning_rate=` is refused); `ConditionalGradient` requires `learning_rate`). A subclass without `__init__` and one passing `**kwargs` on keep `lr`
 on TF 2.4.1 (checked on the real interpreter).
 """
 
@@ -29,7 +30,7 @@ def _fix(source, **options):
     return outcome
 
 
-ADDONS = ["LazyAdam", "RectifiedAdam", "LAMB", "NovoGrad", "Yogi", "ProximalAdagrad"]
+ADDONS = ["LazyAdam", "RectifiedAdam", "LAMB", "NovoGrad", "Yogi", "ProximalAdagrad", "AdaBelief"]
 
 
 @pytest.mark.parametrize("name", ADDONS)
@@ -82,14 +83,90 @@ def test_a_wrapper_is_left_alone_and_the_optimizer_it_wraps_is_fixed():
     [
         "tfa.optimizers.Lookahead(inner, lr=1e-3)",  # a wrapper has no rate of its own
         "tfa.optimizers.MovingAverage(inner, lr=1e-3)",
-        "tfa.optimizers.ConditionalGradient(lr=1e-3)",  # requires learning_rate: lr= alone never ran
-        "tfa.layers.WeightNormalization(layer, lr=1e-3)",
+        "tfa.optimizers.SWA(inner, lr=1e-3)",
+        "tfa.optimizers.MultiOptimizer(pairs, lr=1e-3)",
+        "tfa.optimizers.COCOB(lr=1e-3)",
     ],
 )
-def test_addons_classes_that_never_honoured_lr_are_left_alone(call):
+def test_lr_on_an_addons_wrapper_is_reported_not_renamed(call):
+    # Silently dropped already on TF 2.4.1 (the wrapped optimizer's rate stays); `learning_rate=`
+    # would raise TypeError there, so no rename: a note on the line.
     source = TFA + f"opt = {call}\n"
     outcome = _fix(source)
+    assert outcome.code == source
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU405", 3, "manual")]
+    name = call.split("(")[0]
+    assert f"`lr=` has no effect on `{name}`" in outcome.reports[0].message
+
+
+def test_conditional_gradient_requires_learning_rate():
+    source = TFA + "opt = tfa.optimizers.ConditionalGradient(lr=1e-3)\n"
+    outcome = _fix(source)
+    assert outcome.code == source  # it never ran: `learning_rate` has no default
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU405", 3, "manual")]
+    assert "requires `learning_rate`" in outcome.reports[0].message
+    # Given both, `lr` wins (it reads `kwargs.get("lr", learning_rate)`): the usual note.
+    source = TFA + "opt = tfa.optimizers.ConditionalGradient(0.1, lr=1e-3)\n"
+    assert "`lr=` wins" in _fix(source).reports[0].message
+
+
+def test_other_addons_classes_are_left_alone():
+    source = TFA + "layer = tfa.layers.WeightNormalization(layer, lr=1e-3)\n"
+    outcome = _fix(source)
     assert outcome.code == source and outcome.reports == []
+
+
+def test_the_issue_19_case_both_lines_are_fixed():
+    source = TFA + "a = tfa.optimizers.LazyAdam(lr=1e-3)\nb = tf.keras.optimizers.Adam(lr=1e-3)\n"
+    checked = migrate(source, Options(mode="check", select=("TPU405",)))
+    assert [(r.rule, r.line, r.column, r.safety) for r in checked.reports] == [("TPU405", 3, 5, "safe"), ("TPU405", 4, 5, "safe")]
+    assert _fix(source).code == source.replace("lr=", "learning_rate=")
+
+
+@pytest.mark.parametrize(
+    "prelude, callee",
+    [
+        ("AdamW = tfa.optimizers.extend_with_decoupled_weight_decay(tf.keras.optimizers.Adam)\n", "AdamW"),
+        (
+            "from tensorflow_addons.optimizers import extend_with_decoupled_weight_decay\n"
+            "RAdamW = extend_with_decoupled_weight_decay(tfa.optimizers.RectifiedAdam)\n",
+            "RAdamW",
+        ),
+        ("", "tfa.optimizers.extend_with_decoupled_weight_decay(tf.keras.optimizers.SGD)"),
+    ],
+    ids=["keras-base", "addons-base", "called-at-once"],
+)
+def test_a_class_made_by_extend_with_decoupled_weight_decay(prelude, callee):
+    # Checked on TF 2.4.1 with Addons 0.12.1: `(1e-4, lr=0.123)` and `(1e-4, learning_rate=0.123)`
+    # both train at 0.123.
+    source = TFA + prelude + f"opt = {callee}(1e-4, lr=1e-3)\n"
+    outcome = _fix(source)
+    assert outcome.code == TFA + prelude + f"opt = {callee}(1e-4, learning_rate=1e-3)\n"
+    assert [(r.rule, r.safety, r.applied) for r in outcome.reports] == [("TPU405", "safe", True)]
+    # A factory of something else is not followed.
+    other = TFA + "Mine = make_class(tf.keras.optimizers.Adam)\nopt = Mine(1e-4, lr=1e-3)\n"
+    assert _fix(other).reports == []
+
+
+def test_a_subclass_of_a_wrapper_is_reported_like_it():
+    source = TFA + "class Ranger(tfa.optimizers.Lookahead):\n    pass\n\nopt = Ranger(inner, lr=0.1)\n"
+    outcome = _fix(source)
+    assert outcome.code == source
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU405", 6, "manual")]
+    assert "`lr=` has no effect on `Ranger`" in outcome.reports[0].message
+
+
+def test_every_library_optimizer_says_where_its_fact_comes_from():
+    from migrate_tpu.codemod.optimizers import ADDONS_OPTIMIZERS, KNOWN
+
+    assert len({entry.name for entry in ADDONS_OPTIMIZERS}) == len(ADDONS_OPTIMIZERS)
+    for entry in ADDONS_OPTIMIZERS:
+        assert entry.treats_lr in ("passes", "reads", "ignores", "requires")
+        assert entry.source.startswith("tensorflow-addons 0."), entry.name
+        assert (entry.keras_base != "") == (entry.treats_lr == "passes"), entry.name
+        assert (entry.position is None) == (entry.treats_lr == "ignores"), entry.name
+        for module in entry.modules:
+            assert KNOWN[f"{module}.{entry.name.rpartition('.')[2]}"].name == entry.name
 
 
 def test_a_subclass_from_the_tree_is_followed_through_its_bases():
@@ -213,3 +290,18 @@ def test_a_pass_through_init_is_an_unsafe_rename_not_silence(init):
     assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU405", 6, "unsafe")]
     assert "passes `learning_rate` through its `**kwargs` instead" in outcome.reports[0].message
     assert _fix(source, unsafe_fixes=True).code.endswith("opt = Mine(learning_rate=0.1)\n")
+
+
+def test_a_class_made_by_the_factory_in_another_module_is_followed(tmp_path):
+    (tmp_path / "optim.py").write_text(
+        TFA + "AdamW = tfa.optimizers.extend_with_decoupled_weight_decay(tf.keras.optimizers.Adam)\n"
+        "class Ranger(tfa.optimizers.Lookahead):\n    pass\n"
+    )
+    (tmp_path / "train.py").write_text(TF + "from optim import AdamW, Ranger\n\na = AdamW(1e-4, lr=1e-3)\nb = Ranger(a, lr=0.1)\n")
+    findings = json.loads(_cli(tmp_path, "check", "--format", "json").stdout)["findings"]
+    assert [(f["path"].rsplit("/", 1)[-1], f["rule"], f["line"], f["safety"]) for f in findings] == [
+        ("train.py", "TPU405", 4, "safe"),
+        ("train.py", "TPU405", 5, "manual"),
+    ]
+    _cli(tmp_path, "fix")
+    assert (tmp_path / "train.py").read_text().endswith("a = AdamW(1e-4, learning_rate=1e-3)\nb = Ranger(a, lr=0.1)\n")

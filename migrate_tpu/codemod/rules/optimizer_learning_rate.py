@@ -24,9 +24,12 @@ class OptimizerLearningRate(Rule):
 Renames the `lr=` keyword of `tf.keras.optimizers.*` constructors (`SGD`,
 `Adam`, `RMSprop`, ...) to `learning_rate=`, and of their subclasses: those of
 TensorFlow Addons (`tfa.optimizers.LazyAdam`, `AdamW`, `SGDW`, `RectifiedAdam`,
-`LAMB`, `NovoGrad`, `Yogi`, `ProximalAdagrad`) and the tree's own, followed
-through their bases across the tree's modules. With `--target latest` it also
-reports `decay=` on Keras optimizers.
+`LAMB`, `NovoGrad`, `Yogi`, `ProximalAdagrad`, `AdaBelief`, and classes made by
+`extend_with_decoupled_weight_decay`) and the tree's own, followed through their
+bases across the tree's modules. `lr=` on an Addons wrapper (`Lookahead`,
+`MovingAverage`, `SWA`, `MultiOptimizer`, `COCOB`), which drops it, and on
+`ConditionalGradient`, which requires `learning_rate`, is reported. With
+`--target latest` it also reports `decay=` on Keras optimizers.
 """
     why = """
 `lr` has been a deprecated alias since TF 2.0. The optimizers rewritten in
@@ -78,6 +81,23 @@ decoupled = tfa.optimizers.AdamW(1e-4, learning_rate=1e-3)
             expected=(
                 Expected("safe", 3, 13, "`lr=` is a deprecated alias of `learning_rate=` (`tfa.optimizers.LazyAdam` passes it on to Keras `Adam`); optimizers since Keras 2.11 ignore it"),
                 Expected("safe", 4, 13, "`lr=` is a deprecated alias of `learning_rate=` (`tfa.optimizers.AdamW` passes it on to Keras `Adam`); optimizers since Keras 2.11 ignore it"),
+            ),
+        ),
+        # A wrapper drops `lr` (TF 2.4.1, Addons 0.12.1) and refuses `learning_rate`: reported only.
+        tf_example(
+            before="""\
+import tensorflow_addons as tfa
+
+optimizer = tfa.optimizers.Lookahead(tf.keras.optimizers.Adam(1e-3), lr=1e-3)
+""",
+            expected=(
+                Expected(
+                    "manual",
+                    3,
+                    13,
+                    "`lr=` has no effect on `tfa.optimizers.Lookahead`: it has no learning rate of its own and drops it "
+                    "(`learning_rate=` would be refused); set the rate on the optimizer it wraps and remove `lr=`",
+                ),
             ),
         ),
         tf_example(
@@ -195,6 +215,16 @@ optimizer = tf.keras.optimizers.SGD(0.1, lr=0.2)
         return self.findings
 
     def _rename_lr(self, call: cst.Call, optimizer: OptimizerClass, keywords, analysis: Analysis) -> None:
+        if optimizer.kind == "ignores":
+            # Checked on TF 2.4.1 with Addons 0.12.1: the rate stays the wrapped optimizer's, and
+            # ``learning_rate=`` is refused ("Unexpected keyword argument"): no rename can help.
+            self.report(
+                call,
+                f"`lr=` has no effect on `{optimizer.name}`: it has no learning rate of its own and drops it "
+                "(`learning_rate=` would be refused); set the rate on the optimizer it wraps and remove `lr=`",
+                analysis=analysis,
+            )
+            return
         positional = [arg for arg in call.args if arg.keyword is None]
         # ``learning_rate`` given by position: an argument at its index, or ``*args`` before it.
         by_position = optimizer.position is not None and (
@@ -222,6 +252,16 @@ optimizer = tf.keras.optimizers.SGD(0.1, lr=0.2)
                 ]
             )
 
+        if optimizer.kind == "requires":
+            # ``ConditionalGradient(lr=0.1)``: ``learning_rate`` has no default, so it never ran.
+            self.report(
+                call,
+                f"`{optimizer.name}` requires `learning_rate`: with `lr=` alone it raises `TypeError`; "
+                "give the rate as `learning_rate=`",
+                analysis=analysis,
+            )
+            return
+
         change = [Change(call, rename)]
         title = "Rename `lr=` to `learning_rate=`"
         if optimizer.kind == "keras":
@@ -230,6 +270,8 @@ optimizer = tf.keras.optimizers.SGD(0.1, lr=0.2)
         elif optimizer.kind in ("library", "inherited"):
             if optimizer.kind == "inherited":
                 how = f"`{optimizer.name}` inherits its constructor from `{optimizer.base}`"
+            elif "." in optimizer.base:
+                how = f"`{optimizer.name}` passes it on to `{optimizer.base}`"
             elif optimizer.base:
                 how = f"`{optimizer.name}` passes it on to Keras `{optimizer.base}`"
             else:
