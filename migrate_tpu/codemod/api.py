@@ -97,16 +97,18 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
     if not doctests.may_hold_examples(source):
         return outcome
 
-    def migrate_snippet(snippet: str, select: Optional[Tuple[str, ...]]) -> Tuple[List[Report], str]:
-        """The findings on ``snippet`` and its fixed code (with only the ``select`` rules' fixes)."""
+    def migrate_snippet(snippet: str, select: Optional[Tuple[str, ...]], ignore: Tuple[str, ...] = ()) -> Tuple[List[Report], str]:
+        """The findings on ``snippet`` and its fixed code (with only the ``select`` rules' fixes),
+        the ``ignore`` rules left out."""
         # ``check`` places every finding (and marks those a fix would apply); ``fix`` makes the code.
         if select is not None:
             narrowed = replace(options, mode="fix", want_edits=False, select=select or ("NONE",))
             return [], _migrate_code(snippet, narrowed, lookup=lookup, path=path).code
-        checked = _migrate_code(snippet, replace(options, mode="check", want_edits=False), lookup=lookup, path=path)
+        base = replace(options, ignore=tuple(options.ignore) + tuple(ignore)) if ignore else options
+        checked = _migrate_code(snippet, replace(base, mode="check", want_edits=False), lookup=lookup, path=path)
         if not any(r.applied for r in checked.reports):
             return checked.reports, snippet
-        return checked.reports, _migrate_code(snippet, replace(options, mode="fix", want_edits=False), lookup=lookup, path=path).code
+        return checked.reports, _migrate_code(snippet, replace(base, mode="fix", want_edits=False), lookup=lookup, path=path).code
 
     edits, reports = doctests.migrate_doctests(source, migrate_snippet)
     if not reports:

@@ -1,5 +1,8 @@
-"""Moved APIs in doctests: the ``>>>``/``...`` lines of docstrings, and their fenced
-Python code blocks (```` ```python ````, as TensorFlow's own docstrings show code).
+"""Moved APIs in doctests: the ``>>>``/``...`` lines of docstrings (and of the strings of a
+module's ``__test__`` dict, which ``doctest`` runs too), their fenced Python code blocks
+(```` ```python ````, as TensorFlow's own docstrings show code) and their reStructuredText
+code blocks (``.. code-block:: python`` and literal blocks after ``::``, as Sphinx shows
+code; a block that does not compile as Python is not read).
 
 People keep the examples in their docstrings up to date (``>>> strategy.run(...)``),
 so the same rules look at them. The examples of one docstring are one program
@@ -29,6 +32,7 @@ _PROMPT = re.compile(r"^(\s*)(>>>|\.\.\.)( |$)")
 # A Markdown code fence (```python): its lines are code too, as the docs of TensorFlow write them.
 _FENCE = re.compile(r"^(\s*)(?:```|~~~)\s*([\w+-]*)\s*$")
 _PYTHON_FENCES = frozenset({"", "python", "py", "python3"})
+_COLLAPSE = "TPU601"  # the version-guard collapse: it removes lines, so it never fits back
 NOTE = "; in a doctest: fix it by hand (the fix does not fit back line by line)"
 _ESCAPED = "; in a doctest: fix it by hand (the line holds the string's quotes or a backslash escape)"
 
@@ -53,8 +57,8 @@ class DoctestEdit:
 
 
 def may_hold_examples(source: str) -> bool:
-    """Whether ``source`` may have a doctest or a fenced code block at all (cheap)."""
-    return ">>>" in source or "```" in source or "~~~" in source
+    """Whether ``source`` may have a doctest or a code block at all (cheap)."""
+    return ">>>" in source or "```" in source or "~~~" in source or ("::" in source and _REST_BLOCK.search(source) is not None)
 
 
 def _docstrings(tree: ast.Module):
@@ -64,6 +68,13 @@ def _docstrings(tree: ast.Module):
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             if isinstance(body[0].value.value, str):
                 yield body[0].value
+    # ``__test__ = {"name": """>>> ..."""}``: doctest runs these strings as it runs docstrings.
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Dict):
+            if any(isinstance(t, ast.Name) and t.id == "__test__" for t in statement.targets):
+                for value in statement.value.values:
+                    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                        yield value
 
 
 def _examples(string: ast.Constant, lines: List[str]) -> List[List[_Line]]:
@@ -79,6 +90,7 @@ def _examples(string: ast.Constant, lines: List[str]) -> List[List[_Line]]:
     examples: List[List[_Line]] = []
     current: Optional[List[_Line]] = None
     fence: Optional[_Fence] = None
+    block: Optional[_Block] = None  # a reStructuredText code block being read
     for index in range(first, last + 1):
         text = lines[index].rstrip("\r\n")
         begin = start_column if index == first else 0
@@ -87,6 +99,29 @@ def _examples(string: ast.Constant, lines: List[str]) -> List[List[_Line]]:
         editable = first < index < last and (raw or "\\" not in text)
         if index == last:
             segment = segment.split(quote.group(1))[0]
+        if block is not None:
+            if not segment.strip():
+                if block.lines:
+                    block.lines.append(_Line(index + 1, text, "", editable=False))
+                continue
+            indent = len(segment) - len(segment.lstrip())
+            if indent > block.indent and not (not block.lines and _OPTION.match(segment)):
+                if block.code_indent is None:
+                    block.code_indent = indent
+                if indent >= block.code_indent and _PROMPT.match(segment) is None:
+                    cut = begin + block.code_indent
+                    block.lines.append(_Line(index + 1, text[:cut], text[cut:], editable))
+                    continue
+                # A doctest in the block (its prompts say what is code) or a ragged block: not
+                # read as one program; the line is read as any other line below.
+                block = None
+            elif not block.lines or indent > block.indent:
+                continue  # the directive's options
+            else:
+                while block.lines and not block.lines[-1].code:
+                    block.lines.pop()
+                examples.append(block.lines)
+                block = None
         marker = _FENCE.match(segment)
         if marker is not None:
             current = None
@@ -112,6 +147,11 @@ def _examples(string: ast.Constant, lines: List[str]) -> List[List[_Line]]:
                 continue
         if match is None:
             current = None
+            directive = _CODE_BLOCK.match(segment)
+            if directive is not None and (directive.group(2) is None or directive.group(2).lower() in _PYTHON_FENCES):
+                block = _Block(len(directive.group(1)))
+            elif directive is None and segment.rstrip().endswith("::") and not segment.lstrip().startswith(".."):
+                block = _Block(len(segment) - len(segment.lstrip()))
             continue
         prompt = match.group(2)
         if prompt == "..." and current is None:
@@ -123,7 +163,28 @@ def _examples(string: ast.Constant, lines: List[str]) -> List[List[_Line]]:
             examples.append(current)
         else:
             current.append(line)
-    return examples
+    if block is not None and block.lines:
+        while block.lines and not block.lines[-1].code:
+            block.lines.pop()
+        examples.append(block.lines)
+    return [example for example in examples if example]
+
+
+# ``.. code-block:: python`` (also ``code``, ``sourcecode``); a paragraph ending in ``::``
+# starts a literal block, which is read when it compiles.
+_CODE_BLOCK = re.compile(r"^(\s*)\.\.\s+(?:code-block|code|sourcecode)::(?:\s+([\w+-]+))?\s*$")
+_OPTION = re.compile(r"^\s*:[\w-]+:")
+# Cheaply: a line ending in ``::`` or a code directive (not a slice such as ``x[::2]``).
+_REST_BLOCK = re.compile(r"::[ \t]*\r?$|\.\.\s+(?:code-block|code|sourcecode)::", re.M)
+
+
+@dataclass
+class _Block:
+    """A reStructuredText code block being read: the directive's indentation, the code's, its lines."""
+
+    indent: int
+    code_indent: Optional[int] = None
+    lines: List[_Line] = field(default_factory=list)
 
 
 @dataclass
@@ -158,8 +219,9 @@ def _compiles(text: str) -> bool:
 
 
 def migrate_doctests(source: str, migrate_code: Callable) -> Tuple[List[DoctestEdit], List[Report]]:
-    """The edits and reports for the doctests of ``source``. ``migrate_code(snippet, select)`` runs
-    the rules: (findings, fixed code) with ``select`` None, else the code fixed by those rules only."""
+    """The edits and reports for the doctests of ``source``. ``migrate_code(snippet, select, ignore=())``
+    runs the rules (less ``ignore``): (findings, fixed code) with ``select`` None, else the code
+    fixed by those rules only."""
     if not may_hold_examples(source):
         return [], []
     try:
@@ -190,6 +252,16 @@ def migrate_doctests(source: str, migrate_code: Callable) -> Tuple[List[DoctestE
         if not found:
             continue
         fitting = _fitting_rules(snippet, code, body, found, migrate_code)
+        if any(r.rule == _COLLAPSE and r.applied for r in found) and _COLLAPSE not in fitting:
+            # The collapse is left to a person, so the branch it would remove stays: what its own
+            # findings say (notes naming the guard) is reported on their lines, as in code.
+            seen = {(r.rule, r.line, r.column) for r in found}
+            kept = migrate_code(snippet, None, (_COLLAPSE,))[0]
+            found += [
+                r for r in kept
+                if not r.applied and (r.rule, r.line, r.column) not in seen and 0 < r.line <= len(body) and snippet_lines[r.line - 1] is not None
+            ]
+            found.sort(key=lambda r: (r.line, r.column, r.rule))
         fixed_lines: Dict[int, str] = {}
         if fitting:
             code = code if fitting == {r.rule for r in found if r.applied} else migrate_code(snippet, tuple(sorted(fitting)))[1]
