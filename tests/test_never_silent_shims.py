@@ -74,7 +74,7 @@ def test_uses_the_other_rules_rewrite_take_the_import_with_them():
 
 def test_an_import_kept_by_a_use_another_rule_leaves_for_a_person_is_reported_at_its_line():
     # TPU402 fixes the first use but leaves `loss_scale=` to a person; TPU406 leaves an
-    # alias; TPU403 leaves a `LossScale` argument. The import stays for each, and breaks
+    # alias; TPU403 leaves a loss scale known only at run time (`my_scale`). The import stays for each, and breaks
     # from TF 2.9 (ImportError): before, only the use had a finding.
     header = "import tensorflow as tf\nfrom tensorflow.keras.mixed_precision import experimental as prec\n"
     for use, rule in (

@@ -33,6 +33,19 @@ def _is_loss_scale_object(value: cst.BaseExpression, scope) -> bool:
     return name.startswith("tensorflow.") and name.rpartition(".")[2] in _LOSS_SCALES
 
 
+def _constant(value: cst.BaseExpression, scope) -> cst.BaseExpression:
+    """The literal a name bound once to a literal stands for (``scale = 128``), else ``value``."""
+    from migrate_tpu.codemod.names import lookup
+
+    if isinstance(value, cst.Name):
+        found = lookup(scope, value.value)
+        if found is not None and len(found[1]) == 1 and found[1][0].kind == "assign":
+            bound = found[1][0].value
+            if isinstance(bound, (cst.SimpleString, cst.Integer, cst.Float)):
+                return bound
+    return value
+
+
 @register
 class ExperimentalLossScaleOptimizer(RewriteRule, CallRule):
     id = "TPU403"
@@ -53,7 +66,7 @@ The experimental class was deprecated in 2.4 and removed in 2.9. The stable one
 takes `dynamic`/`initial_scale` instead of a `loss_scale` argument.
 """
     use_instead = "A `LossScale` object has no direct equivalent, and a loss scale known only at run time (a flag) may be either form: both are reported for manual work. bfloat16 training on TPU needs no loss scaling at all."
-    fix_safety = "Safe for `'dynamic'` and numeric literals."
+    fix_safety = "Safe for `'dynamic'` and numeric literals, and for a name bound once to one (the name is kept)."
     examples = (
         tf_example(
             before="""\
@@ -120,15 +133,19 @@ scaled = tf.keras.mixed_precision.experimental.LossScaleOptimizer(
             if optimizer is None or has_star_arguments(call) or len(call.args) > 2:
                 self.report(call, "use `tf.keras.mixed_precision.LossScaleOptimizer(inner_optimizer, dynamic=..., initial_scale=...)`", analysis=analysis)
                 continue
-            if scale is None or is_literal(scale.value, ("dynamic",)):
+            # A name bound once to a literal (``scale = 128``) is that literal, not a run-time value;
+            # the fix keeps the name, so the value stays where it is set.
+            known = None if scale is None else _constant(scale.value, scope)
+            if scale is None or is_literal(known, ("dynamic",)):
                 extra = []
-            elif isinstance(scale.value, (cst.Integer, cst.Float)):
+            elif isinstance(known, (cst.Integer, cst.Float)):
                 extra = [keyword("dynamic", cst.Name("False"), comma=comma()), keyword("initial_scale", scale.value)]
             elif _is_loss_scale_object(scale.value, scope):
                 self.report(call, "a `LossScale` object has no direct equivalent in `tf.keras.mixed_precision.LossScaleOptimizer`; set `dynamic`/`initial_scale`/`dynamic_growth_steps` by hand", analysis=analysis)
                 continue
             else:
-                # A flag or a variable: its value ("dynamic", a number or a LossScale) is known only at run time.
+                # A flag, a parameter, a call: its value ("dynamic", a number or a LossScale) is known
+                # only at run time, so the message names the expression, not a kind of argument.
                 shown = analysis.module.code_for_node(scale.value).strip()
                 self.report(
                     call,

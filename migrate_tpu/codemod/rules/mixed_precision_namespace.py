@@ -205,7 +205,7 @@ prec.set_policy("mixed_bfloat16")
 
     def settle(self, analysis: Analysis, findings: Sequence[Finding]) -> Iterable[Finding]:
         """A use taken over by another rule that it does not fix safely (TPU402's
-        ``Policy(..., loss_scale=...)``, TPU406's alias, TPU403's ``LossScale`` argument, all
+        ``Policy(..., loss_scale=...)``, TPU406's alias, TPU403's ``LossScale`` object or loss scale known only at run time, all
         left to a person) keeps the import alive: reported at the import's line too."""
         kept = {id(f.node) for f in findings if f.rule_id != self.id and (not f.changes or f.safety != Safety.SAFE)}
         before = len(self.findings)
