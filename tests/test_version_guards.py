@@ -647,3 +647,35 @@ def test_a_namespace_with_no_moved_experimental_names_is_no_feature_test():
     source = HEADER + f"if hasattr(tf, 'train'):\n    out = {OLD_RUN}\n"
     outcome = _fix(source, select=("TPU101",))
     assert outcome.code == HEADER + f"if hasattr(tf, 'train'):\n    out = {NEW_RUN}\n"
+
+
+def test_pre_releases_compare_as_packaging_compares_them():
+    """`version.parse(tf.__version__) < version.parse("2.2.0rc0")`: a pre-release literal is
+    modelled (it sorts before its release), checked against the real library."""
+    import itertools
+
+    import libcst as cst
+
+    from migrate_tpu.codemod.analysis import Analysis
+
+    packaging_version = pytest.importorskip("packaging.version")
+    module = cst.parse_module("import tensorflow as tf\nfrom packaging import version\n")
+    analysis = Analysis(module, [])
+    analysis.run()
+    releases = ["2.1.0", "2.2.0", "2.4.1", "2.10.0"]
+    literals = ["2.2.0rc0", "2.2.0rc1", "2.2.0a1", "2.2.0b2", "2.2.0-rc.1", "2.2rc0", "2.4.0rc0", "2.2.0", "2.2"]
+    for tf_version, literal, op in itertools.product(releases, literals, ["<", ">=", "=="]):
+        test = cst.parse_expression(f'version.parse(tf.__version__) {op} version.parse("{literal}")')
+        expected = eval(f"a {op} b", {"a": packaging_version.parse(tf_version), "b": packaging_version.parse(literal)})
+        assert evaluate(test, analysis.module_scope, tf_version)[0] is expected, (tf_version, op, literal)
+
+
+def test_a_guard_against_a_release_candidate_collapses():
+    source = HEADER + (
+        "from packaging import version\n"
+        "if version.parse(tf.__version__) < version.parse('2.2.0rc0'):\n"
+        f"    out = {OLD_RUN}\nelse:\n    out = {NEW_RUN}\n"
+    )
+    outcome = _fix(source)
+    assert outcome.code == HEADER + f"out = {NEW_RUN}\n"
+    assert _ids(outcome.reports, True) == Counter({"TPU601": 1})  # (and TPU301 on the kept call, as above)

@@ -149,15 +149,18 @@ class _Version:
                 raise _Undecided
             self.parts = tuple(int(p or 0) for p in match.groups())
             self.key = self.parts
-        else:  # packaging: a plain release; pre-releases and local parts are not modelled
-            match = re.fullmatch(r"v?(\d+(?:\.\d+)*)", text.strip())
+        else:  # packaging: a release, perhaps a pre-release ("2.2.0rc0"); dev, post and local parts are not modelled
+            match = re.fullmatch(r"v?(\d+(?:\.\d+)*)(?:[-_.]?(a|b|rc|c|alpha|beta|pre|preview)[-_.]?(\d*))?", text.strip().lower())
             if match is None:
                 raise _Undecided
             self.parts = tuple(int(p) for p in match.group(1).split("."))
             key = list(self.parts)
             while len(key) > 1 and key[-1] == 0:
                 key.pop()
-            self.key = tuple(key)
+            # A pre-release sorts before its release: a < b < rc (c, pre and preview are rc).
+            phase = {"alpha": "a", "beta": "b", "c": "rc", "pre": "rc", "preview": "rc"}.get(match.group(2), match.group(2))
+            stage = (1, "", 0) if phase is None else (0, phase, int(match.group(3) or 0))
+            self.key = (tuple(key), stage)
 
     def _other(self, other: object):
         if isinstance(other, _Version) and other.kind == self.kind:
