@@ -679,3 +679,74 @@ def test_a_guard_against_a_release_candidate_collapses():
     outcome = _fix(source)
     assert outcome.code == HEADER + f"out = {NEW_RUN}\n"
     assert _ids(outcome.reports, True) == Counter({"TPU601": 1})  # (and TPU301 on the kept call, as above)
+
+
+# -- versions read where a name cannot settle them: class attributes, defaults, outside names ---
+
+CLASS_GUARD = HEADER + (
+    "class Trainer:\n"
+    "    TF_OLD = tf.__version__.startswith('2.0')\n"
+    "\n"
+    "    def step(self, x):\n"
+    "        if {test}:\n"
+    f"            return {OLD_RUN}\n"
+    f"        return {OLD_RUN.replace('(f,', '(g,')}\n"
+)
+
+
+@pytest.mark.parametrize("test", ["self.TF_OLD", "Trainer.TF_OLD", "not self.TF_OLD"])
+def test_a_version_read_through_a_class_attribute_is_a_guard_never_collapsed(test):
+    # A subclass (or an assignment) may replace the attribute: its value on the target says
+    # which branch is legacy, but the test is not collapsed. The other branch is migrated.
+    source = CLASS_GUARD.format(test=test)
+    legacy_line, other_line = (9, 10) if not test.startswith("not") else (10, 9)
+    outcome = _fix(source, select=("TPU101", "TPU601"))
+    checked = migrate(source, Options(mode="check", select=("TPU101", "TPU601")))
+    assert sorted((r.rule, r.line, r.safety) for r in checked.reports) == sorted(
+        [("TPU101", legacy_line, "manual"), ("TPU101", other_line, "safe")]
+    )
+    assert f"under the guard `if {test}`" in next(r.message for r in checked.reports if r.line == legacy_line)
+    lines = outcome.code.splitlines()
+    assert "experimental_run_v2" in lines[legacy_line - 1] and "strategy.run(" in lines[other_line - 1]
+
+
+def test_a_class_attribute_a_method_assigns_is_not_followed():
+    source = CLASS_GUARD.format(test="self.TF_OLD").replace(
+        "    def step(self, x):\n", "    def reset(self):\n        self.TF_OLD = False\n\n    def step(self, x):\n"
+    )
+    outcome = _fix(source, select=("TPU101", "TPU601"))
+    assert "if self.TF_OLD:\n            return strategy.run(f" in outcome.code  # no guard: both fixed
+
+
+def test_a_parameter_defaulting_to_the_version_keeps_both_branches():
+    source = HEADER + (
+        "def step(x, v=tf.__version__):\n"
+        "    if v.startswith('2.0'):\n"
+        f"        return {OLD_RUN}\n"
+        f"    return {NEW_RUN}\n"
+    )
+    outcome = _fix(source, select=("TPU101", "TPU601"))
+    assert outcome.code == source  # before: the 2.0 branch became a copy of the other
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU101", 6, "manual")]
+
+
+@pytest.mark.parametrize(
+    "prelude, test",
+    [
+        ("import compat\n", "compat.IS_OLD_TF"),
+        ("from utils.tf_compat import IS_TF2\n", "not IS_TF2"),
+        ("from utils import is_tf_2_2_or_later\n", "not is_tf_2_2_or_later()"),
+    ],
+)
+def test_a_version_flag_imported_from_outside_the_tree_keeps_both_branches(prelude, test):
+    source = HEADER + prelude + f"if {test}:\n    out = {OLD_RUN}\nelse:\n    out = {NEW_RUN}\n"
+    outcome = _fix(source, select=("TPU101", "TPU601"))
+    assert outcome.code == source
+    assert [(r.rule, r.line, r.safety) for r in outcome.reports] == [("TPU101", 6, "manual")]
+    assert f"under the guard `if {test}`" in outcome.reports[0].message
+
+
+def test_an_outside_flag_whose_name_says_nothing_of_a_version_is_no_guard():
+    source = HEADER + "from config import USE_TF_RUN\n" + f"if USE_TF_RUN:\n    out = {OLD_RUN}\n"
+    outcome = _fix(source, select=("TPU101", "TPU601"))
+    assert outcome.code == source.replace(OLD_RUN, NEW_RUN)

@@ -206,6 +206,9 @@ class _Evaluator:
         # Order two version strings by their numbers, as their author meant, not as text.
         self.numeric_strings = numeric_strings
         self.saw_version = False
+        # Read through a class attribute, which a subclass or an assignment may replace: the value
+        # tells which branch is legacy, but the guard is not collapsed.
+        self.overridable = False
         self.names: List[str] = []
         self.env: Dict[str, object] = {}  # comprehension variables being iterated
 
@@ -246,6 +249,10 @@ class _Evaluator:
                 if expr.value in ("True", "False", "None"):
                     return {"True": True, "False": False, "None": None}[expr.value]
                 return self._bound(expr, scope, depth)
+            attribute = _class_attribute(expr, scope)
+            if attribute is not None:  # ``self.TF_OLD``, bound once in the class body
+                self.overridable = True
+                return self.value(attribute[0], attribute[1], depth)
             base = self.value(expr.value, scope, depth)
             if isinstance(base, _Version):
                 return base.attribute(expr.attr.value)
@@ -383,6 +390,34 @@ def _unpacked_from(binding, name: str) -> Optional[Tuple[cst.BaseExpression, int
     return node.value, spelled.index(name), len(spelled)
 
 
+def _class_attribute(expr: cst.CSTNode, scope) -> Optional[Tuple[cst.BaseExpression, object]]:
+    """For ``self.X`` (``cls.X``) in a method, or ``Klass.X``: the value and scope of the one
+    binding ``X = ...`` in the class body, when no method assigns ``self.X`` (which could
+    change it per instance); else None."""
+    if not isinstance(expr, cst.Attribute) or not isinstance(expr.value, cst.Name):
+        return None
+    owner, attribute = expr.value.value, expr.attr.value
+    found = lookup(scope, owner)
+    if found is None or len(found[1]) != 1:
+        return None
+    binding = found[1][0]
+    klass = None
+    if binding.kind == "param" and binding.scope.params[:1] == [owner]:
+        method = binding.scope.node
+        decorators = {d.decorator.value for d in getattr(method, "decorators", ()) if isinstance(d.decorator, cst.Name)}
+        if "staticmethod" not in decorators:
+            klass = binding.scope.enclosing_class()
+    elif binding.kind == "class":
+        scopes = scope.module().memo.get("scopes_by_node")
+        klass = scopes.get(id(binding.node)) if scopes else None
+    if klass is None or attribute in klass.attributes:
+        return None
+    bindings = klass.bindings.get(attribute, [])
+    if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None:
+        return None
+    return bindings[0].value, bindings[0].scope
+
+
 def reads_version(expr: cst.CSTNode, scope, depth: int = 0, memo: Optional[Dict[int, bool]] = None) -> bool:
     """Whether ``expr`` reads the TensorFlow version, directly or through names bound
     once (also by unpacking) and functions of this file that read it.
@@ -399,6 +434,14 @@ def reads_version(expr: cst.CSTNode, scope, depth: int = 0, memo: Optional[Dict[
                 return True
             if _imported_values(name, scope) is not None:
                 return True
+        attribute = _class_attribute(node, scope) if isinstance(node, cst.Attribute) else None
+        if attribute is not None:
+            key = id(attribute[0])
+            if key not in memo:
+                memo[key] = False
+                memo[key] = reads_version(attribute[0], attribute[1], depth + 1, memo)
+            if memo[key]:
+                return True
         if isinstance(node, cst.Name):
             found = lookup(scope, node.value)
             if found is not None and len(found[1]) == 1:
@@ -407,11 +450,17 @@ def reads_version(expr: cst.CSTNode, scope, depth: int = 0, memo: Optional[Dict[
                 source = unpacked[0] if unpacked is not None else binding.value if binding.kind == "assign" else None
                 if binding.kind == "def" and binding.node is not None:
                     source = binding.node.body
+                source_scope = binding.scope
+                param_default = binding.kind == "param" and isinstance(binding.node, cst.Param) and binding.node.default is not None
+                if param_default and binding.scope.parent is not None:
+                    # ``def step(x, v=tf.__version__)``: a caller may pass another value, so the
+                    # test is never evaluated, but it is a guard (its default read where the def is).
+                    source, source_scope = binding.node.default, binding.scope.parent
                 if source is not None:
                     key = id(source)
                     if key not in memo:
                         memo[key] = False  # in progress: a cycle reads nothing new
-                        memo[key] = reads_version(source, binding.scope, depth + 1, memo)
+                        memo[key] = reads_version(source, source_scope, depth + 1, memo)
                     if memo[key]:
                         return True
     return False
@@ -460,10 +509,11 @@ def module_version_summary(analysis) -> Dict[str, object]:
     return found
 
 
-def evaluate(test: cst.BaseExpression, scope, version: str) -> Tuple[bool, List[str]]:
+def evaluate(test: cst.BaseExpression, scope, version: str, settled: bool = True) -> Tuple[bool, List[str]]:
     """The truth of ``test`` on TensorFlow ``version`` and the parser names it used.
 
-    Raises ``ValueError`` when ``test`` is not a pure function of the version.
+    Raises ``ValueError`` when ``test`` is not a pure function of the version (with ``settled``,
+    also when it reads the version through a class attribute, which may be replaced).
     """
     evaluator = _Evaluator(version)
     try:
@@ -472,6 +522,8 @@ def evaluate(test: cst.BaseExpression, scope, version: str) -> Tuple[bool, List[
         raise ValueError("not a version test") from None
     if not evaluator.saw_version:
         raise ValueError("the test does not read the TensorFlow version")
+    if settled and evaluator.overridable:
+        raise ValueError("the test reads the version through a class attribute")
     return bool(result), evaluator.names
 
 
@@ -645,6 +697,7 @@ def find_guards(analysis) -> List["Guard"]:
     guards: List[Guard] = []
     target_versions = TARGET_VERSIONS.get(analysis.target, TARGET_VERSIONS["2.4"])
     analysis.module_scope.memo["project"] = (analysis.lookup, analysis.path)  # names imported from the tree
+    analysis.module_scope.memo["scopes_by_node"] = analysis.scopes_by_node  # ``Klass.X`` finds the class's scope
     older_versions = OLDER_VERSIONS.get(analysis.target, OLDER_VERSIONS["2.4"])
     module = analysis.module
     reads_memo: Dict[int, bool] = {}
@@ -675,7 +728,7 @@ def find_guards(analysis) -> List["Guard"]:
             true_is_old = _feature_test(node.test, scope)
             if true_is_old is not None:
                 guards.append(Guard(node, _header(module, node), "feature", legacy=when_true if true_is_old else when_false))
-            elif reads_version(node.test, scope, memo=reads_memo):
+            elif reads_version(node.test, scope, memo=reads_memo) or _outside_version_flag(node.test, scope):
                 # A test on the version that cannot be evaluated as a whole (it also reads
                 # other values, or the version through code not modelled here). The branch
                 # the target never takes is the legacy one; when that is unknown, neither
@@ -710,6 +763,36 @@ def find_guards(analysis) -> List["Guard"]:
     return guards
 
 
+_VERSION_TOKENS = frozenset({"version", "ver", "old", "older", "new", "newer", "legacy", "ge", "gt", "le", "lt", "before", "after"})
+
+
+def _names_a_version(identifier: str) -> bool:
+    """Whether a name says it holds a TensorFlow version or a test of one: ``IS_TF2``,
+    ``TF_VERSION``, ``is_old_tf``, ``TF_GE_2_2``, ``tfv1`` (``USE_TF_RUN`` does not)."""
+    tokens = [t.lower() for t in re.split(r"_+|(?<=[a-z])(?=[A-Z])", identifier) if t]
+    if any(re.fullmatch(r"(tf|tensorflow)v?\d+", t) for t in tokens):
+        return True
+    if not any(t in ("tf", "tensorflow") for t in tokens):
+        return False
+    return any(t in _VERSION_TOKENS or t.isdigit() or re.fullmatch(r"v\d+", t) for t in tokens)
+
+
+def _outside_version_flag(test: cst.BaseExpression, scope) -> bool:
+    """Whether ``test`` reads a name imported from outside the tree's view whose name says it
+    is a TensorFlow version test (``from utils.compat import IS_TF2``, ``compat.IS_OLD_TF``,
+    ``is_tf2()``). Its value cannot be known here, so both branches are kept (with notes):
+    guessing wrong costs a note, missing it could rewrite a legacy branch."""
+    for node in iter_tree(test):
+        if not isinstance(node, (cst.Name, cst.Attribute)):
+            continue
+        name = qualified_name(node, scope)
+        if name is None or name.startswith("tensorflow") or "." not in name:
+            continue
+        if _names_a_version(name.rpartition(".")[2]):
+            return True
+    return False
+
+
 def _misordered(test: cst.BaseExpression, scope, versions: Sequence[str]) -> Optional[str]:
     """The first of ``versions`` on which ``test`` orders version strings as text against their
     numbers (``tf.__version__ >= "2.2"`` is False on "2.10.0"), when that ordering alone
@@ -740,7 +823,7 @@ def _value_on(test: cst.BaseExpression, scope, versions: Sequence[str]) -> Optio
             return settles
         return left if left is not None and left == right else None
     try:
-        values = {evaluate(test, scope, version)[0] for version in versions}
+        values = {evaluate(test, scope, version, settled=False)[0] for version in versions}
     except ValueError:
         return None
     return values.pop() if len(values) == 1 else None
