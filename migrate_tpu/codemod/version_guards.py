@@ -41,7 +41,15 @@ Three kinds of guard, like pyupgrade's ``sys.version_info`` handling:
   the analysis cannot prove (a user's object may be passed where a strategy is
   expected), so collapsing could change behaviour.
 * ``try: ... except AttributeError`` (or ``ImportError``): either side may be
-  the fallback, so both the ``try`` body and those handlers are left alone.
+  the fallback, so both the ``try`` body and those handlers are left alone; so is
+  the fallback of ``getattr(x, "run", fallback)`` and of ``getattr(x, "run", None) or
+  fallback`` where ``run`` is the new name.
+
+Where a name cannot settle the version, the test is still a guard and never
+collapsed: a class attribute (``self.TF_OLD``; a subclass may replace it: its value
+on the target only says which branch is legacy), a parameter defaulting to the
+version, and a name imported from outside the tree whose name says it tests the
+TensorFlow version (``IS_TF2``, ``compat.IS_OLD_TF``): both branches are kept.
 """
 
 from __future__ import annotations
@@ -785,10 +793,12 @@ def _outside_version_flag(test: cst.BaseExpression, scope) -> bool:
     for node in iter_tree(test):
         if not isinstance(node, (cst.Name, cst.Attribute)):
             continue
-        name = qualified_name(node, scope)
-        if name is None or name.startswith("tensorflow") or "." not in name:
+        # The name as written first (cheap, and every ``if`` of the file comes here).
+        spelled = node.value if isinstance(node, cst.Name) else node.attr.value
+        if "tf" not in spelled.lower() or not _names_a_version(spelled):
             continue
-        if _names_a_version(name.rpartition(".")[2]):
+        name = qualified_name(node, scope)
+        if name is not None and not name.startswith("tensorflow") and "." in name:
             return True
     return False
 

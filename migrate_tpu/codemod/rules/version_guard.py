@@ -48,9 +48,11 @@ The branch for the older TensorFlow is dead code once the project needs the
 target, and it holds the old API on purpose: no other rule rewrites it (its
 findings become notes naming the guard). Removing it finishes the migration.
 Guards the target does not decide (its releases disagree), feature tests such
-as `hasattr(strategy, "run")` and `try: ... except AttributeError:` fallbacks are
-never collapsed: their legacy branch is left alone, and any old API in it is
-reported with a note.
+as `hasattr(strategy, "run")`, `try: ... except AttributeError:` and
+`getattr(strategy, "run", fallback)` fallbacks, versions read through a class
+attribute (a subclass may replace it) or a parameter's default, and version flags
+imported from outside the tree (`IS_TF2`) are never collapsed: their legacy branch
+is left alone, and any old API in it is reported with a note.
 """
     fix_safety = """
 Safe: the test reads nothing but the version, so on the target it always takes
