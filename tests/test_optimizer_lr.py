@@ -305,3 +305,27 @@ def test_a_class_made_by_the_factory_in_another_module_is_followed(tmp_path):
     ]
     _cli(tmp_path, "fix")
     assert (tmp_path / "train.py").read_text().endswith("a = AdamW(1e-4, learning_rate=1e-3)\nb = Ranger(a, lr=0.1)\n")
+
+
+OWN_OPTIMIZER = TF + (
+    "class MyOpt(tf.keras.optimizers.Optimizer):\n"
+    '    def __init__(self, learning_rate=0.01, name="MyOpt", **kwargs):\n'
+    "        super().__init__(name, **kwargs)\n"
+    '        self._set_hyper("learning_rate", kwargs.get("lr", learning_rate))\n'
+    "\n"
+    "opt = MyOpt(lr=0.1)\n"
+)
+
+
+def test_a_tree_optimizer_that_reads_lr_itself_gets_a_safe_rename():
+    # Checked on TF 2.1.0 and 2.4.1: `MyOpt(lr=0.123)` and `MyOpt(learning_rate=0.123)` set 0.123
+    # (the Keras base accepts and drops the `lr` left in `**kwargs`).
+    outcome = _fix(OWN_OPTIMIZER)
+    assert outcome.code == OWN_OPTIMIZER.replace("MyOpt(lr=0.1)", "MyOpt(learning_rate=0.1)")
+    assert [(r.rule, r.safety, r.applied) for r in outcome.reports] == [("TPU405", "safe", True)]
+    assert '(`MyOpt` reads it as `kwargs.get("lr", learning_rate)`)' in outcome.reports[0].message
+    # Without that read, `lr` only passes through `**kwargs`: unsafe, as before.
+    passing = OWN_OPTIMIZER.replace('kwargs.get("lr", learning_rate)', "learning_rate")
+    outcome = _fix(passing)
+    assert outcome.code == passing
+    assert [(r.rule, r.safety) for r in outcome.reports] == [("TPU405", "unsafe")]

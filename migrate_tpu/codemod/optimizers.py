@@ -220,11 +220,38 @@ def class_verdict(node: cst.ClassDef, scope, analysis, depth: int = 0) -> Option
             if "lr" not in names and takes_kwargs:
                 positional = [p.name.value for p in (*params.posonly_params, *params.params)][1:]
                 position = positional.index("learning_rate") if "learning_rate" in positional else None
+                if "learning_rate" in names and _reads_lr(init, params.star_kwarg.name.value):
+                    # ``kwargs.get("lr", learning_rate)``, as the Addons optimizers write it: ``lr``
+                    # and ``learning_rate`` set the same rate, and ``lr`` left in ``**kwargs`` is
+                    # accepted and dropped by the Keras base (TF 2.1 to 2.10).
+                    memo[key] = OptimizerClass(own, position, "library", "")
+                    return memo[key]
                 result = OptimizerClass(
                     own, position, "kwargs", base.base if base.kind in ("inherited", "kwargs") else base.name, "learning_rate" in names
                 )
     memo[key] = result
     return result
+
+
+def _reads_lr(init: cst.FunctionDef, kwargs: str) -> bool:
+    """Whether ``init`` reads ``<kwargs>.get("lr", learning_rate)``."""
+    from migrate_tpu.codemod.analysis import iter_tree
+
+    for node in iter_tree(init.body):
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and isinstance(node.func.value, cst.Name)
+            and node.func.value.value == kwargs
+            and node.func.attr.value == "get"
+            and len(node.args) == 2
+            and isinstance(node.args[0].value, cst.SimpleString)
+            and node.args[0].value.evaluated_value == "lr"
+            and isinstance(node.args[1].value, cst.Name)
+            and node.args[1].value.value == "learning_rate"
+        ):
+            return True
+    return False
 
 
 def _own_init(node: cst.ClassDef) -> Optional[cst.FunctionDef]:

@@ -42,7 +42,8 @@ a `tf.keras.optimizers.schedules` learning-rate schedule replaces it.
     fix_safety = """
 Safe: both spellings set the same rate wherever `lr` is still honoured, for
 Keras optimizers, the Addons ones (they pass `lr` to Keras or read it
-themselves) and classes of the tree that define no `__init__` of their own.
+themselves) and classes of the tree that define no `__init__` of their own or
+whose `__init__` reads `kwargs.get("lr", learning_rate)` itself.
 Unsafe for a class of the tree whose own `__init__` takes `**kwargs`: `lr`
 reached the Keras base through them, while `learning_rate=` binds that
 `__init__`'s own parameter (or arrives in `**kwargs` under another name), which
