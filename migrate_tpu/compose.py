@@ -121,14 +121,14 @@ def build_migrator(settings: Settings, paths: Sequence[str] = (), mode: str = "d
 
 
 def rule_ids() -> List[str]:
-    from migrate_tpu.codemod.rule import all_rules
+    from migrate_tpu.codemod.catalogue import all_rules
 
     return [rule.id for rule in all_rules()]
 
 
 def rule_infos():
     """What reports need to know of the rules, as the engine's plain data."""
-    from migrate_tpu.codemod.rule import all_rules
+    from migrate_tpu.codemod.catalogue import all_rules
     from migrate_tpu.engine.report import RuleInfo
 
     infos = []
@@ -146,14 +146,14 @@ def rule_infos():
 def rule_rows(target: Optional[str] = None) -> List[Tuple[str, str, str, str, str]]:
     """``(id, safety, TF version of the new form, name, title)`` of each rule, for ``rules``;
     only those that apply to ``target`` when one is given."""
-    from migrate_tpu.codemod.rule import all_rules
+    from migrate_tpu.codemod.catalogue import all_rules
 
     return [(rule.id, rule.safety.value, rule.since, rule.name, rule.title) for rule in all_rules() if not target or target in rule.targets]
 
 
 def find_rule(name_or_id: str):
     """A rule by its id (``TPU101``) or its name (``experimental-run-v2``); None when none matches."""
-    from migrate_tpu.codemod.rule import all_rules, get_rule
+    from migrate_tpu.codemod.catalogue import all_rules, get_rule
 
     found = get_rule(name_or_id)
     if found is not None:

@@ -476,11 +476,11 @@ def evaluate(test: cst.BaseExpression, scope, version: str) -> Tuple[bool, List[
 @functools.lru_cache(maxsize=1)
 def _moved_names() -> Tuple[Dict[str, str], Dict[str, str]]:
     """(full names, method names) -> "old"/"new", from the catalogue's rename tables."""
-    from migrate_tpu.codemod.rule import all_rules
+    from migrate_tpu.codemod.rule import registered_rules
 
     full: Dict[str, str] = {}
     methods: Dict[str, str] = {}
-    for rule_class in all_rules():
+    for rule_class in registered_rules():
         kind = getattr(rule_class, "kind", None)
         for entry in getattr(rule_class, "entries", ()):
             old, new = getattr(entry, "old", None), getattr(entry, "new", None)
