@@ -551,7 +551,7 @@ def markdown_report(results: List[FileResult], summary: RunSummary, rules: List[
         fence = "```"
         while fence in diff:
             fence += "`"
-        out += ["### Diff", "", f"<details open><summary>`migrate-tpu fix` would make these changes</summary>", "", fence + "diff", diff.rstrip("\n"), fence, ""]
+        out += ["### Diff", "", "<details open><summary>`migrate-tpu fix` would make these changes</summary>", "", fence + "diff", diff.rstrip("\n"), fence, ""]
         if truncated:
             out.append("_The diff was cut short; run `migrate-tpu diff` locally for all of it._")
             out.append("")
