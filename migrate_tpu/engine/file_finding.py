@@ -13,6 +13,9 @@ from typing import Dict, List, Optional, Tuple
 
 from migrate_tpu.engine.contracts import Finding
 
+# The fields of a migrator's finding, as the contract declares them (``to_dict`` aside).
+CONTRACT_FIELDS = tuple(Finding.__annotations__)
+
 
 @dataclass
 class FileFinding:
@@ -40,22 +43,9 @@ class FileFinding:
 
     @classmethod
     def of(cls, finding: Finding) -> "FileFinding":
-        return cls(
-            rule=finding.rule,
-            message=finding.message,
-            line=finding.line,
-            column=finding.column,
-            end_line=finding.end_line,
-            end_column=finding.end_column,
-            safety=finding.safety,
-            applied=finding.applied,
-            fix_title=finding.fix_title,
-            suggestion=finding.suggestion,
-            edits=list(finding.edits),
-            change_lines=list(finding.change_lines),
-            edits_imports=finding.edits_imports,
-            as_read=finding.as_read,
-        )
+        """Copy what the contract states (its lists too: the finding may be reused)."""
+        values = {name: getattr(finding, name) for name in CONTRACT_FIELDS}
+        return cls(**{name: list(value) if isinstance(value, list) else value for name, value in values.items()})
 
     def moved(self, **changes) -> "FileFinding":
         return replace(self, **changes)
