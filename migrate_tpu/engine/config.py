@@ -180,7 +180,7 @@ class Requirement:
 
 
 def _lower_bound(spec: str) -> Optional[Tuple[int, int]]:
-    lower = None
+    lower: Optional[Tuple[int, int]] = None
     for operator, major, minor in _CLAUSE.findall(spec):
         if operator in ("==", "===", "~=", ">=", ">"):
             version = (int(major), int(minor) if minor and minor != "*" else 0)
