@@ -9,7 +9,7 @@ one of these, reading only what the contract states, so that everything after th
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from migrate_tpu.engine.contracts import Finding
 
@@ -47,7 +47,8 @@ class FileFinding:
         values = {name: getattr(finding, name) for name in CONTRACT_FIELDS}
         return cls(**{name: list(value) if isinstance(value, list) else value for name, value in values.items()})
 
-    def moved(self, **changes) -> "FileFinding":
+    def moved(self, **changes: Any) -> "FileFinding":
+        """A copy with ``changes`` (field names and values) applied."""
         return replace(self, **changes)
 
     def to_dict(self) -> Dict[str, object]:
