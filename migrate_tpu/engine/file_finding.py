@@ -44,8 +44,11 @@ class FileFinding:
     @classmethod
     def of(cls, finding: Finding) -> "FileFinding":
         """Copy what the contract states (its lists too: the finding may be reused)."""
-        values = {name: getattr(finding, name) for name in CONTRACT_FIELDS}
-        return cls(**{name: list(value) if isinstance(value, list) else value for name, value in values.items()})
+        values: Dict[str, Any] = {}
+        for name in CONTRACT_FIELDS:
+            value = getattr(finding, name)
+            values[name] = list(value) if isinstance(value, list) else value
+        return cls(**values)
 
     def moved(self, **changes: Any) -> "FileFinding":
         """A copy with ``changes`` (field names and values) applied."""
