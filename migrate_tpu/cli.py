@@ -11,7 +11,6 @@ options given here win over it.
 from __future__ import annotations
 
 import io
-import os
 import re
 import shlex
 import sys

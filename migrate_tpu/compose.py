@@ -24,12 +24,17 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, ContextManager, Dict, Iterator, List, Optional, Sequence, Tuple, Type, cast
 
 from migrate_tpu.codemod.targets import TARGETS, TENSORFLOW_PACKAGES, target_for_requirement
 
 if TYPE_CHECKING:
+    from migrate_tpu.codemod.migrator import TPUMigrator
+    from migrate_tpu.codemod.rule import Rule
+    from migrate_tpu.engine.contracts import Outcome
     from migrate_tpu.engine.pipeline import FileResult
+    from migrate_tpu.engine.progress import Progress
+    from migrate_tpu.engine.report import RuleInfo
     from migrate_tpu.settings import CommandLine, Settings
 
 __all__ = ["TARGETS", "NOTEBOOK_DIFF_STYLES"]  # what the CLI's options offer
@@ -67,7 +72,9 @@ class EngineMigrator:
     notebook: ``json`` (a patch of the file) or ``cells`` (cell by cell).
     """
 
-    def __init__(self, default, variants: Sequence[Tuple[str, object]] = (), base: Optional[str] = None, notebook_diff: str = "json") -> None:
+    def __init__(
+        self, default: TPUMigrator, variants: Sequence[Tuple[str, TPUMigrator]] = (), base: Optional[str] = None, notebook_diff: str = "json"
+    ) -> None:
         self.default = default
         self.variants = list(variants)
         self.base = base
@@ -80,7 +87,7 @@ class EngineMigrator:
     def needs_work(self, data: bytes) -> bool:
         return self.default.needs_work(data)
 
-    def choose(self, path: str):
+    def choose(self, path: str) -> TPUMigrator:
         from migrate_tpu.engine.config import path_matches
 
         for glob, migrator in self.variants:
@@ -88,12 +95,13 @@ class EngineMigrator:
                 return migrator
         return self.default
 
-    def migrate(self, text: str, path: str = "<stdin>"):
+    def migrate(self, text: str, path: str = "<stdin>") -> Outcome:
         from migrate_tpu.codemod.migrator import CannotMigrate
         from migrate_tpu.engine.file_error import FileError
 
         try:
-            return self.choose(path).migrate(text, path)
+            outcome: Outcome = self.choose(path).migrate(text, path)
+            return outcome
         except CannotMigrate as error:
             raise FileError(error.message, line=error.line) from None
 
@@ -105,7 +113,7 @@ def build_migrator(settings: Settings, paths: Sequence[str] = (), mode: str = "d
 
     project = ProjectFiles(tuple(str(Path(p).resolve()) for p in paths if p != "-" and Path(p).is_dir()))
 
-    def codemod(extra_ignores: Tuple[str, ...] = ()):
+    def codemod(extra_ignores: Tuple[str, ...] = ()) -> TPUMigrator:
         options = Options(
             select=settings.select,
             ignore=settings.ignore + extra_ignores,
@@ -120,19 +128,23 @@ def build_migrator(settings: Settings, paths: Sequence[str] = (), mode: str = "d
     return EngineMigrator(codemod(), variants, settings.base, notebook_diff)
 
 
+def _rule_classes() -> List[Type[Rule]]:
+    """Every rule class (``catalogue.all_rules`` is typed as a list of plain classes)."""
+    from migrate_tpu.codemod.catalogue import all_rules
+
+    return cast("List[Type[Rule]]", all_rules())
+
+
 def rule_ids() -> List[str]:
-    from migrate_tpu.codemod.rule import all_rules
-
-    return [rule.id for rule in all_rules()]
+    return [rule.id for rule in _rule_classes()]
 
 
-def rule_infos():
+def rule_infos() -> List[RuleInfo]:
     """What reports need to know of the rules, as the engine's plain data."""
-    from migrate_tpu.codemod.rule import all_rules
     from migrate_tpu.engine.report import RuleInfo
 
     infos = []
-    for rule in all_rules():
+    for rule in _rule_classes():
         try:
             docs = rule.docs()
         except Exception:  # a rule with broken docs must not break the report
@@ -146,26 +158,24 @@ def rule_infos():
 def rule_rows(target: Optional[str] = None) -> List[Tuple[str, str, str, str, str]]:
     """``(id, safety, TF version of the new form, name, title)`` of each rule, for ``rules``;
     only those that apply to ``target`` when one is given."""
-    from migrate_tpu.codemod.rule import all_rules
-
-    return [(rule.id, rule.safety.value, rule.since, rule.name, rule.title) for rule in all_rules() if not target or target in rule.targets]
+    return [(rule.id, rule.safety.value, rule.since, rule.name, rule.title) for rule in _rule_classes() if not target or target in rule.targets]
 
 
-def find_rule(name_or_id: str):
+def find_rule(name_or_id: str) -> Optional[Type[Rule]]:
     """A rule by its id (``TPU101``) or its name (``experimental-run-v2``); None when none matches."""
-    from migrate_tpu.codemod.rule import all_rules, get_rule
+    from migrate_tpu.codemod.catalogue import get_rule
 
     found = get_rule(name_or_id)
     if found is not None:
-        return found
+        return cast("Type[Rule]", found)
     wanted = name_or_id.strip().lower().replace("_", "-")
-    for rule in all_rules():
+    for rule in _rule_classes():
         if rule.name.lower() == wanted:
             return rule
     return None
 
 
-def stop_signals():
+def stop_signals() -> ContextManager[object]:
     """The engine's handling of SIGINT, SIGTERM and SIGHUP, for a whole command."""
     from migrate_tpu.engine.pipeline import stop_signals as engine_stop_signals
 
@@ -198,7 +208,7 @@ def settings_for(paths: Sequence[str], cli: CommandLine, config_file: Optional[s
     from migrate_tpu.settings import AUTO_TARGET, Circumstances, SettingsError, resolve, unknown_rule_patterns
 
     start = start_folder(paths, stdin_filename)
-    values: dict = {}
+    values: Dict[str, object] = {}
     config_path = None
     if not isolated:
         try:
@@ -218,7 +228,10 @@ def settings_for(paths: Sequence[str], cli: CommandLine, config_file: Optional[s
     note = None
     if settings.target == AUTO_TARGET:
         found = find_requirement(start, TENSORFLOW_PACKAGES)
-        target, note = target_for_requirement(found and found.requirement, found and Path(found.source).name, found and found.lower)
+        if found is None:
+            target, note = target_for_requirement(None, "", None)
+        else:
+            target, note = target_for_requirement(found.requirement, Path(found.source).name, found.lower)
         settings = replace(settings, target=target)
     if settings.select or settings.ignore or settings.per_file_ignores:
         unknown = unknown_rule_patterns(settings, rule_ids())
@@ -288,12 +301,12 @@ class Run:
         self.stdin_filename = stdin_filename
         self.want_edits = want_edits
         self.notebook_diff = notebook_diff
-        self.progress = None
+        self.progress: Optional[Progress] = None
 
     def migrator(self, mode: str = "diff") -> EngineMigrator:
         return build_migrator(self.settings, self.paths, mode, self.want_edits, self.notebook_diff)
 
-    def files(self):
+    def files(self) -> Tuple[List[Path], List[FileResult], List[str]]:
         """``(files to process, problems found while walking, notes)``."""
         from migrate_tpu.engine.config import path_matches
         from migrate_tpu.engine.discover import discover, in_shard
@@ -302,7 +315,9 @@ class Run:
         settings = self.settings
         base = Path(settings.base) if settings.base else None
         named = {os.path.normpath(p) for p in self.paths if p != "-" and Path(p).is_file()}
-        files, errors, notes = [], [], []
+        files: List[Path] = []
+        errors: List[FileResult] = []
+        notes: List[str] = []
         shard_base = base or Path.cwd()
         for found in discover(self.paths, settings.exclude, settings.respect_gitignore, base=base, follow_symlinks=self.follow_symlinks):
             if self.shard is not None and not in_shard(found.path, self.shard, shard_base):
@@ -321,7 +336,7 @@ class Run:
                 notes.append(f"{found.path.as_posix()}: {found.problem}")
         return files, errors, notes
 
-    def results(self, mode: str, progress_label: str = "files") -> Iterator:
+    def results(self, mode: str, progress_label: str = "files") -> Iterator[FileResult]:
         """Every file's result, in path order; problems found while walking first.
 
         ``self.progress`` is set while this runs: messages for stderr go
@@ -331,7 +346,7 @@ class Run:
         from migrate_tpu.engine.progress import Progress, wanted
 
         files, errors, notes = self.files()
-        self.progress = Progress(len(files), wanted(len(files), disabled=self.no_progress or self.quiet), label=progress_label)
+        progress = self.progress = Progress(len(files), wanted(len(files), disabled=self.no_progress or self.quiet), label=progress_label)
         try:
             if not self.quiet:
                 for note in notes:
@@ -344,10 +359,10 @@ class Run:
 
                 cache = default_cache(migrator.cache_salt(), self.cache_dir)
             for result in run(files, migrator, mode, self.settings.jobs or None, timeout=self.timeout, cache=cache):
-                self.progress.advance(result.path)
+                progress.advance(result.path)
                 yield result
         finally:
-            self.progress.close()
+            progress.close()
 
     def migrate_source(self, data: bytes, mode: str) -> Tuple["FileResult", Optional[bytes]]:
         """Source that is not on disk (``-``: stdin) through a worker process, as a file is:

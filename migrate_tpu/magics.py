@@ -22,6 +22,9 @@ Standard library only, Python 3.7 syntax; imports nothing of migrate_tpu.
 
 import re
 
+# Annotations are quoted: this module imports nothing but ``re`` (tests/runtime/test_magics.py)
+# and runs on Python 3.7, which never evaluates them.
+
 #: Cell magics whose body is Python that the kernel runs.
 PYTHON_BODY_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
 
@@ -45,7 +48,7 @@ _ASSIGN = re.compile(r"^[ \t]*[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*[ \t]*=[ \t]*[!%](?!
 _HELP = re.compile(r"^[ \t]*(?:\?{1,2}[\w.*]+|[\w.*]+\?{1,2})[ \t]*$")
 
 
-def cell_magic(source):
+def cell_magic(source: str) -> "str | None":
     """Name of the cell magic (``%%name``) that starts ``source``, else ``None``."""
     for line in source.splitlines():
         stripped = line.strip()
@@ -58,14 +61,14 @@ def cell_magic(source):
     return None
 
 
-def is_python_cell(source):
+def is_python_cell(source: str) -> bool:
     """Whether ``source`` holds Python (perhaps with IPython lines): not a cell magic
     whose body is something else."""
     name = cell_magic(source)
     return name is None or name in PYTHON_BODY_CELL_MAGICS
 
 
-def _scan_line(line, state):
+def _scan_line(line: str, state: "tuple[str | None, int]") -> "tuple[tuple[str | None, int], bool]":
     """Advance over one physical line of Python.
 
     ``state`` is (the quote of a string still open, bracket depth); returns the
@@ -105,7 +108,7 @@ def _scan_line(line, state):
     return (quote, depth), continued and quote is None
 
 
-def is_ipython_line(line):
+def is_ipython_line(line: str) -> bool:
     """Whether ``line``, at the start of a logical line, is IPython rather than Python."""
     stripped = line.lstrip(" \t")
     if not stripped or stripped.startswith("#"):
@@ -115,7 +118,7 @@ def is_ipython_line(line):
     return bool(_ASSIGN.match(line) or _HELP.match(line.rstrip("\r\n")))
 
 
-def line_kinds(source):
+def line_kinds(source: str) -> "list[str] | None":
     """The kind of each line of ``source`` (``source.splitlines(keepends=True)``):
     :data:`PYTHON`, :data:`CELL_MAGIC` (the ``%%`` line of a Python-body cell
     magic), :data:`IPYTHON` or :data:`CONTINUATION` (of an IPython line).
@@ -127,7 +130,7 @@ def line_kinds(source):
     if cell_magic(source) is not None:
         first = next(i for i, line in enumerate(lines) if line.strip())
         kinds[first] = CELL_MAGIC
-    state = (None, 0)
+    state: "tuple[str | None, int]" = (None, 0)
     continued = False
     in_magic = False
     for number, line in enumerate(lines):
@@ -145,7 +148,7 @@ def line_kinds(source):
     return kinds
 
 
-def timed_statement(line):
+def timed_statement(line: str) -> "tuple[str, str, str] | None":
     """``(indent, magic, statement)`` when ``line`` (one whole IPython line, without its
     newline) is ``%time``/``%timeit``/``%prun`` with options, then a statement, so that
     ``indent + magic + statement == line``; else ``None``.  The statement is not

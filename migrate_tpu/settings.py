@@ -17,7 +17,7 @@ about the run it needs, and reads nothing itself. Precedence, in one place:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Mapping, Optional, Sequence, Tuple
+from typing import List, Mapping, Optional, Sequence, Tuple, cast
 
 AUTO_TARGET = "auto"
 
@@ -78,6 +78,18 @@ def split_ids(values: Sequence[str]) -> Tuple[str, ...]:
     return tuple(items)
 
 
+# The file's values are typed by ``load_config``'s checks, not by its return type
+# (a table of mixed values); these readers state the type each key was checked for.
+
+
+def _strings_setting(file: Mapping[str, object], key: str) -> Tuple[str, ...]:
+    return tuple(cast(Sequence[str], file.get(key, ())))
+
+
+def _per_file_ignores_setting(file: Mapping[str, object]) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
+    return tuple(cast(Sequence[Tuple[str, Tuple[str, ...]]], file.get("per-file-ignores", ())))
+
+
 def resolve(
     cli: CommandLine,
     file: Mapping[str, object],
@@ -91,23 +103,23 @@ def resolve(
     if target not in tuple(targets) + (AUTO_TARGET,):
         where = f"{circumstances.config_file}: [tool.migrate-tpu] target" if not cli.target else "--target"
         raise SettingsError(f"{where} must be one of {', '.join(tuple(targets) + (AUTO_TARGET,))}, not {target!r}")
-    select = split_ids(cli.select) if cli.select else tuple(file.get("select", ()))
-    ignore = (() if cli.select else tuple(file.get("ignore", ()))) + split_ids(cli.ignore)
+    select = split_ids(cli.select) if cli.select else _strings_setting(file, "select")
+    ignore = (() if cli.select else _strings_setting(file, "ignore")) + split_ids(cli.ignore)
     if cli.jobs:
         jobs = cli.jobs
     elif file.get("jobs"):
-        jobs = int(file["jobs"])  # type: ignore[arg-type]
+        jobs = cast(int, file["jobs"])
     else:
         jobs = 1 if circumstances.under_pre_commit or circumstances.small_batch else 0
     return Settings(
         select=select,
         ignore=ignore,
-        exclude=tuple(file.get("exclude", ())) + split_ids(cli.exclude),
+        exclude=_strings_setting(file, "exclude") + split_ids(cli.exclude),
         target=str(target),
         unsafe_fixes=bool(cli.unsafe_fixes if cli.unsafe_fixes is not None else file.get("unsafe-fixes", False)),
         jobs=jobs,
         respect_gitignore=not cli.no_gitignore and bool(file.get("respect-gitignore", True)),
-        per_file_ignores=tuple(file.get("per-file-ignores", ())),  # type: ignore[arg-type]
+        per_file_ignores=_per_file_ignores_setting(file),
         force_exclude=bool(cli.force_exclude if cli.force_exclude is not None else file.get("force-exclude", False)),
         base=circumstances.base,
         config_file=circumstances.config_file,

@@ -19,7 +19,7 @@ from migrate_tpu.codemod import references, syntax_stage
 from migrate_tpu.codemod.api import Options, migrate
 from migrate_tpu.codemod.migrator import TPUMigrator
 from migrate_tpu.codemod.renames import TableRule
-from migrate_tpu.codemod.rule import all_rules, select_rules
+from migrate_tpu.codemod.catalogue import all_rules, select_rules
 
 HEADER = "import tensorflow as tf\nfrom typing import Optional, Union\n\n"
 COMPAT_V1_HEADER = "import tensorflow.compat.v1 as tf\nfrom typing import Optional, Union\n\n"

@@ -9,7 +9,7 @@ import pytest
 from migrate_tpu.codemod.api import Options, migrate
 from migrate_tpu.codemod.migrator import TPUMigrator
 from migrate_tpu.codemod.prefilter import Evidence, Prefilter
-from migrate_tpu.codemod.rule import all_rules
+from migrate_tpu.codemod.catalogue import all_rules
 
 
 @pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.id)
@@ -83,7 +83,7 @@ def test_findings_are_the_same_with_and_without_the_second_stage(monkeypatch):
     it through must have nothing to report, nor change, when LibCST parses it anyway. On the
     2020 models tree where the benchmarks have it, and on this repository's own sources."""
     from migrate_tpu.codemod import syntax_stage
-    from migrate_tpu.codemod.rule import select_rules
+    from migrate_tpu.codemod.catalogue import select_rules
 
     options = Options(target="latest")
     migrator = TPUMigrator(options)

@@ -17,7 +17,7 @@ import pytest
 from migrate_tpu.codemod.api import Options, migrate
 from migrate_tpu.codemod.migrator import TPUMigrator
 from migrate_tpu.codemod import syntax_stage
-from migrate_tpu.codemod.rule import all_rules, select_rules
+from migrate_tpu.codemod.catalogue import all_rules, select_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -158,7 +158,7 @@ def test_published_rule_ids_stay():
 
 
 def _example_of(rule_id):
-    from migrate_tpu.codemod.rule import get_rule
+    from migrate_tpu.codemod.catalogue import get_rule
 
     return get_rule(rule_id)
 

@@ -11,7 +11,7 @@ import pytest
 from migrate_tpu.codemod import syntax_stage
 from migrate_tpu.codemod.api import migrate
 from migrate_tpu.codemod.options import Options
-from migrate_tpu.codemod.rule import select_rules
+from migrate_tpu.codemod.catalogue import select_rules
 
 RULES = select_rules((), (), "2.4")
 TF = "import tensorflow as tf\n"
@@ -123,7 +123,7 @@ def test_a_receiver_that_may_be_a_strategy_goes_to_libcst(source):
     ],
 )
 def test_what_the_version_and_resolver_rules_may_act_on_goes_to_libcst(source, rule):
-    from migrate_tpu.codemod.rule import all_rules
+    from migrate_tpu.codemod.catalogue import all_rules
 
     rule_class = next(r for r in all_rules() if r.id == rule)
     assert rule_class.may_fire(syntax_stage.SourceIndex(syntax_stage.parse(source)))

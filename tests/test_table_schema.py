@@ -10,7 +10,8 @@ from migrate_tpu.codemod import table_schema
 from migrate_tpu.codemod.catalogue import load
 from migrate_tpu.codemod.prefilter import Evidence
 from migrate_tpu.codemod.renames import Entry, load_tables
-from migrate_tpu.codemod.rule import Example, Expected, all_rules
+from migrate_tpu.codemod.catalogue import all_rules
+from migrate_tpu.codemod.rule import Example, Expected
 
 
 def test_every_key_is_the_name_of_the_field_it_fills():

@@ -245,7 +245,7 @@ def test_versions_compare_as_their_library_does(test, version, expected):
     )
     module = cst.parse_module(source)
     analysis = Analysis(module, [])
-    analysis.run()
+    analysis.walk()
     test_node = module.body[-1].body[0].value
     assert evaluate(test_node, analysis.module_scope, version)[0] is expected
 
@@ -369,7 +369,7 @@ def test_version_comparisons_agree_with_the_real_libraries():
         "import tensorflow as tf\nfrom distutils.version import LooseVersion, StrictVersion\nfrom packaging import version\n"
     )
     analysis = Analysis(module, [])
-    analysis.run()
+    analysis.walk()
     checked = 0
     for (name, parse), tf_version, literal, op in itertools.product(parsers.items(), versions, versions, operators):
         test = cst.parse_expression(f'{name}(tf.__version__) {op} {name}("{literal}")')
@@ -661,7 +661,7 @@ def test_pre_releases_compare_as_packaging_compares_them():
     packaging_version = pytest.importorskip("packaging.version")
     module = cst.parse_module("import tensorflow as tf\nfrom packaging import version\n")
     analysis = Analysis(module, [])
-    analysis.run()
+    analysis.walk()
     releases = ["2.1.0", "2.2.0", "2.4.1", "2.10.0"]
     literals = ["2.2.0rc0", "2.2.0rc1", "2.2.0a1", "2.2.0b2", "2.2.0-rc.1", "2.2rc0", "2.4.0rc0", "2.2.0", "2.2"]
     for tf_version, literal, op in itertools.product(releases, literals, ["<", ">=", "=="]):

@@ -217,22 +217,67 @@ def test_the_cli_goes_through_the_composition_root():
     assert cli_reaches_around("def f():\n    from migrate_tpu.engine.pipeline import migrate_isolated\n")[0] == "2: cli imports migrate_tpu.engine.pipeline"
 
 
-# Parts whose modules must import each other one way only (no circle, lazy
-# imports included): a newcomer can read a part bottom-up.
-ACYCLIC_PARTS = ("engine", "runtime")
+def _package_graph() -> dict:
+    return import_graph([(_module_name(path), path.read_text("utf-8"), path.name == "__init__.py") for path in MODULES])
 
 
-@pytest.mark.parametrize("part", ACYCLIC_PARTS)
-def test_no_import_circle_in_a_part(part):
-    modules = [
-        (_module_name(path), path.read_text("utf-8"), path.name == "__init__.py")
-        for path in MODULES
-        if path.relative_to(PACKAGE).parts[0] == part
-    ]
-    graph = import_graph(modules)
-    # `package/__init__.py` is imported by every submodule; its own imports are
-    # not edges back into them, so it takes no part in a circle.
-    assert import_circles(graph) == []
+def test_no_import_circle_in_the_package():
+    # Lazy imports included: a newcomer can read every part bottom-up.
+    assert import_circles(_package_graph()) == []
+
+
+# The codemod's layers, bottom first. A module may import its own layer or one
+# below, never one above, lazily or not. A new module must be placed here.
+CODEMOD_LAYERS = (
+    # Leaves: text, positions, options, the prefilter's evidence; no LibCST analysis.
+    ("foundation", ("findings", "lines", "positions", "parsing", "options", "locations", "helpers",
+                    "references", "evidence_table", "table_schema", "targets", "prefilter")),
+    # What names are bound to, where code is traced, what a strategy is.
+    ("scope analysis", ("analysis", "names", "tracing", "strategies", "side_effects", "optimizers")),
+    # What a rule, a finding, a change and an example are; how fixes are built and applied.
+    ("rule framework", ("rule", "fixes", "edits")),
+    # The rules themselves: catalogue tables, structural rules, version guards; the catalogue on top.
+    ("rule families", ("renames", "version_guards", "rules", "catalogue")),
+    # Running rules over a module, across modules, and migrating a file.
+    ("migrator", ("checking", "project", "syntax_stage", "doctests", "api", "migrator")),
+)
+
+
+def codemod_layer(module: str) -> int:
+    """The layer index of a ``migrate_tpu.codemod`` module (``rules.*`` by its package)."""
+    parts = module.split(".")
+    if len(parts) == 2:
+        return -1  # the package itself: no code of its own
+    for index, (_, members) in enumerate(CODEMOD_LAYERS):
+        if parts[2] in members:
+            return index
+    raise AssertionError(f"{module} is in no layer of CODEMOD_LAYERS: place it there")
+
+
+def back_edges(graph: dict) -> List[str]:
+    """``a -> b`` for each codemod module importing one of a layer above its own."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        if not module.startswith("migrate_tpu.codemod"):
+            continue
+        for target in sorted(targets):
+            if target.startswith("migrate_tpu.codemod.") and codemod_layer(target) > codemod_layer(module):
+                found.append(f"{module} ({CODEMOD_LAYERS[codemod_layer(module)][0]}) -> {target} ({CODEMOD_LAYERS[codemod_layer(target)][0]})")
+    return found
+
+
+def test_codemod_layers_point_down():
+    assert back_edges(_package_graph()) == []
+
+
+def test_a_back_edge_is_found():
+    graph = import_graph([
+        ("migrate_tpu.codemod.analysis", "def f():\n    from migrate_tpu.codemod.rule import Finding\n", False),
+        ("migrate_tpu.codemod.rule", "from migrate_tpu.codemod.analysis import Analysis\n", False),
+    ])
+    assert back_edges(graph) == ["migrate_tpu.codemod.analysis (scope analysis) -> migrate_tpu.codemod.rule (rule framework)"]
+    with pytest.raises(AssertionError, match="in no layer"):
+        codemod_layer("migrate_tpu.codemod.newcomer")
 
 
 def test_an_import_circle_is_found():

@@ -8,23 +8,19 @@ afterwards, when each scope is complete (Python decides that a name is local
 to a function from every binding in its body, not only the ones above a use).
 
 The same walk feeds the rules: each rule declares ``visit_<NodeType>`` hooks,
-and the walk calls them with the node. Rules keep what they need and turn it
-into findings in ``finish``. Every rule's findings then pass one gate: a fix
-inside the legacy branch of a version guard becomes a note (see
-``version_guards.py``), so no rule needs to know about guards.
+and the walk calls them with the node. This module is the bottom layer of the
+codemod and knows nothing of rules beyond that duck-typed ``hooks()``: what a
+rule is lives in ``rule.py``, and ``checking.py`` drives the rules (``finish``,
+``settle``) and the version-guard gate once the walk is over.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from migrate_tpu.codemod.rule import Finding, Rule
-
-if TYPE_CHECKING:  # pragma: no cover
-    from migrate_tpu.codemod.version_guards import Guard
 
 
 @dataclass
@@ -122,7 +118,7 @@ def dotted_name(node: cst.CSTNode) -> Optional[str]:
 class Analysis(cst.CSTVisitor):
     """Walks a module once; holds its scopes and the sites rules asked about."""
 
-    def __init__(self, module: cst.Module, rules: Sequence[Rule], lookup=None, path: str = "", target: str = "2.4") -> None:
+    def __init__(self, module: cst.Module, rules: Sequence = (), lookup=None, path: str = "", target: str = "2.4") -> None:
         super().__init__()
         self.module = module
         self.rules = list(rules)
@@ -145,7 +141,7 @@ class Analysis(cst.CSTVisitor):
         # ``if``/``try`` statements and conditional expressions, and the guards
         # on the TensorFlow version found among them once the walk is over.
         self.branch_points: List[Tuple[cst.CSTNode, Scope]] = []
-        self.guards: List["Guard"] = []
+        self.guards: list = []  # version_guards.Guard, filled by checking.run_rules
         self._dispatch: Dict[type, List] = {}
         for rule in self.rules:
             for node_type, method in type(rule).hooks().items():
@@ -158,20 +154,9 @@ class Analysis(cst.CSTVisitor):
 
     # -- the walk ---------------------------------------------------------------
 
-    def run(self) -> List[Finding]:
-        # version_guards reads scopes through names.py, which imports this module.
-        from migrate_tpu.codemod.version_guards import confine, find_guards
-
+    def walk(self) -> None:
+        """Record every scope and binding of the module, calling the rules' hooks on the way."""
         self._walk(self.module)
-        if self.branch_points or "getattr" in self.calls_by_name:  # ``getattr(s, "run", fallback)`` too
-            self.guards = find_guards(self)
-        findings: List[Finding] = []
-        for rule in self.rules:
-            findings.extend(rule.finish(self))
-        for rule in self.rules:
-            findings.extend(rule.settle(self, list(findings)))
-        # One place keeps every rule out of the legacy branches of version guards.
-        return confine(findings, self.guards) if self.guards else findings
 
     def _walk(self, node: cst.CSTNode) -> None:
         """Visit ``node`` and its semantic children, reading fields directly.

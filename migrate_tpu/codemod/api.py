@@ -22,7 +22,9 @@ from migrate_tpu.codemod.options import Options
 from migrate_tpu.codemod.parsing import parse_module
 from migrate_tpu.codemod.edits import add_imports, apply_changes, drop_unused_imports, splice_code, statement_starts
 from migrate_tpu.codemod.positions import spans
-from migrate_tpu.codemod.rule import Finding, Safety, select_rules
+from migrate_tpu.codemod.catalogue import select_rules
+from migrate_tpu.codemod.checking import run_rules
+from migrate_tpu.codemod.rule import Finding, Safety
 from migrate_tpu.codemod import syntax_stage
 
 
@@ -143,7 +145,7 @@ def _migrate_code(source: str, options: Options, *, lookup=None, path: str = "")
     rules = [rule_class() for rule_class in rule_classes]
     analysis = Analysis(module, rules, lookup=lookup, path=path)
     analysis.target = options.target
-    findings = analysis.run()
+    findings = run_rules(analysis)
     if not findings:
         return Outcome(source, [])
 

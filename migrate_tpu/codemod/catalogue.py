@@ -1,9 +1,20 @@
-"""Loads every rule once: the structural modules in ``codemod/rules`` and the tables."""
+"""The catalogue: every rule, loaded once, and the choice of rules for a run.
+
+The top of the rule families' layer: it imports the structural rule modules in
+``codemod/rules`` and builds the table rules (``renames.load_tables``); below it,
+each rule adds itself to the registry in ``rule.py``.
+"""
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+from typing import List, Optional, Sequence
+
+from migrate_tpu.codemod import rules as package
+from migrate_tpu.codemod.prefilter import selected
+from migrate_tpu.codemod.renames import load_tables
+from migrate_tpu.codemod.rule import registered_rules
 
 _loaded = False
 
@@ -13,9 +24,24 @@ def load() -> None:
     if _loaded:
         return
     _loaded = True
-    from migrate_tpu.codemod import rules as package
-    from migrate_tpu.codemod.renames import load_tables
-
     for info in pkgutil.iter_modules(package.__path__):
         importlib.import_module(f"{package.__name__}.{info.name}")
     load_tables()
+
+
+def all_rules() -> List[type]:
+    """Every rule class, structural modules and rename tables alike, by id."""
+    load()
+    return registered_rules()
+
+
+def get_rule(rule_id: str) -> Optional[type]:
+    for rule_class in all_rules():
+        if rule_class.id == rule_id.upper():
+            return rule_class
+    return None
+
+
+def select_rules(select: Sequence[str] = (), ignore: Sequence[str] = (), target: str = "2.4") -> List[type]:
+    """Rules enabled by ``--select``/``--ignore`` (ids or prefixes) for a target."""
+    return [r for r in all_rules() if selected(r.id, r.targets, select, ignore, target)]

@@ -65,6 +65,7 @@ class ProjectLookup:
             return self._summaries[path]
         self._summaries[path] = None  # guards import cycles
         from migrate_tpu.codemod.analysis import Analysis
+        from migrate_tpu.codemod.checking import run_rules
         from migrate_tpu.codemod.optimizers import module_optimizer_summary
         from migrate_tpu.codemod.strategies import module_strategy_summary
         from migrate_tpu.codemod.version_guards import module_version_summary
@@ -74,7 +75,7 @@ class ProjectLookup:
         except Exception:  # a module we cannot read or parse offers nothing
             return None
         analysis = Analysis(module, (), lookup=self, path=path)
-        analysis.run()
+        run_rules(analysis)
         summary = module_strategy_summary(analysis)
         summary["optimizers"] = module_optimizer_summary(analysis)
         summary["versions"] = module_version_summary(analysis)

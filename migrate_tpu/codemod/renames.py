@@ -223,7 +223,7 @@ class TableRule(Rule):
         return self.findings
 
     def _finish_methods(self, analysis: Analysis) -> None:
-        for node, scope, call, position in self._attributes:
+        for node, _scope, call, position in self._attributes:
             entry = next(e for e in self.entries if e.last == node.attr.value)
             if entry.last in analysis.defined_names:
                 continue  # the file has its own method of that name
@@ -256,7 +256,7 @@ class TableRule(Rule):
 
     def _finish_flags(self, analysis: Analysis) -> None:
         matched = []
-        for node, scope, call, _position in self._attributes + self._names:
+        for node, scope, _call, _position in self._attributes + self._names:
             entry = self._entry_for(qualified_name(node, scope))
             if entry is not None:
                 matched.append((node, entry))
@@ -272,7 +272,7 @@ class TableRule(Rule):
             for entry in self._string_entries(node, scope):
                 self.report(node, entry.message, analysis=analysis, suggestion=entry.new)
         self._report_name_lookups(analysis)
-        for node, scope in self._imports:
+        for node, _scope in self._imports:
             self.report(node, next(e for e in self.entries if self._imports_entry(node, e)).message, analysis=analysis)
 
     def _report_if_maybe(self, node: cst.Attribute, scope, analysis: Analysis) -> None:

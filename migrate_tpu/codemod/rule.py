@@ -1,4 +1,4 @@
-"""What a rule is, what it reports, and the registry of all rules.
+"""What a rule is, what it reports, and the registry rules add themselves to.
 
 A rule carries everything about itself: a stable id, a title, its docs in the
 sections users know from ruff (What it does / Why / Example / Use instead /
@@ -8,7 +8,8 @@ version its new form needs, and how safe its fix is.
 Rules see the module through one shared traversal (see ``analysis.py``): they
 declare which node types they care about, note candidates while the walk goes
 on, and turn them into findings in ``finish`` once every binding of the file is
-known.
+known. Which rules exist is the catalogue's business (``catalogue.py`` loads
+them); this module only keeps the registry they add themselves to.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import TYPE_CHECKING, Callable, ClassVar, Dict, FrozenSet, Iterable,
 
 import libcst as cst
 
-from migrate_tpu.codemod.prefilter import Evidence, selected
+from migrate_tpu.codemod.names import qualified_name
+from migrate_tpu.codemod.prefilter import Evidence
 
 if TYPE_CHECKING:  # pragma: no cover
     from migrate_tpu.codemod.analysis import Analysis
@@ -273,8 +275,6 @@ class CallRule(Rule):
             self._candidates.append((node, analysis.scope))
 
     def calls(self) -> Iterable[Tuple[cst.Call, object]]:
-        from migrate_tpu.codemod.names import qualified_name
-
         for call, scope in self._candidates:
             if qualified_name(call.func, scope) in self.callees:
                 yield call, scope
@@ -299,24 +299,7 @@ def register(rule_class: type) -> type:
     return rule_class
 
 
-def all_rules() -> List[type]:
-    """Every rule class, structural modules and rename tables alike, by id."""
-    from migrate_tpu.codemod import catalogue
-
-    catalogue.load()
+def registered_rules() -> List[type]:
+    """The rules registered so far, by id. ``catalogue.all_rules`` loads them all first;
+    a rule asking about its peers while it runs finds them here, already loaded."""
     return [_REGISTRY[key] for key in sorted(_REGISTRY)]
-
-
-def get_rule(rule_id: str) -> Optional[type]:
-    for rule_class in all_rules():
-        if rule_class.id == rule_id.upper():
-            return rule_class
-    return None
-
-
-def select_rules(
-    select: Sequence[str] = (), ignore: Sequence[str] = (), target: str = "2.4"
-) -> List[type]:
-    """Rules enabled by ``--select``/``--ignore`` (ids or prefixes) for a target."""
-
-    return [r for r in all_rules() if selected(r.id, r.targets, select, ignore, target)]

@@ -545,12 +545,12 @@ def _moved_names() -> Tuple[Dict[str, str], Dict[str, str], Dict[str, str]]:
     An ``experimental`` namespace (``tensorflow.keras.mixed_precision.experimental``) takes the
     role of the names under it when they all agree: ``hasattr(tf.keras.mixed_precision, "experimental")``
     tests for the old API as surely as a test for one of its members."""
-    from migrate_tpu.codemod.rule import all_rules
+    from migrate_tpu.codemod.rule import registered_rules
 
     full: Dict[str, str] = {}
     methods: Dict[str, str] = {}
     under: Dict[str, set] = {}
-    for rule_class in all_rules():
+    for rule_class in registered_rules():
         kind = getattr(rule_class, "kind", None)
         for entry in getattr(rule_class, "entries", ()):
             old, new = getattr(entry, "old", None), getattr(entry, "new", None)

@@ -42,15 +42,16 @@ class ResultCache:
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / key[2:]
 
-    def load(self, key: str):
+    def load(self, key: str) -> Optional[object]:
+        """The result stored under ``key``, or None; the caller checks that it is the kind it stores."""
         try:
             with open(self._path(key), "rb") as handle:
-                result = pickle.load(handle)
+                result: object = pickle.load(handle)
         except Exception:  # missing, damaged or from another version: a miss
             return None
         return result
 
-    def store(self, key: str, result) -> None:
+    def store(self, key: str, result: object) -> None:
         path = self._path(key)
         try:
             if not self._ready:

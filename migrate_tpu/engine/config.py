@@ -19,7 +19,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 if sys.version_info >= (3, 11):
     import tomllib as _toml
@@ -48,20 +48,22 @@ _KEYS = {
 }
 
 
-def _read_toml(path: Path) -> dict:
+def _read_toml(path: Path) -> Dict[str, Any]:
     try:
         with open(path, "rb") as handle:
-            return _toml.load(handle)
+            document: Dict[str, Any] = _toml.load(handle)
+            return document
     except _toml.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}")
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror or error}")
 
 
-def _section(document: dict) -> Optional[dict]:
+def _section(document: Dict[str, Any]) -> Optional[object]:
     tool = document.get("tool")
     if isinstance(tool, dict) and SECTION in tool:
-        return tool[SECTION]
+        section: object = tool[SECTION]
+        return section
     return None
 
 
@@ -81,7 +83,7 @@ def find_config(start: Path) -> Optional[Path]:
     return None
 
 
-def _ids(value, where: str) -> Tuple[str, ...]:
+def _ids(value: object, where: str) -> Tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
@@ -128,7 +130,7 @@ def load_config(path: Path) -> Dict[str, object]:
     return values
 
 
-def _strings(value, where: str) -> Tuple[str, ...]:
+def _strings(value: object, where: str) -> Tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
@@ -178,7 +180,7 @@ class Requirement:
 
 
 def _lower_bound(spec: str) -> Optional[Tuple[int, int]]:
-    lower = None
+    lower: Optional[Tuple[int, int]] = None
     for operator, major, minor in _CLAUSE.findall(spec):
         if operator in ("==", "===", "~=", ">=", ">"):
             version = (int(major), int(minor) if minor and minor != "*" else 0)

@@ -14,7 +14,10 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
+
+if TYPE_CHECKING:  # pathspec is imported when a .gitignore is met, not at start-up
+    from pathspec import GitIgnoreSpec
 
 SOURCE_SUFFIXES = (".py", ".ipynb")
 
@@ -63,12 +66,12 @@ class _IgnoreRules:
     """``.gitignore`` files from the walk's roots down, each applied below its folder."""
 
     def __init__(self) -> None:
-        self._specs: dict = {}
-        self._chains: dict = {}
+        self._specs: Dict[Path, Optional[GitIgnoreSpec]] = {}
+        self._chains: Dict[Tuple[Path, Path], List[Tuple[Path, GitIgnoreSpec]]] = {}
 
-    def _spec(self, directory: Path):
+    def _spec(self, directory: Path) -> Optional[GitIgnoreSpec]:
         if directory not in self._specs:
-            spec = None
+            spec: Optional[GitIgnoreSpec] = None
             ignore_file = directory / ".gitignore"
             if ignore_file.is_file():
                 try:
@@ -81,7 +84,7 @@ class _IgnoreRules:
             self._specs[directory] = spec
         return self._specs[directory]
 
-    def _chain(self, directory: Path, top: Path) -> list:
+    def _chain(self, directory: Path, top: Path) -> List[Tuple[Path, GitIgnoreSpec]]:
         """``(folder, spec)`` for each ``.gitignore`` from ``directory`` up to ``top`` (or the repository root)."""
         key = (directory, top)
         chain = self._chains.get(key)
@@ -140,7 +143,7 @@ def discover(
     """
     base = base or Path.cwd()
     ignores = _IgnoreRules()
-    seen: set = set()
+    seen: Set[str] = set()
     for raw in paths:
         path = Path(raw)
         if path.is_symlink() and not path.exists():
@@ -156,11 +159,15 @@ def discover(
                 yield Found(path)
             continue
         real = os.path.realpath(path)
-        walked = {_identity(real)} if follow_symlinks else set()
+        walked: Set[Optional[_Identity]] = {_identity(real)} if follow_symlinks else set()
         yield from _walk(path, real, path, exclude, respect_gitignore, ignores, base, follow_symlinks, seen, walked)
 
 
-def _identity(path: str):
+# A file's identity on disk, (device, inode): the same folder reached by two paths.
+_Identity = Tuple[int, int]
+
+
+def _identity(path: str) -> Optional[_Identity]:
     try:
         status = os.stat(path)
     except OSError:
@@ -168,7 +175,18 @@ def _identity(path: str):
     return (status.st_dev, status.st_ino)
 
 
-def _walk(top: Path, real: str, root: Path, exclude, respect_gitignore: bool, ignores: _IgnoreRules, base: Path, follow: bool, seen: set, walked: set) -> Iterator[Found]:
+def _walk(
+    top: Path,
+    real: str,
+    root: Path,
+    exclude: Sequence[str],
+    respect_gitignore: bool,
+    ignores: _IgnoreRules,
+    base: Path,
+    follow: bool,
+    seen: Set[str],
+    walked: Set[Optional[_Identity]],
+) -> Iterator[Found]:
     try:
         entries = sorted(os.scandir(top), key=lambda e: e.name)
     except OSError as error:
@@ -210,10 +228,10 @@ def _walk(top: Path, real: str, root: Path, exclude, respect_gitignore: bool, ig
             if respect_gitignore and ignores.ignored(path, True, root):
                 continue
             if follow:
-                identity = _identity(entry.path)
-                if identity in walked:
+                folder_identity = _identity(entry.path)
+                if folder_identity in walked:
                     continue
-                walked.add(identity)
+                walked.add(folder_identity)
             yield from _walk(path, entry_real, root, exclude, respect_gitignore, ignores, base, follow, seen, walked)
         elif entry.name.endswith(SOURCE_SUFFIXES):
             if _excluded(path, exclude, base):

@@ -9,9 +9,12 @@ one of these, reading only what the contract states, so that everything after th
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from migrate_tpu.engine.contracts import Finding
+
+# The fields of a migrator's finding, as the contract declares them (``to_dict`` aside).
+CONTRACT_FIELDS = tuple(Finding.__annotations__)
 
 
 @dataclass
@@ -40,24 +43,15 @@ class FileFinding:
 
     @classmethod
     def of(cls, finding: Finding) -> "FileFinding":
-        return cls(
-            rule=finding.rule,
-            message=finding.message,
-            line=finding.line,
-            column=finding.column,
-            end_line=finding.end_line,
-            end_column=finding.end_column,
-            safety=finding.safety,
-            applied=finding.applied,
-            fix_title=finding.fix_title,
-            suggestion=finding.suggestion,
-            edits=list(finding.edits),
-            change_lines=list(finding.change_lines),
-            edits_imports=finding.edits_imports,
-            as_read=finding.as_read,
-        )
+        """Copy what the contract states (its lists too: the finding may be reused)."""
+        values: Dict[str, Any] = {}
+        for name in CONTRACT_FIELDS:
+            value = getattr(finding, name)
+            values[name] = list(value) if isinstance(value, list) else value
+        return cls(**values)
 
-    def moved(self, **changes) -> "FileFinding":
+    def moved(self, **changes: Any) -> "FileFinding":
+        """A copy with ``changes`` (field names and values) applied."""
         return replace(self, **changes)
 
     def to_dict(self) -> Dict[str, object]:

@@ -26,8 +26,8 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from json.decoder import scanstring
-from typing import Dict, List, Optional, Sequence, Tuple
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public in json.decoder (json.scanner uses it); typeshed leaves it out
+from typing import Any, Collection, Dict, Generator, Iterable, Iterator, List, Optional, Sequence, Tuple, Union, cast
 
 from migrate_tpu import magics
 from migrate_tpu.engine.contracts import Migrator, Outcome
@@ -52,8 +52,12 @@ _INLINE_LINE = re.compile(r"^(?P<indent>[ \t]*)(?P<code>.*)" + re.escape(_INLINE
 # Which lines are IPython's is decided by migrate_tpu.magics, the grammar `run` uses
 # too: a line the migration masks is a line the runtime does not run as Python.
 
+# What a placeholder stands for: a whole IPython line, or the (indent, magic) that a
+# ``%time``-like line puts before the statement it runs.
+Stashed = Union[str, Tuple[str, str]]
 
-def mask_cell(source: str, stash: List[object]) -> Optional[str]:
+
+def mask_cell(source: str, stash: List[Stashed]) -> Optional[str]:
     """``source`` with IPython lines replaced by placeholders (originals go to
     ``stash``); ``None`` when the cell is a cell magic that is not Python."""
     kinds = magics.line_kinds(source)
@@ -93,10 +97,10 @@ def _is_one_statement(code: str) -> bool:
         tree = compile(code, "<magic>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError):
         return False
-    return len(tree.body) == 1
+    return isinstance(tree, ast.Module) and len(tree.body) == 1
 
 
-def unmask(text: str, stash: Sequence[object], restored: Optional[List[int]] = None) -> str:
+def unmask(text: str, stash: Sequence[Stashed], restored: Optional[List[int]] = None) -> str:
     """``text`` with the placeholders of :func:`mask_cell` replaced by the
     IPython lines they stand for; ``restored`` collects the stash indexes met."""
     if _MARK not in text and _INLINE not in text:
@@ -106,14 +110,16 @@ def unmask(text: str, stash: Sequence[object], restored: Optional[List[int]] = N
         ending = line[len(line.rstrip("\r\n")) :]
         body = line[: len(line) - len(ending)]
         match = _MARK_LINE.match(body)
-        if match and int(match.group(1)) < len(stash) and isinstance(stash[int(match.group(1))], str):
-            out.append(stash[int(match.group(1))] + ending)
+        stashed = stash[int(match.group(1))] if match and int(match.group(1)) < len(stash) else None
+        if match and isinstance(stashed, str):
+            out.append(stashed + ending)
             if restored is not None:
                 restored.append(int(match.group(1)))
             continue
         inline = _INLINE_LINE.match(body)
-        if inline and int(inline.group("index")) < len(stash) and isinstance(stash[int(inline.group("index"))], tuple):
-            indent, magic = stash[int(inline.group("index"))]
+        stashed = stash[int(inline.group("index"))] if inline and int(inline.group("index")) < len(stash) else None
+        if inline and isinstance(stashed, tuple):
+            indent, magic = stashed
             out.append(indent + magic + inline.group("code") + ending)
             if restored is not None:
                 restored.append(int(inline.group("index")))
@@ -150,7 +156,7 @@ def _expect(text: str, index: int, char: str) -> int:
 _DECODER = json.JSONDecoder()
 
 
-def _members(text: str, index: int):
+def _members(text: str, index: int) -> Generator[Tuple[str, int, int], None, int]:
     """Yield ``(key, value_start, value_end)`` of the object at ``index``; the
     generator's return value is the offset after the closing brace."""
     index = _expect(text, index, "{")
@@ -172,7 +178,7 @@ def _members(text: str, index: int):
         return index
 
 
-def _elements(text: str, index: int):
+def _elements(text: str, index: int) -> Iterator[Tuple[int, int]]:
     """Yield ``(start, end)`` of each element of the array at ``index``."""
     index = _expect(text, index, "[")
     index = _skip(text, index)
@@ -217,7 +223,7 @@ def _read_cells(text: str) -> List[Cell]:
     return cells
 
 
-def check_notebook_text(data: bytes) -> Tuple[str, dict]:
+def check_notebook_text(data: bytes) -> Tuple[str, Dict[str, Any]]:
     """The notebook's text and JSON document; :class:`FileError` when it is not UTF-8 JSON holding an object.
 
     The cheap check made even on notebooks the prefilter rules out, so that
@@ -236,7 +242,7 @@ def check_notebook_text(data: bytes) -> Tuple[str, dict]:
     return text, document
 
 
-def _load(data: bytes) -> Tuple[str, dict, List[Cell]]:
+def _load(data: bytes) -> Tuple[str, Dict[str, Any], List[Cell]]:
     text, document = check_notebook_text(data)
     major = document.get("nbformat")
     if major != 4:
@@ -252,7 +258,7 @@ def _load(data: bytes) -> Tuple[str, dict, List[Cell]]:
     return text, document, cells
 
 
-def _validate(document: dict) -> None:
+def _validate(document: Dict[str, Any]) -> None:
     """nbformat's own schema check; the document itself is never changed."""
     import copy
     import warnings
@@ -278,7 +284,7 @@ def _validate(document: dict) -> None:
         raise FileError(f"not a valid notebook (nbformat 4): {message}" + (f" (at {where})" if where else ""), cell=cell)
 
 
-def _language(document: dict) -> str:
+def _language(document: Dict[str, Any]) -> str:
     metadata = document.get("metadata") or {}
     for holder, key in (("kernelspec", "language"), ("language_info", "name")):
         value = (metadata.get(holder) or {}).get(key)
@@ -345,7 +351,7 @@ class _Program:
     lengths: Dict[int, int] = field(default_factory=dict)  # cell -> line count
     trailing_newline: Dict[int, bool] = field(default_factory=dict)
     masked: Dict[int, str] = field(default_factory=dict)
-    stash: List[object] = field(default_factory=list)
+    stash: List[Stashed] = field(default_factory=list)
     # `%%writefile name.py` cells: (the lines up to the magic, the body, the file's name).
     files: Dict[int, Tuple[str, str, str]] = field(default_factory=dict)
 
@@ -356,7 +362,7 @@ class _Program:
         return None, line
 
 
-def _build_program(cells: List[Cell], leave_out: Sequence[int] = ()) -> _Program:
+def _build_program(cells: List[Cell], leave_out: Collection[Optional[int]] = ()) -> _Program:
     """The code cells as one program; cells numbered in ``leave_out`` are not part of it."""
     program = _Program()
     parts = []
@@ -457,9 +463,10 @@ def _relocate(report: FileFinding, cell: int, offset: int) -> FileFinding:
     edits = []
     for edit in report.edits:
         edit = dict(edit)
-        if "line" in edit:
-            edit["line"] -= offset
-            edit["end_line"] = edit.get("end_line", edit["line"] + offset) - offset
+        if "line" in edit:  # an edit's lines are whole numbers (the report formats' "edits")
+            edit_line = cast(int, edit["line"])
+            edit["line"] = edit_line - offset
+            edit["end_line"] = cast(int, edit.get("end_line", edit_line)) - offset
         edits.append(edit)
     # line 0: an applied fix, which has no line in the fixed code
     return report.moved(
@@ -491,7 +498,7 @@ def _file_position(text: str, cell: Cell, line: int, column: int, ensure_ascii: 
     return text.count("\n", 0, start) + 1, 1
 
 
-def _file_lines(ranges, program: _Program, text: str, by_number, ensure_ascii: bool) -> List[Tuple[int, int]]:
+def _file_lines(ranges: Iterable[Tuple[int, int]], program: _Program, text: str, by_number: Dict[int, Cell], ensure_ascii: bool) -> List[Tuple[int, int]]:
     """Program line ranges as line ranges of the notebook file's own text."""
     found = []
     for first, last in ranges:
@@ -633,7 +640,7 @@ def notebook_diff(text: str, new_text: str, by_number: Dict[int, "Cell"], change
     return unified_diff(bom + text, bom + new_text, name)
 
 
-def _verify(new_text: str, document: dict, changed: Dict[int, str]) -> None:
+def _verify(new_text: str, document: Dict[str, Any], changed: Dict[int, str]) -> None:
     """The spliced text must decode to the original notebook with only those sources changed."""
     try:
         reread = json.loads(new_text)

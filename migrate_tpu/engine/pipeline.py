@@ -43,10 +43,15 @@ import time
 from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as wait_for_any
+from multiprocessing.context import ForkContext, SpawnContext
+from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import Deque, Iterable, Iterator, List, Optional, Sequence, Tuple
+from types import FrameType, TracebackType
+from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Literal, Optional, Sequence, Tuple, Type, Union
 
+from migrate_tpu.engine.cache import ResultCache
 from migrate_tpu.engine.contracts import Migrator
 from migrate_tpu.engine.file_error import FileError
 from migrate_tpu.engine.file_finding import FileFinding
@@ -241,14 +246,15 @@ def _migrate_candidate(path: Path, data: bytes, migrator: Migrator, mode: str) -
 def _cell_errors_result(name: str, errors: Sequence[FileError]) -> FileResult:
     first = errors[0]
     result = error_result(name, first)
+    message = result.error or ""  # error_result gives every error a message
     others = [f"cell {error.cell}" + (f", line {error.line}," if error.line else "") for error in errors[1:]]
     if others:
-        result.error += f"; {' and '.join(others)} {'does' if len(others) == 1 else 'do'} not parse either"
-    result.error += "; cells that do not parse are left unchanged, the other cells are handled as usual"
+        message += f"; {' and '.join(others)} {'does' if len(others) == 1 else 'do'} not parse either"
+    result.error = message + "; cells that do not parse are left unchanged, the other cells are handled as usual"
     return result
 
 
-def _write(path: Path, data: bytes, snapshot, result: FileResult) -> None:
+def _write(path: Path, data: bytes, snapshot: Optional[os.stat_result], result: FileResult) -> None:
     try:
         atomic_write(path, data, expected=snapshot)
         result.written = True
@@ -296,7 +302,12 @@ def _limit_for(size: int, flat: Optional[float]) -> Optional[float]:
 
 
 def run(
-    paths: Sequence[Path], migrator: Migrator, mode: str, jobs: Optional[int] = None, timeout: Optional[float] = None, cache=None
+    paths: Sequence[Path],
+    migrator: Migrator,
+    mode: str,
+    jobs: Optional[int] = None,
+    timeout: Optional[float] = None,
+    cache: Optional[ResultCache] = None,
 ) -> Iterator[FileResult]:
     """Results in the order of ``paths``; files the prefilter rules out are never parsed.
 
@@ -335,7 +346,7 @@ def migrate_isolated(data: bytes, path: Path, migrator: Migrator, mode: str, tim
 # -- signals ----------------------------------------------------------------------
 
 
-def stop_signals():
+def stop_signals() -> "_SignalGuard":
     """A context in which SIGINT, SIGTERM and SIGHUP end the process the way :func:`run` does.
 
     For the command line to wrap a whole command (discovery included): a
@@ -347,6 +358,8 @@ def stop_signals():
 
 
 _STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+# What signal.signal returns and takes back: a handler, SIG_DFL / SIG_IGN, or None (not set from Python).
+_SignalHandler = Union[Callable[[int, Optional[FrameType]], Any], int, signal.Handlers, None]
 
 
 class _SignalGuard:
@@ -355,7 +368,7 @@ class _SignalGuard:
     def __init__(self, pool: Optional["_Pool"]) -> None:
         self.pool = pool
         self.owner = os.getpid()
-        self.saved = {}
+        self.saved: Dict[int, _SignalHandler] = {}
         self.depth = 0
         self.pending: Optional[int] = None
         self.stopping = False
@@ -375,7 +388,9 @@ class _SignalGuard:
                 continue
         return self
 
-    def __exit__(self, *exc_info) -> bool:
+    def __exit__(
+        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], traceback: Optional[TracebackType]
+    ) -> Literal[False]:
         for signum, previous in self.saved.items():
             try:
                 signal.signal(signum, previous)
@@ -384,7 +399,7 @@ class _SignalGuard:
         self.saved = {}
         return False
 
-    def _handle(self, signum: int, frame) -> None:
+    def _handle(self, signum: int, frame: Optional[FrameType]) -> None:
         if os.getpid() != self.owner:  # a worker between fork and its own signal setup
             if signum != signal.SIGINT:
                 os._exit(128 + signum)
@@ -413,7 +428,7 @@ class _SignalGuard:
         raise Interrupted(signum)
 
     @contextmanager
-    def critical(self):
+    def critical(self) -> Iterator[None]:
         """A section that a stop signal waits for (a write: milliseconds)."""
         self.depth += 1
         try:
@@ -428,9 +443,13 @@ class _SignalGuard:
 # -- the workers ------------------------------------------------------------------
 
 
-def _context():
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" else "spawn"
-    return multiprocessing.get_context(method)
+_Context = Union[ForkContext, SpawnContext]
+
+
+def _context() -> _Context:
+    if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin":
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
 
 
 def _die_with_parent(parent: int) -> None:
@@ -462,7 +481,7 @@ def _die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="migrate-tpu-parent-watch", daemon=True).start()
 
 
-def _worker_main(conn, migrator: Migrator, mode: str, parent: int, not_ours: Sequence = ()) -> None:
+def _worker_main(conn: Connection, migrator: Migrator, mode: str, parent: int, not_ours: Sequence[Connection] = ()) -> None:
     # A forked worker inherits the parent's end of its own pipe and of every
     # earlier worker's pipe. Holding them would keep those pipes open after
     # the parent is gone, so no worker would ever see EOF: close them first.
@@ -539,7 +558,7 @@ class _Slot:
         self.output: Optional[bytes] = None
         self.cache_key: Optional[str] = None
         self.data: Optional[bytes] = None
-        self.snapshot = None
+        self.snapshot: Optional[os.stat_result] = None
         self.result: Optional[FileResult] = None
         self.tries = 0
 
@@ -547,7 +566,7 @@ class _Slot:
 class _Worker:
     __slots__ = ("process", "conn", "slot", "deadline", "limit", "started", "fresh", "allowance")
 
-    def __init__(self, process, conn) -> None:
+    def __init__(self, process: BaseProcess, conn: Connection) -> None:
         self.process = process
         self.conn = conn
         self.slot: Optional[_Slot] = None
@@ -575,7 +594,7 @@ def _reap(worker: _Worker, grace: float) -> None:
 
 
 class _Pool:
-    def __init__(self, migrator: Migrator, mode: str, jobs: int, timeout: Optional[float], cache=None) -> None:
+    def __init__(self, migrator: Migrator, mode: str, jobs: int, timeout: Optional[float], cache: Optional[ResultCache] = None) -> None:
         self.cache = cache
         self.migrator = migrator
         self.mode = mode
@@ -583,7 +602,7 @@ class _Pool:
         self.timeout = timeout
         self.workers: List[_Worker] = []
         self.written = 0
-        self._context = None
+        self._context: Optional[_Context] = None
         self.all_read = False  # every path has been read: the backlog is all there is
         self.reading = False  # reading ahead: the first worker starts, no others yet
 
@@ -592,11 +611,12 @@ class _Pool:
     def _spawn(self) -> _Worker:
         if self._context is None:
             self._context = _context()
-        parent_end, child_end = self._context.Pipe()
+        context = self._context
+        parent_end, child_end = context.Pipe()
         # Under fork the child gets copies of these parent-side ends, which it
         # must close; under spawn it gets only what is passed, so pass nothing.
-        not_ours = [parent_end] + [worker.conn for worker in self.workers] if self._context.get_start_method() == "fork" else []
-        process = self._context.Process(
+        not_ours = [parent_end] + [worker.conn for worker in self.workers] if context.get_start_method() == "fork" else []
+        process = context.Process(
             target=_worker_main, args=(child_end, self.migrator, self.mode, os.getpid(), not_ours), name="migrate-tpu-worker", daemon=True
         )
         process.start()
@@ -644,9 +664,11 @@ class _Pool:
     def kill_all(self) -> None:
         """Called from the signal handler: workers die at once (they never write)."""
         for worker in list(self.workers):
+            if worker.process.pid is None:  # never started: nothing to kill
+                continue
             try:
                 os.kill(worker.process.pid, signal.SIGKILL)
-            except (OSError, TypeError):
+            except OSError:
                 pass
 
     def close(self) -> None:
@@ -682,7 +704,8 @@ class _Pool:
                 slot.cache_key = self.cache.key(display_path(path), self.mode, data)
                 cached = self.cache.load(slot.cache_key)
                 # A cached change still has to be written by fix: only clean results are reused there.
-                if cached is not None and not (self.mode == "fix" and cached.changed):
+                # Anything but a result (an entry written by something else) is a miss too.
+                if isinstance(cached, FileResult) and not (self.mode == "fix" and cached.changed):
                     slot.result = cached
                     return slot
             slot.data = data
@@ -712,8 +735,12 @@ class _Pool:
                     outstanding -= self._dispatch(waiting)  # start work while reading on
             self.reading = False
             outstanding -= self._dispatch(waiting)
-            while slots and slots[0].result is not None:
-                yield slots.popleft().result
+            while slots:
+                done = slots[0].result
+                if done is None:
+                    break
+                slots.popleft()
+                yield done
             if not slots:
                 if exhausted:
                     return
@@ -748,9 +775,11 @@ class _Pool:
         return settled
 
     def _send(self, worker: _Worker, slot: _Slot) -> bool:
+        data = slot.data
+        assert data is not None, "only a slot that holds its bytes waits for a worker"
         slot.tries += 1
         try:
-            worker.conn.send((str(slot.path), slot.data))
+            worker.conn.send((str(slot.path), data))
         except (OSError, ValueError):  # the worker died while idle
             self._retire(worker)
             if slot.tries >= 3:
@@ -759,7 +788,7 @@ class _Pool:
             return False
         worker.slot = slot
         worker.started = time.monotonic()
-        worker.limit = _limit_for(len(slot.data), self.timeout)
+        worker.limit = _limit_for(len(data), self.timeout)
         worker.allowance = STARTUP_ALLOWANCE if worker.fresh else 0.0
         worker.fresh = False
         worker.deadline = None if worker.limit is None else worker.started + worker.limit + worker.allowance
@@ -797,8 +826,9 @@ class _Pool:
                 settled += 1
         return settled
 
-    def _finish(self, worker: _Worker, payload, guard: _SignalGuard) -> None:
+    def _finish(self, worker: _Worker, payload: Tuple[FileResult, Optional[bytes]], guard: _SignalGuard) -> None:
         slot = worker.slot
+        assert slot is not None, "only a busy worker answers"
         worker.slot = None
         result, new_data = payload
         if new_data is not None and slot.keep_output:
@@ -815,6 +845,7 @@ class _Pool:
 
     def _fail(self, worker: _Worker, message: Optional[str]) -> None:
         slot = worker.slot
+        assert slot is not None, "only a busy worker dies or runs out of time"
         worker.slot = None
         if message is None:
             try:

@@ -13,7 +13,7 @@ import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, IO, List, Optional, Tuple
+from typing import Dict, IO, Iterable, List, Match, Optional, Tuple, cast
 
 from migrate_tpu.engine.file_finding import FileFinding
 from migrate_tpu.engine.pipeline import FileResult
@@ -26,7 +26,7 @@ class RunSummary:
     skipped: int = 0
     changed: int = 0
     errors: int = 0
-    by_rule: Counter = field(default_factory=Counter)
+    by_rule: Counter[str] = field(default_factory=Counter)
     applied: int = 0
     remaining: int = 0
     unsafe_hidden: int = 0
@@ -34,7 +34,7 @@ class RunSummary:
     # where no new code is generated.
     fixable_files: int = 0
     # Findings no fix deals with, per rule: a person must, or mark them kept.
-    manual_by_rule: Counter = field(default_factory=Counter)
+    manual_by_rule: Counter[str] = field(default_factory=Counter)
 
     def add(self, result: FileResult) -> None:
         self.files += int(result.scanned)
@@ -81,10 +81,11 @@ _CELL_ERROR = re.compile(r"^cell (\d+): ")
 
 def split_error(result: FileResult) -> Tuple[Optional[int], str]:
     """``(cell, message)``: a notebook error's cell travels as a ``cell N: `` prefix."""
-    match = _CELL_ERROR.match(result.error or "")
+    error = result.error or ""
+    match = _CELL_ERROR.match(error)
     if match:
-        return int(match.group(1)), result.error[match.end() :]
-    return None, result.error or ""
+        return int(match.group(1)), error[match.end() :]
+    return None, error
 
 
 def error_line(result: FileResult) -> str:
@@ -144,7 +145,7 @@ def summary_text(summary: RunSummary, mode: str) -> str:
     return "\n".join(lines)
 
 
-def manual_work_hint(manual_by_rule: Counter) -> str:
+def manual_work_hint(manual_by_rule: Counter[str]) -> str:
     """What to do about findings no fix deals with (they fail a pre-commit hook until then)."""
     rules = sorted(manual_by_rule)
     first = rules[0]
@@ -160,7 +161,7 @@ def manual_work_hint(manual_by_rule: Counter) -> str:
 def statistics_text(results: List[FileResult], names: Dict[str, str]) -> str:
     """Findings counted per rule, most first (``check --statistics``, as ruff prints it):
     ``count<TAB>ID<TAB>[*] name``, ``[*]`` when ``fix`` fixes them with these settings."""
-    counts: Counter = Counter()
+    counts: Counter[str] = Counter()
     fixable = set()
     for result in results:
         for report in result.reports:
@@ -241,12 +242,12 @@ def patch_bytes(result: FileResult, root: Optional[str] = None) -> bytes:
 _HUNK_HEADER = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@$", re.MULTILINE)
 
 
-def _name_hunks(diff: bytes, applied) -> bytes:
+def _name_hunks(diff: bytes, applied: Iterable[FileFinding]) -> bytes:
     """Each hunk header followed by the rules whose fixes edit the lines it replaces
     (``change_lines``, in the old file's lines); a hunk that touches none of them
     adds or drops imports, and names the rules whose fixes did."""
 
-    def heading(match) -> bytes:
+    def heading(match: Match[bytes]) -> bytes:
         start, count = int(match.group(1)), int(match.group(2) if match.group(2) is not None else 1)
         first, last = start, start + max(count, 1) - 1
         rules = {r.rule for r in applied for a, b in r.change_lines if a <= last and b >= first}
@@ -383,6 +384,11 @@ def _sarif_region(line: int, column: int, end_line: int = 0, end_column: int = 0
     return region
 
 
+def _edit_region(edit: Dict[str, object]) -> Dict[str, int]:
+    """The span an edit replaces; its places are whole numbers (the JSON format's "edits")."""
+    return _sarif_region(cast(int, edit["line"]), cast(int, edit["column"]), cast(int, edit["end_line"]), cast(int, edit["end_column"]))
+
+
 def _sarif_fix(path: str, report: FileFinding) -> Optional[Dict[str, object]]:
     edits = list(report.edits)
     if not edits or report.cell is not None:
@@ -391,7 +397,7 @@ def _sarif_fix(path: str, report: FileFinding) -> Optional[Dict[str, object]]:
         return None  # an import to add has no fixed place in the file
     replacements = [
         {
-            "deletedRegion": _sarif_region(edit["line"], edit["column"], edit["end_line"], edit["end_column"]),
+            "deletedRegion": _edit_region(edit),
             "insertedContent": {"text": edit["content"]},
         }
         for edit in edits
@@ -422,6 +428,9 @@ def sarif_report(results: List[FileResult], rules: List[RuleInfo], tool_version:
             else:
                 region = _sarif_region(report.line, report.column, report.end_line, report.end_column)
                 text = report.message
+            properties: Dict[str, object] = {"safety": report.safety, "fixable": bool(report.applied)}
+            if cell is not None:
+                properties.update({"cell": cell, "cellLine": report.line, "cellColumn": report.column})
             item: Dict[str, object] = {
                 "ruleId": report.rule,
                 "ruleIndex": known[report.rule],
@@ -430,10 +439,8 @@ def sarif_report(results: List[FileResult], rules: List[RuleInfo], tool_version:
                 "locations": [
                     {"physicalLocation": {"artifactLocation": {"uri": result.path, "uriBaseId": "%SRCROOT%"}, "region": region}}
                 ],
-                "properties": {"safety": report.safety, "fixable": bool(report.applied)},
+                "properties": properties,
             }
-            if cell is not None:
-                item["properties"].update({"cell": cell, "cellLine": report.line, "cellColumn": report.column})
             fix = _sarif_fix(result.path, report)
             if fix:
                 item["fixes"] = [fix]
@@ -442,9 +449,10 @@ def sarif_report(results: List[FileResult], rules: List[RuleInfo], tool_version:
     for result in results:
         if result.failed:
             cell, message = split_error(result)
-            location = {"physicalLocation": {"artifactLocation": {"uri": result.path, "uriBaseId": "%SRCROOT%"}}}
+            physical: Dict[str, object] = {"artifactLocation": {"uri": result.path, "uriBaseId": "%SRCROOT%"}}
             if result.error_line and not cell:
-                location["physicalLocation"]["region"] = _sarif_region(result.error_line, 0)
+                physical["region"] = _sarif_region(result.error_line, 0)
+            location = {"physicalLocation": physical}
             notifications.append(
                 {
                     "level": "error",
@@ -472,17 +480,18 @@ def sarif_report(results: List[FileResult], rules: List[RuleInfo], tool_version:
 
 
 def _sarif_rule(rule: RuleInfo) -> Dict[str, object]:
+    properties = {"safety": rule.safety}
+    properties.update(rule.properties)
     entry: Dict[str, object] = {
         "id": rule.id,
         "name": rule.name,
         "shortDescription": {"text": rule.title},
         "fullDescription": {"text": _plain(rule.docs) or rule.title},
         "defaultConfiguration": {"level": "warning"},
-        "properties": {"safety": rule.safety},
+        "properties": properties,
     }
     if rule.docs:
         entry["help"] = {"text": rule.docs, "markdown": rule.docs}
-    entry["properties"].update(rule.properties)
     return entry
 
 
@@ -551,7 +560,7 @@ def markdown_report(results: List[FileResult], summary: RunSummary, rules: List[
         fence = "```"
         while fence in diff:
             fence += "`"
-        out += ["### Diff", "", f"<details open><summary>`migrate-tpu fix` would make these changes</summary>", "", fence + "diff", diff.rstrip("\n"), fence, ""]
+        out += ["### Diff", "", "<details open><summary>`migrate-tpu fix` would make these changes</summary>", "", fence + "diff", diff.rstrip("\n"), fence, ""]
         if truncated:
             out.append("_The diff was cut short; run `migrate-tpu diff` locally for all of it._")
             out.append("")

@@ -13,7 +13,6 @@ no process starts, and every ``compile`` call only builds a syntax tree.
 from __future__ import annotations
 
 import ast
-import os
 import subprocess
 import sys
 from pathlib import Path

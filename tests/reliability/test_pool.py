@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 from dataclasses import replace
 
 from migrate_tpu.codemod.findings import Report

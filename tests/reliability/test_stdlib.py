@@ -11,7 +11,6 @@ CPython itself has.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import sysconfig

@@ -7,8 +7,6 @@ same files at once (at H = 4: ``MergeV2Checkpoints`` found another host's ``_tem
 gone, h5py ``unable to lock file``).
 """
 
-import json
-import sys
 
 import pytest
 

@@ -18,7 +18,7 @@ import sys
 
 import pytest
 
-from roundtrip_helpers import (PROGRAMS, REPO, TF21, TF24, TF221, Run, _cli_env, assert_same, migrate,
+from roundtrip_helpers import (PROGRAMS, TF21, TF24, TF221, Run, _cli_env, assert_same, migrate,
                                require_python, start)
 
 pytestmark = pytest.mark.roundtrip

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "roundtrip"))
-from roundtrip_helpers import TF21, TF24, TF221, require_python, start  # noqa: E402
+from roundtrip_helpers import TF21, TF24, TF221, require_python, start
 
 pytestmark = pytest.mark.roundtrip  # runs real TensorFlow interpreters
 

@@ -60,8 +60,8 @@ def test_line_kinds():
         y = 2  # 100%
         x == %s
         ''')
-    P, I, C = magics.PYTHON, magics.IPYTHON, magics.CONTINUATION
-    assert magics.line_kinds(source) == [I, I, C, I, I, P, P, P, P, P, I, I, P, P]
+    P, M, C = magics.PYTHON, magics.IPYTHON, magics.CONTINUATION
+    assert magics.line_kinds(source) == [M, M, C, M, M, P, P, P, P, P, M, M, P, P]
 
 
 @pytest.mark.parametrize("line, expected", [

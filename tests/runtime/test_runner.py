@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "roundtrip"))
-from roundtrip_helpers import REPO, TF21, TF24, require_python, start  # noqa: E402
+from roundtrip_helpers import REPO, TF21, TF24, require_python, start
 
-from migrate_tpu.runtime import launch, real_tpu_reachable  # noqa: E402
-from migrate_tpu.runtime.runner import _strip_magics, notebook_cells  # noqa: E402
+from migrate_tpu.runtime import launch, real_tpu_reachable
+from migrate_tpu.runtime.runner import _strip_magics, notebook_cells
 
 RUNTIME = REPO / "migrate_tpu" / "runtime"
 TF = pytest.mark.roundtrip  # runs real TensorFlow interpreters

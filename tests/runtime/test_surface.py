@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "roundtrip"))
-from roundtrip_helpers import TF24, TF221, Run, require_python, start  # noqa: E402
+from roundtrip_helpers import TF24, TF221, Run, require_python, start
 
-from migrate_tpu.runtime import envs  # noqa: E402
+from migrate_tpu.runtime import envs
 
 pytestmark = pytest.mark.roundtrip
 

@@ -16,7 +16,7 @@ import libcst as cst
 from migrate_tpu.codemod.analysis import Analysis, Scope
 from migrate_tpu.codemod.names import possible_names, qualified_name
 from migrate_tpu.codemod.prefilter import Evidence
-from migrate_tpu.codemod.rule import Finding, Rule, Safety, all_rules, register, tf_example
+from migrate_tpu.codemod.rule import Finding, Rule, Safety, register, registered_rules, tf_example
 
 NAMESPACE = "tensorflow.keras.mixed_precision.experimental"
 MESSAGE = (
@@ -33,7 +33,7 @@ def _taken_over() -> Tuple[FrozenSet[str], FrozenSet[str]]:
     prefix = NAMESPACE + "."
     anywhere: Set[str] = set()
     called: Set[str] = set()
-    for rule in all_rules():
+    for rule in registered_rules():
         if rule.id == MixedPrecisionNamespace.id:
             continue
         anywhere.update(e.old[len(prefix) :] for e in getattr(rule, "entries", ()) if e.old.startswith(prefix))
