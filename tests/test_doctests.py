@@ -327,3 +327,47 @@ def test_a_slice_is_no_code_block():
 
     assert not may_hold_examples("x = y[::2]\n")
     assert may_hold_examples("Example::\n\n    x = 1\n") and may_hold_examples(".. code-block:: python\n")
+
+
+LEGACY_DEF = '''import tensorflow as tf
+
+if hasattr(tf.distribute.Strategy, "run"):
+    def step(strategy, x):
+        """Runs a step.
+
+        >>> strategy.run(fn, args=(x,))
+        """
+        return strategy.run(fn, args=(x,))
+else:
+    def step(strategy, x):
+        """Runs a step.
+
+        >>> strategy.experimental_run_v2(fn, args=(x,))
+        """
+        return strategy.experimental_run_v2(fn, args=(x,))
+
+
+def other(strategy):
+    """Other.
+
+    >>> strategy.experimental_run_v2(fn)
+    """
+'''
+
+
+def test_a_doctest_in_the_legacy_branch_of_a_guard_is_noted_not_rewritten():
+    # The docstring of a function defined for older TensorFlow shows the old API on purpose.
+    outcome = _fix(LEGACY_DEF, select=("TPU101",))
+    assert outcome.code == LEGACY_DEF.replace("    >>> strategy.experimental_run_v2(fn)\n", "    >>> strategy.run(fn)\n")
+    assert [(r.rule, r.line, r.safety, r.applied) for r in outcome.reports] == [
+        ("TPU101", 14, "manual", False),
+        ("TPU101", 16, "manual", False),
+        ("TPU101", 22, "safe", True),
+    ]
+    guard = 'under the guard `if hasattr(tf.distribute.Strategy, "run")`'
+    assert guard in outcome.reports[0].message and guard in outcome.reports[1].message
+    # The same under a version guard when the collapse is not run.
+    versioned = LEGACY_DEF.replace('hasattr(tf.distribute.Strategy, "run")', 'tf.__version__ >= "2.2"')
+    outcome = _fix(versioned, select=("TPU101",))
+    assert "        >>> strategy.experimental_run_v2(fn, args=(x,))\n" in outcome.code
+    assert [(r.line, r.safety) for r in outcome.reports if r.line == 14] == [(14, "manual")]

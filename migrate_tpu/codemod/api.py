@@ -115,6 +115,7 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
     edits, reports = doctests.migrate_doctests(source, migrate_snippet)
     if not reports:
         return outcome
+    edits = _keep_legacy_doctests(source, options, edits, reports, lookup=lookup, path=path)
     code = outcome.code
     if edits and options.mode != "check":
         line_of = _line_map(source, code) if code != source else (lambda line: line)
@@ -132,6 +133,45 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
                     break
     merged = sorted(outcome.reports + reports, key=lambda r: (r.line, r.column, r.rule))
     return Outcome(code, merged)
+
+
+def _keep_legacy_doctests(source: str, options: Options, edits: list, reports: List[Report], *, lookup=None, path: str = "") -> list:
+    """The doctest edits outside the legacy branches of the module's guards; a doctest finding in
+    one (a docstring of a function defined there) becomes a note naming the guard, as in code.
+
+    The guards are found again here, on a walk without rules, only for a file whose doctests
+    have findings: the code's own run may not have parsed the file at all."""
+    from migrate_tpu.codemod.version_guards import guard_note
+
+    try:
+        module = parse_module(source)
+    except Exception:  # the code's own run reports what does not parse
+        return edits
+    analysis = Analysis(module, [], lookup=lookup, path=path)
+    analysis.target = options.target
+    run_rules(analysis)
+    roots = [(root, guard) for guard in analysis.guards for root in guard.legacy]
+    if not roots:
+        return edits
+    located = spans(module, [root for root, _ in roots])
+    regions = []
+    for root, guard in roots:
+        span = located.get(id(root))
+        if span is not None:
+            regions.append((span[0], span[2], guard))
+    left: set = set()
+    for report in reports:
+        inside = [r for r in regions if r[0] <= report.line <= r[1]]
+        if not inside:
+            continue
+        guard = min(inside, key=lambda r: r[1] - r[0])[2]  # the innermost guard names it
+        left.add(report.line)
+        report.applied = False
+        report.safety = Safety.MANUAL.value
+        report.fix_title = None
+        report.change_lines = []
+        report.message += guard_note(guard)
+    return [edit for edit in edits if edit.line not in left]
 
 
 def _migrate_code(source: str, options: Options, *, lookup=None, path: str = "") -> Outcome:

@@ -908,12 +908,16 @@ def confine(findings: Sequence, guards: Sequence[Guard]) -> List:
         finding.releases = []
         finding.fix_title = None
         finding.safety = Safety.MANUAL
-        if guard.kind == "fallback":
-            finding.message += f"; left as is: one side of the fallback `{guard.text}` (remove it once older TensorFlow is not needed)"
-        else:
-            finding.message += f"; left as is: this code serves older TensorFlow under the guard `{guard.text}`"
+        finding.message += guard_note(guard)
         kept.append(finding)
     return kept
+
+
+def guard_note(guard: Guard) -> str:
+    """What a finding left alone in ``guard``'s legacy branch adds to its message."""
+    if guard.kind == "fallback":
+        return f"; left as is: one side of the fallback `{guard.text}` (remove it once older TensorFlow is not needed)"
+    return f"; left as is: this code serves older TensorFlow under the guard `{guard.text}`"
 
 
 # -- collapsing a decided guard ---------------------------------------------------------------
