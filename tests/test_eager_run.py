@@ -168,22 +168,82 @@ def test_a_factory_of_this_file_is_followed_to_the_def_it_returns():
     assert "`print()`" in found[0].message and "not in view" not in found[0].message
 
 
-@pytest.mark.parametrize(
-    "loop_body, suggestion",
-    [
-        ("    strategy.run(lambda x: x * 2, args=(batch,))\n", "step_fn = tf.function(lambda x: x * 2)  # once, before the loop"),
-        ("    step = functools.partial(step_fn, scale=2)\n    strategy.run(step, args=(batch,))\n",
-         "step = tf.function(functools.partial(step_fn, scale=2))  # once, before the loop"),
-        ("    def inner(x):\n        return x\n\n    strategy.run(inner, args=(batch,))\n", "@tf.function\ndef inner(...):  # defined once, before the loop"),
-    ],
-)
-def test_a_callable_made_per_iteration_gets_a_hoisting_suggestion_not_a_wrap(loop_body, suggestion):
+def test_a_callable_bound_in_the_loop_gets_a_hoisting_suggestion_not_a_wrap():
+    # An assignment in the loop may be read by other code of the loop: it stays, with a suggestion.
+    loop_body = "    step = functools.partial(step_fn, scale=2)\n    strategy.run(step, args=(batch,))\n"
     source = "import functools\n" + HEADER + STEP + "for batch in dataset:\n" + loop_body
     outcome, found = _tpu301(source, unsafe_fixes=True)
     assert outcome.code == source
     assert [(r.safety, r.applied) for r in found] == [("manual", False)]
     assert "before the loop" in found[0].message
-    assert found[0].suggestion.startswith(suggestion)
+    assert found[0].suggestion.startswith("step = tf.function(functools.partial(step_fn, scale=2))  # once, before the loop")
+
+
+LOOP_CASES = {
+    # issue 19: the lambda reads nothing the loop binds, so it is made once, before the loop
+    "lambda": (
+        "scale = 2.0\nfor batch in dataset:\n    strategy.run(lambda v: tf.reduce_sum(v) * scale, args=(batch,))\n",
+        "scale = 2.0\nstep_fn_2 = tf.function(lambda v: tf.reduce_sum(v) * scale)\nfor batch in dataset:\n"
+        "    strategy.run(step_fn_2, args=(batch,))\n",
+    ),
+    "factory call": (
+        "def make_step(k):\n    def step(x):\n        return x * k\n    return step\n\n\n"
+        "for batch in dataset:\n    strategy.run(make_step(3.0), args=(batch,))\n",
+        "def make_step(k):\n    def step(x):\n        return x * k\n    return step\n\n\n"
+        "step_2 = tf.function(make_step(3.0))\nfor batch in dataset:\n    strategy.run(step_2, args=(batch,))\n",
+    ),
+    "nested def, in a function": (
+        "def train(dataset, scale):\n    # the loop\n    for batch in dataset:\n        # scaled\n"
+        "        def inner(x):\n            return x * scale\n\n        strategy.run(inner, args=(batch,))\n",
+        "def train(dataset, scale):\n    # the loop\n    # scaled\n    @tf.function\n    def inner(x):\n"
+        "        return x * scale\n    for batch in dataset:\n\n        strategy.run(inner, args=(batch,))\n",
+    ),
+    "outermost loop that keeps the names": (
+        "for epoch in range(2):\n    for batch in dataset:\n        strategy.run(lambda v: v * 2, args=(batch,))\n",
+        "step_fn_2 = tf.function(lambda v: v * 2)\nfor epoch in range(2):\n    for batch in dataset:\n"
+        "        strategy.run(step_fn_2, args=(batch,))\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOOP_CASES))
+def test_a_callable_made_per_iteration_is_made_once_before_the_loop(case):
+    before, after = LOOP_CASES[case]
+    # `step_fn` is taken by STEP: the new name collides with nothing.
+    source = HEADER + STEP + before
+    outcome, found = _tpu301(source)
+    assert outcome.code == HEADER + STEP + after
+    assert [(r.safety, r.applied) for r in found] == [("safe", True)]
+    assert "before the loop" in found[0].message
+    again, found_again = _tpu301(outcome.code)
+    assert again.code == outcome.code and found_again == []
+
+
+@pytest.mark.parametrize(
+    "loop, changes",
+    [
+        ("for batch in dataset:\n    strategy.run(lambda v: v * batch, args=(batch,))\n", "which the loop changes"),
+        ("for batch in dataset:\n    k = batch\n    strategy.run(make(k), args=(batch,))\n", "which the loop changes"),
+        ("for e in range(2):\n    for batch in dataset:\n        strategy.run(lambda v: v * e, args=(batch,))\n",
+         "which an outer loop changes"),
+    ],
+)
+def test_a_callable_reading_what_the_loop_changes_gets_a_finding_and_no_fix(loop, changes):
+    source = HEADER + loop
+    outcome, found = _tpu301(source, unsafe_fixes=True)
+    assert outcome.code == source
+    assert [(r.safety, r.applied) for r in found] == [("manual", False)]
+    assert changes in found[0].message
+
+
+def test_a_hoisted_lambda_with_side_effects_is_unsafe():
+    source = HEADER + "for batch in dataset:\n    strategy.run(lambda v: print(v), args=(batch,))\n"
+    outcome, found = _tpu301(source)
+    assert outcome.code == source
+    assert [(r.safety, r.applied) for r in found] == [("unsafe", False)]
+    assert "`print()`" in found[0].message
+    fixed, _ = _tpu301(source, unsafe_fixes=True)
+    assert "step_fn = tf.function(lambda v: print(v))\nfor batch in dataset:" in fixed.code
 
 
 def test_a_def_outside_the_loop_is_still_decorated():
@@ -241,11 +301,11 @@ def test_no_note_in_a_tf1_graph_file_when_fn_is_already_a_tf_function():
 def test_test_parametrizers_are_known_not_to_trace(decorator):
     source = (
         "import pytest\nfrom absl.testing import parameterized\n" + HEADER
-        + f"{decorator}\ndef test_step(n):\n    def step(x):\n        return x * 2\n\n    strategy.run(step, args=(1.0,))\n"
+        + f"def step(x):\n    return x * 2\n\n\n{decorator}\ndef test_step(n):\n    strategy.run(step, args=(1.0,))\n"
     )
     outcome, found = _tpu301(source)
     assert [(r.safety, r.applied) for r in found] == [("safe", True)]
-    assert "    @tf.function\n    def step(x):" in outcome.code
+    assert "@tf.function\ndef step(x):" in outcome.code
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
@@ -10,14 +11,16 @@ import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis, Binding, Scope, iter_tree
 from migrate_tpu.codemod.helpers import add_decorator, argument
+from migrate_tpu.codemod.hoisting import fresh_name, free_names, insert_before, loops_around, rebound_in
 from migrate_tpu.codemod.names import expression_for, lookup
-from migrate_tpu.codemod.rule import Change, Rule, Safety, register, tf_example
+from migrate_tpu.codemod.rule import Change, Expected, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.prefilter import Evidence
 from migrate_tpu.codemod.side_effects import side_effects
 from migrate_tpu.codemod.strategies import STRATEGY_LIKE, StrategyFacts
 from migrate_tpu.codemod.tracing import GRAPH_MODE_CALLS, TRACED, UNKNOWN, Decorators, builds_tf1_graph, is_tracing
 
 _RUN_METHODS = ("run", "experimental_run_v2")
+_BASE = "is a plain Python function passed to an eager `run`; TPUStrategy rejects it outside `tf.function`"
 _VARIABLES = "creates variables"
 _FIRST_TRACE = "; a `tf.function` may create variables only on its first trace, so such a body fails once wrapped"
 
@@ -69,14 +72,23 @@ does every `run` in a file that builds TF1 graphs (it opens a `Session`, takes
 the Keras backend's session or turns eager execution off), where `run` is not
 eager, and a `run` inside a `try` that catches the `NotImplementedError` eager
 TPU `run` raises (or a base of it): the code handles that failure itself. A
-callable made on every iteration of a loop is not wrapped there (that would
-trace a new `tf.function` on every call), nor is one bound before the loop
-wrapped inside it (`run(tf.function(step))` there makes a new one on every
-iteration): the finding suggests building it once before the loop.
+callable made on every iteration of a loop (a lambda, a nested `def`, a factory
+call such as `make_step(k)`) is never wrapped there, which would trace a new
+`tf.function` on every iteration: when it reads nothing the loop changes, it is
+made once, right before the outermost such loop (`step_fn = tf.function(...)`,
+a name that collides with nothing, or the `def` moved there under
+`@tf.function`); when it reads what the loop changes, the finding says so and
+there is no fix. One bound before the loop is not wrapped inside it either
+(`run(tf.function(step))` there makes a new one on every iteration). A `def`
+nested in a function and run from it would be a new `tf.function` on every call
+of that function: its fix is unsafe (make it once, outside, or run the function
+from a `tf.function`).
 """
     fix_safety = """
 Safe when the function body is free of Python side effects that would then run
-only at trace time and creates no variables; unsafe otherwise, and unsafe when
+only at trace time and creates no variables, and the `tf.function` is made once
+(never one made again on every call of its function or every iteration of a
+loop); unsafe otherwise, and unsafe when
 the callable's body cannot be seen (an imported function, a parameter, or a
 lambda that only calls a parameter: `lambda x: model(x)` is `model`).
 """
@@ -203,14 +215,113 @@ except NotImplementedError:
 """,
             findings=1,
         ),
-        # A callable made on every iteration: the suggestion builds the tf.function once, before the loop.
+        # A callable made on every iteration, reading nothing the loop changes: made once, before the loop.
         tf_example(
             before="""\
 strategy = tf.distribute.TPUStrategy(resolver)
 for batch in dataset:
     strategy.run(lambda x: x * 2, args=(batch,))
 """,
-            findings=1,
+            after="""\
+strategy = tf.distribute.TPUStrategy(resolver)
+step_fn = tf.function(lambda x: x * 2)
+for batch in dataset:
+    strategy.run(step_fn, args=(batch,))
+""",
+            expected=(
+                Expected("safe", 3, 18, f"`lambda x: x * 2` {_BASE}; it is made anew on every iteration of the loop: "
+                         "it is made once before the loop, as `step_fn = tf.function(...)`"),
+            ),
+        ),
+        # It reads what the loop changes: it cannot be made once, so a finding and no fix.
+        tf_example(
+            before="""\
+strategy = tf.distribute.TPUStrategy(resolver)
+for batch in dataset:
+    strategy.run(lambda x: x * batch, args=(batch,))
+""",
+            expected=(
+                Expected("manual", 3, 18, f"`lambda x: x * batch` {_BASE}; `lambda x: x * batch` is made anew on every "
+                         "iteration and reads `batch`, which the loop changes, so it cannot be made once before the loop: "
+                         "pass what changes as an argument of `run` and build the step once"),
+            ),
+        ),
+        # A def made on every call of a method, reading `self`: decorating it there would trace it again
+        # on every call (issue 19: 80 times slower), so the fix is unsafe.
+        tf_example(
+            before="""\
+class Trainer:
+    def __init__(self, strategy):
+        self.strategy = tf.distribute.TPUStrategy(strategy)
+
+    def train_step(self, x):
+        def step_fn(inputs):
+            return inputs * self.scale
+
+        return self.strategy.run(step_fn, args=(x,))
+""",
+            after="""\
+class Trainer:
+    def __init__(self, strategy):
+        self.strategy = tf.distribute.TPUStrategy(strategy)
+
+    def train_step(self, x):
+        @tf.function
+        def step_fn(inputs):
+            return inputs * self.scale
+
+        return self.strategy.run(step_fn, args=(x,))
+""",
+            unsafe_fixes=True,
+            expected=(
+                Expected("unsafe", 9, 34, f"`step_fn` {_BASE}; `step_fn` is defined inside `train_step`, so it is traced "
+                         "again on every call there; make it once, outside the function, or run it from a `tf.function`"),
+            ),
+        ),
+        # A helper called from traced and from eager code: the eager call needs the fix.
+        tf_example(
+            before="""\
+strategy = tf.distribute.TPUStrategy(resolver)
+
+
+def step_fn(x):
+    return x * 2
+
+
+def helper(x):
+    return strategy.run(step_fn, args=(x,))
+
+
+@tf.function
+def traced(x):
+    return helper(x)
+
+
+def eager(x):
+    return helper(x)
+""",
+            after="""\
+strategy = tf.distribute.TPUStrategy(resolver)
+
+
+@tf.function
+def step_fn(x):
+    return x * 2
+
+
+def helper(x):
+    return strategy.run(step_fn, args=(x,))
+
+
+@tf.function
+def traced(x):
+    return helper(x)
+
+
+def eager(x):
+    return helper(x)
+""",
+            expected=(Expected("safe", 9, 25, f"`step_fn` {_BASE}"),),
         ),
     )
 
@@ -229,8 +340,9 @@ for batch in dataset:
 
     def __init__(self) -> None:
         super().__init__()
-        # (run call, its scope, the loop whose body holds it in the same function)
-        self._runs: List[Tuple[cst.Call, Scope, Optional[cst.CSTNode]]] = []
+        # (run call, its scope, the loops whose bodies hold it in the same function, innermost first)
+        self._runs: List[Tuple[cst.Call, Scope, List[cst.CSTNode]]] = []
+        self._taken_names: Set[str] = set()  # names given to hoisted tf.functions in this file
         # run calls in a ``try`` that catches what eager TPU ``run`` raises: the handler's code
         self._caught: Dict[int, str] = {}
         self._wrappers: List[Tuple[cst.Call, Scope]] = []
@@ -244,7 +356,11 @@ for batch in dataset:
         if isinstance(func, cst.Attribute):
             if func.attr.value in _RUN_METHODS and node.args:
                 analysis.remember(node)
-                self._runs.append((node, analysis.scope, _loop_of(analysis.ancestors())))
+                loops = loops_around(analysis.ancestors())
+                for loop in loops:
+                    analysis.remember(loop)  # a hoisting fix rewrites it: its path is walked, not the file
+                analysis.remember(node)
+                self._runs.append((node, analysis.scope, loops))
                 handler = _catching_handler(analysis.ancestors())
                 if handler is not None:
                     self._caught[id(node)] = handler
@@ -313,7 +429,7 @@ for batch in dataset:
         decorators = Decorators(analysis)
         graph, maybe = self._traced_functions(analysis, decorators)
         session = next((call for call, scope in self._graph_mode if builds_tf1_graph(call, scope)), None)
-        for call, scope, loop in self._runs:
+        for call, scope, loops in self._runs:
             if not facts.may_be_tpu(call.func.value, scope):
                 continue
             if _enclosing(scope, graph) is not None:
@@ -351,7 +467,7 @@ for batch in dataset:
                     analysis=analysis,
                 )
                 continue
-            self._handle(call, fn, scope, loop, graph, decorators, analysis)
+            self._handle(call, fn, scope, loops, graph, decorators, analysis)
         return self.findings
 
     def _resolve(self, value: cst.BaseExpression, scope: Scope, decorators: Decorators, depth: int = 0) -> "_Callable":
@@ -426,7 +542,8 @@ for batch in dataset:
         resolved = self._resolve(value, scope, decorators)
         return resolved.kind == "compiled" or (resolved.kind in ("def", "method") and id(resolved.node) in graph)
 
-    def _handle(self, call, fn: cst.Arg, scope: Scope, loop, graph: Set[int], decorators: Decorators, analysis: Analysis) -> None:
+    def _handle(self, call, fn: cst.Arg, scope: Scope, loops, graph: Set[int], decorators: Decorators, analysis: Analysis) -> None:
+        loop = loops[0] if loops else None
         resolved = self._resolve(fn.value, scope, decorators)
         if resolved.kind == "compiled":
             return
@@ -449,7 +566,8 @@ for batch in dataset:
                 )
                 return
         if loop is not None and _built_in_loop(fn.value, resolved, loop):
-            self._hoist(fn, label, scope, resolved, base, analysis)
+            if not self._hoist_fix(call, fn, label, scope, loops, resolved, base, decorators, analysis):
+                self._hoist(fn, label, scope, resolved, base, analysis)
             return
         if loop is not None and resolved.kind not in ("def", "method"):
             # ``run(tf.function(step))`` in the loop would make, and trace, a new tf.function on every iteration.
@@ -459,6 +577,146 @@ for batch in dataset:
             self._decorate(fn, resolved.node, base, analysis)
         else:
             self._wrap(call, fn, scope, resolved, base, analysis)
+
+    def _hoist_fix(
+        self, call, fn: cst.Arg, label: str, scope: Scope, loops, resolved: "_Callable", base: str, decorators, analysis: Analysis
+    ) -> bool:
+        """Make the callable once, right before the outermost loop that keeps every name it
+        reads: ``name = tf.function(<lambda or factory call>)``, or the nested ``def`` moved
+        there under ``@tf.function``. False where no such move applies (the caller reports)."""
+        value = fn.value
+        moved_def = None
+        if resolved.kind == "def":
+            function = resolved.node
+            body = loops[0].body
+            statements = list(body.body) if isinstance(body, cst.IndentedBlock) else []
+            if not any(statement is function for statement in statements):
+                return False  # a def deeper in the loop (under an ``if``...) is not moved
+            moved_def = function
+            code, is_statement = self._code(function), True
+        elif isinstance(value, cst.Lambda) or (isinstance(value, cst.Call) and resolved.kind in ("built", "unknown")):
+            code, is_statement = self._code(value), False
+        else:
+            return False
+        names = free_names(code, is_statement)
+        if names is None:
+            return False
+        target = None
+        changed: List[str] = []
+        for loop in loops:  # innermost first: go out while the loop keeps every name
+            changed = rebound_in(loop, names, scope)
+            if changed:
+                break
+            target = loop
+        if target is None or changed:
+            outer = target is not None
+            where = "an outer loop changes" if outer else "the loop changes"
+            shown = ", ".join(f"`{name}`" for name in changed[:3])
+            self.report(
+                value,
+                base
+                + f"; `{label}` is made anew on every iteration and reads {shown}, which {where}, so it cannot be "
+                "made once before the loop: pass what changes as an argument of `run` and build the step once",
+                analysis=analysis,
+                suggestion=f"step_fn = tf.function(...)  # once, before the loop, taking {shown} as arguments",
+            )
+            return True
+        try:
+            text, needed = expression_for("tensorflow.function", scope, lambda name: analysis.name_ready(name, target))
+        except LookupError:
+            return False
+        reasons = self._hoist_reasons(value, resolved, moved_def, scope, analysis)
+        safety = Safety.UNSAFE if reasons else Safety.SAFE
+        newline = analysis.module.default_newline
+        if moved_def is not None:
+            name = moved_def.name.value
+            index = next(i for i, statement in enumerate(loops[0].body.body) if statement is moved_def)
+            taken = {}
+
+            def take_out(updated, index=index):
+                statements = list(updated.body.body)
+                taken["def"] = statements.pop(index)
+                following = statements[index] if index < len(statements) else None
+                if following is not None and not following.leading_lines and taken["def"].leading_lines:
+                    pass  # the def's own blank lines leave with it; the next line keeps its own
+                return updated.with_changes(body=updated.body.with_changes(body=statements))
+
+            def put_before(updated, text=text):
+                moved = add_decorator(taken["def"], text)
+                return insert_before(target, moved)(updated)
+
+            changes = [Change(loops[0], take_out)]
+            changes.append(Change(target, put_before))
+            what = f"`{name}` is defined anew on every iteration of the loop: it is moved before the loop, as a `@{text}`"
+            suggestion = f"@{text}\ndef {name}(...):  # defined once, before the loop"
+            fix_title = f"Move `{name}` before the loop as a `@{text}`"
+        else:
+            name = fresh_name(_hoisted_base(value), analysis, self._taken_names)
+            index = next(i for i, arg in enumerate(call.args) if arg is fn)
+            made = {}
+
+            def use_name(updated, index=index, name=name):
+                args = list(updated.args)
+                made["value"] = args[index].value
+                args[index] = args[index].with_changes(value=cst.Name(name))
+                return updated.with_changes(args=args)
+
+            def put_before(updated, text=text, name=name):
+                statement = cst.SimpleStatementLine(
+                    body=[
+                        cst.Assign(
+                            targets=[cst.AssignTarget(target=cst.Name(name))],
+                            value=cst.Call(func=cst.parse_expression(text), args=[cst.Arg(value=made["value"])]),
+                        )
+                    ],
+                    trailing_whitespace=cst.TrailingWhitespace(newline=cst.Newline(None if newline == "\n" else newline)),
+                )
+                return insert_before(target, statement)(updated)
+
+            changes = [Change(call, use_name), Change(target, put_before)]
+            what = f"it is made anew on every iteration of the loop: it is made once before the loop, as `{name} = {text}(...)`"
+            suggestion = f"{name} = {text}({self._code(value)})  # once, before the loop"
+            fix_title = f"Make `{name} = {text}(...)` once, before the loop"
+        message = base + "; " + what
+        if reasons:
+            message += f"; in a `tf.function` its Python code runs only while tracing, and {'; '.join(reasons)}"
+            message += _FIRST_TRACE if any(_VARIABLES in r for r in reasons) else ""
+        self.report(
+            value,
+            message,
+            analysis=analysis,
+            changes=changes,
+            safety=safety,
+            imports=[needed] if needed else [],
+            suggestion=suggestion,
+            fix_title=fix_title,
+        )
+        return True
+
+    def _hoist_reasons(self, value, resolved: "_Callable", moved_def, scope: Scope, analysis: Analysis) -> List[str]:
+        """Why making the callable once, as a ``tf.function``, may change what the program does."""
+        if moved_def is not None:
+            found = side_effects(moved_def, analysis)
+            return [f"the body has {', '.join(found)}"] if found else []
+        if isinstance(value, cst.Lambda):
+            found = side_effects(value, analysis)
+            reasons = [f"the body has {', '.join(found)}"] if found else []
+            forwarded = _forwards_to_parameter(value, analysis)
+            if forwarded is not None:
+                reasons.append(f"it only calls `{forwarded}`, a parameter whose body is not in view")
+            return reasons
+        # A factory call: made once instead of once per iteration.
+        if resolved.node is None:
+            return [resolved.why]
+        reasons = []
+        factory = lookup(scope, value.func.value) if isinstance(value.func, cst.Name) else None
+        factory_defs = [b.node for b in factory[1] if b.kind == "def"] if factory else []
+        found = side_effects(factory_defs[0], analysis) if len(factory_defs) == 1 else side_effects(resolved.node, analysis)
+        if found:
+            reasons.append(f"`{self._code(value.func)}` or what it returns has {', '.join(found)}")
+        if any(isinstance(node, cst.Call) for arg in value.args for node in iter_tree(arg.value)):
+            reasons.append("its arguments call code that would then run once, not on every iteration")
+        return reasons
 
     def _hoist(
         self, fn: cst.Arg, label: str, scope: Scope, resolved: "_Callable", base: str, analysis: Analysis, anew: bool = True
@@ -500,10 +758,16 @@ for batch in dataset:
         reasons = side_effects(function, analysis)
         name = function.name.value
         note = ""
+        if def_scope.kind == "function" and self._hoist_out(fn, function, def_scope, where, text, needed, reasons, base, analysis):
+            return
         if def_scope.kind == "function":
             note = f"; `{name}` is defined inside `{def_scope.name.split('.')[-1]}`, so it is traced again on every call there"
         message = base + note
-        safety = Safety.SAFE
+        # A def made on every call of its function would be a new tf.function, traced again,
+        # on every call (80 times slower on a step that is run 20 times): never a safe fix.
+        safety = Safety.UNSAFE if note else Safety.SAFE
+        if note:
+            message += "; make it once, outside the function, or run it from a `tf.function`"
         if reasons:
             safety = Safety.UNSAFE
             message += f"; in a `tf.function` its Python code runs only while tracing, and the body has {', '.join(reasons)}"
@@ -522,6 +786,74 @@ for batch in dataset:
             suggestion=f"@{text}\ndef {name}(...):",
             fix_title=f"Decorate `{name}` with `@{text}`",
         )
+
+    def _hoist_out(self, fn, function: cst.FunctionDef, def_scope: Scope, where, text: str, needed, reasons, base: str, analysis: Analysis) -> bool:
+        """A def nested in a function, that reads only module-level names: moved to the module,
+        right above the top-level statement holding it, under ``@tf.function``, so it is made
+        (and traced) once rather than on every call of its function. False where it cannot go."""
+        owner = def_scope.node
+        if where is None or len(where.path) < 2 or not isinstance(owner, cst.FunctionDef):
+            return False
+        statements = list(owner.body.body) if isinstance(owner.body, cst.IndentedBlock) else []
+        index = next((i for i, statement in enumerate(statements) if statement is function), None)
+        if index is None or function.decorators or _has_defaults(function):
+            return False  # deeper in the function, or evaluated where it stands: not moved
+        name = function.name.value
+        module = analysis.module_scope
+        if name in module.bindings or len(def_scope.bindings.get(name, ())) != 1:
+            return False  # the module has that name, or the function binds it again
+        names = free_names(self._code(function), True)
+        if names is None:
+            return False
+        for free in names:
+            found = lookup(def_scope, free)
+            if found is None:
+                if not hasattr(builtins, free):
+                    return False
+            elif found[0] is not module:
+                return False  # it reads a name of the function around it (``self``, a parameter...)
+        top = where.path[1]
+        if not analysis.name_ready(text.split(".")[0], top):
+            return False
+        taken = {}
+
+        def take_out(updated, index=index):
+            body = list(updated.body.body)
+            taken["def"] = body.pop(index)
+            if index < len(body) and index == 0:
+                # The body now starts with the next statement: not with a blank line.
+                first = body[0]
+                body[0] = first.with_changes(leading_lines=[line for line in first.leading_lines if line.comment is not None])
+            return updated.with_changes(body=updated.body.with_changes(body=body))
+
+        def put_above(updated, text=text):
+            moved = add_decorator(taken["def"], text)
+            nodes = list(updated.nodes) if isinstance(updated, cst.FlattenSentinel) else [updated]
+            own = [line for line in moved.leading_lines if line.comment is not None]
+            first = nodes[0]
+            moved = moved.with_changes(leading_lines=[*first.leading_lines, *own])
+            nodes[0] = first.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+            return cst.FlattenSentinel([moved, *nodes])
+
+        safety = Safety.UNSAFE if reasons else Safety.SAFE
+        message = (
+            base + f"; `{name}` is defined inside `{def_scope.name.split('.')[-1]}`, so a `tf.function` made there would be "
+            f"traced again on every call: it reads only module-level names, so it is moved to the module, as a `@{text}`"
+        )
+        if reasons:
+            message += f"; in a `tf.function` its Python code runs only while tracing, and the body has {', '.join(reasons)}"
+            message += _FIRST_TRACE if any(_VARIABLES in r for r in reasons) else ""
+        self.report(
+            fn.value,
+            message,
+            analysis=analysis,
+            changes=[Change(owner, take_out), Change(top, put_above)],
+            safety=safety,
+            imports=[needed] if needed else [],
+            suggestion=f"@{text}\ndef {name}(...):  # at module level, made once",
+            fix_title=f"Move `{name}` to the module as a `@{text}`",
+        )
+        return True
 
     def _wrap(self, call, fn, scope: Scope, resolved: "_Callable", base: str, analysis: Analysis) -> None:
         try:
@@ -625,15 +957,21 @@ def _catching_handler(ancestors: Sequence[cst.CSTNode]) -> Optional[str]:
     return None
 
 
-def _loop_of(ancestors: Sequence[cst.CSTNode]) -> Optional[cst.CSTNode]:
-    """The innermost ``for``/``while`` whose body holds the current node, within its function."""
-    for index in range(len(ancestors) - 2, -1, -1):
-        node = ancestors[index]
-        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            return None
-        if isinstance(node, (cst.For, cst.While)) and ancestors[index + 1] is node.body:
-            return node
-    return None
+def _has_defaults(function: cst.FunctionDef) -> bool:
+    params = function.params
+    return any(p.default is not None for p in (*params.params, *params.kwonly_params, *params.posonly_params))
+
+
+def _hoisted_base(value: cst.BaseExpression) -> str:
+    """A name for the callable made once: ``make_step(k)`` -> ``step``, a lambda -> ``step_fn``."""
+    if isinstance(value, cst.Call):
+        func = value.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        for prefix in ("make_", "build_", "create_", "get_"):
+            if last.startswith(prefix) and len(last) > len(prefix):
+                return last[len(prefix):].lstrip("_") or "step_fn"
+        return f"{last}_fn" if last else "step_fn"
+    return "step_fn"
 
 
 def _built_in_loop(value: cst.BaseExpression, resolved: _Callable, loop: cst.CSTNode) -> bool:
