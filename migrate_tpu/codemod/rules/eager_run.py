@@ -17,7 +17,7 @@ from migrate_tpu.codemod.rule import Change, Expected, Rule, Safety, register, t
 from migrate_tpu.codemod.prefilter import Evidence
 from migrate_tpu.codemod.side_effects import side_effects
 from migrate_tpu.codemod.strategies import STRATEGY_LIKE, StrategyFacts
-from migrate_tpu.codemod.tracing import GRAPH_MODE_CALLS, TRACED, UNKNOWN, Decorators, builds_tf1_graph, is_tracing
+from migrate_tpu.codemod.tracing import GRAPH_MODE_CALLS, TRACED, UNKNOWN, Decorators, builds_tf1_graph, class_tracing, is_tracing
 
 _RUN_METHODS = ("run", "experimental_run_v2")
 _BASE = "is a plain Python function passed to an eager `run`; TPUStrategy rejects it outside `tf.function`"
@@ -53,10 +53,17 @@ execution`. TF 2.0 wrapped it silently, so code written then fails now.
 Nothing is done where `run` is already inside a `tf.function` (decorated, also
 through a library's wrapper such as TF-Agents' `common.function` or a decorator
 of the same file that returns `tf.function(...)`; passed to `tf.function(...)`;
-or only called from one), where `fn` is already a `tf.function`, or where the
+only called from one; or a method overriding one that a base class runs under
+`tf.function`, the base in this file, in another module of the tree, or a known
+library's: Keras `Model.train_step`/`test_step`/`predict_step`, Orbit's
+`StandardTrainer.train_step`/`StandardEvaluator.eval_step`; TF-Agents traces an
+agent's `_train` only when the caller wraps `agent.train`, so there it is a note),
+where `fn` is already a `tf.function`, or where the
 strategy is provably not a TPU one
 (`MirroredStrategy`, `OneDeviceStrategy`, ... in view): eager `run` is legal
 there, and wrapping a function that calls `.numpy()` would break working code.
+A strategy from a function that is not followed (`strategy = get_strategy()`)
+may be a TPU one: its eager `run` gets a note.
 """
     use_instead = """
 Code in a `tf.function` runs its Python only while tracing. A function body
@@ -393,8 +400,15 @@ def eager(x):
             outer = own_scope.parent
             in_class = outer is not None and outer.kind == "class"
             kind = decorators.function_kind(function, outer)
-            if kind == TRACED or function.name.value in (methods if in_class else names):
+            inherited: Tuple[Dict[str, str], Dict[str, str]] = ({}, {})
+            if in_class and kind != UNKNOWN:
+                # A method overriding one that a base class runs under tf.function is traced there.
+                inherited = class_tracing(outer.node, analysis)
+            if kind == TRACED or function.name.value in (methods if in_class else names) or function.name.value in inherited[0]:
                 graph.add(id(function))
+            elif function.name.value in inherited[1]:
+                why = inherited[1][function.name.value]
+                maybe[id(function)] = f"`{function.name.value}` overrides a method that may run under `tf.function` ({why})"
             elif kind == UNKNOWN:
                 unknown = next(d for d in function.decorators if decorators.kind(d.decorator, outer) == UNKNOWN)
                 code = analysis.module.code_for_node(unknown.decorator).strip()
@@ -431,6 +445,7 @@ def eager(x):
         session = next((call for call, scope in self._graph_mode if builds_tf1_graph(call, scope)), None)
         for call, scope, loops in self._runs:
             if not facts.may_be_tpu(call.func.value, scope):
+                self._unknown_strategy(call, scope, facts, graph, decorators, analysis)
                 continue
             if _enclosing(scope, graph) is not None:
                 continue
@@ -469,6 +484,43 @@ def eager(x):
                 continue
             self._handle(call, fn, scope, loops, graph, decorators, analysis)
         return self.findings
+
+    def _unknown_strategy(self, call: cst.Call, scope: Scope, facts: StrategyFacts, graph: Set[int], decorators, analysis) -> None:
+        """Issue 22.8: ``strategy = get_strategy(); strategy.experimental_run_v2(fn)`` where
+        ``get_strategy`` is not followed (not in view): the strategy may be a TPU one and the
+        call eager. A note, no fix: nothing here says a change is needed."""
+        receiver = call.func.value
+        if facts.kinds(receiver, scope) is not None or _enclosing(scope, graph) is not None:
+            return  # a strategy known not to be a TPU one, or a traced call
+        last = receiver.attr.value if isinstance(receiver, cst.Attribute) else receiver.value if isinstance(receiver, cst.Name) else ""
+        if call.func.attr.value != "experimental_run_v2" and not STRATEGY_LIKE.match(last):
+            return  # ``run`` of something that is no strategy as far as this file tells
+        source = self._strategy_source(receiver, scope)
+        if source is None:
+            return
+        fn = argument(call, 0, "fn")
+        if fn is None or self._compiled(fn.value, scope, graph, decorators):
+            return
+        label = _label(self._code(fn.value))
+        self.report(
+            fn.value,
+            f"`{_label(self._code(receiver))}` comes from `{source}`, which is not followed here: if it is a "
+            f"TPUStrategy and this `run` is eager, TPUStrategy rejects `{label}` (TF 2.1 did too); make it a "
+            "`tf.function` or run it from one",
+            analysis=analysis,
+        )
+
+    def _strategy_source(self, receiver: cst.BaseExpression, scope: Scope) -> Optional[str]:
+        """``get_strategy(...)`` when the receiver is a name assigned (only) from a call."""
+        if not isinstance(receiver, cst.Name):
+            return None
+        found = lookup(scope, receiver.value)
+        if found is None or len(found[1]) != 1:
+            return None
+        binding = found[1][0]
+        if binding.kind != "assign" or not isinstance(binding.value, cst.Call):
+            return None
+        return f"{_label(self._code(binding.value.func))}(...)"
 
     def _resolve(self, value: cst.BaseExpression, scope: Scope, decorators: Decorators, depth: int = 0) -> "_Callable":
         """What the callable passed to ``run`` is, as far as this file tells."""
