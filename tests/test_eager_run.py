@@ -196,7 +196,7 @@ LOOP_CASES = {
         "def train(dataset, scale):\n    # the loop\n    for batch in dataset:\n        # scaled\n"
         "        def inner(x):\n            return x * scale\n\n        strategy.run(inner, args=(batch,))\n",
         "def train(dataset, scale):\n    # the loop\n    # scaled\n    @tf.function\n    def inner(x):\n"
-        "        return x * scale\n    for batch in dataset:\n\n        strategy.run(inner, args=(batch,))\n",
+        "        return x * scale\n    for batch in dataset:\n        strategy.run(inner, args=(batch,))\n",
     ),
     "outermost loop that keeps the names": (
         "for epoch in range(2):\n    for batch in dataset:\n        strategy.run(lambda v: v * 2, args=(batch,))\n",

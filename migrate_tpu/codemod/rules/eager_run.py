@@ -686,12 +686,7 @@ def eager(x):
             taken = {}
 
             def take_out(updated, index=index):
-                statements = list(updated.body.body)
-                taken["def"] = statements.pop(index)
-                following = statements[index] if index < len(statements) else None
-                if following is not None and not following.leading_lines and taken["def"].leading_lines:
-                    pass  # the def's own blank lines leave with it; the next line keeps its own
-                return updated.with_changes(body=updated.body.with_changes(body=statements))
+                return _on_statement(updated, lambda loop: _without(loop, index, taken))
 
             def put_before(updated, text=text):
                 moved = add_decorator(taken["def"], text)
@@ -870,13 +865,7 @@ def eager(x):
         taken = {}
 
         def take_out(updated, index=index):
-            body = list(updated.body.body)
-            taken["def"] = body.pop(index)
-            if index < len(body) and index == 0:
-                # The body now starts with the next statement: not with a blank line.
-                first = body[0]
-                body[0] = first.with_changes(leading_lines=[line for line in first.leading_lines if line.comment is not None])
-            return updated.with_changes(body=updated.body.with_changes(body=body))
+            return _on_statement(updated, lambda owner: _without(owner, index, taken))
 
         def put_above(updated, text=text):
             moved = add_decorator(taken["def"], text)
@@ -1007,6 +996,26 @@ def _catching_handler(ancestors: Sequence[cst.CSTNode]) -> Optional[str]:
                     if isinstance(value, cst.Name) and value.value in _CATCHES_NOT_IMPLEMENTED:
                         return f"except {value.value}"
     return None
+
+
+def _on_statement(updated, rewrite):
+    """Apply ``rewrite`` to a statement that another fix may have turned into
+    ``FlattenSentinel([inserted..., statement])`` already (the statement is last)."""
+    if isinstance(updated, cst.FlattenSentinel):
+        nodes = list(updated.nodes)
+        return cst.FlattenSentinel([*nodes[:-1], rewrite(nodes[-1])])
+    return rewrite(updated)
+
+
+def _without(statement, index: int, taken: dict):
+    """``statement`` (a loop or a def) without the ``index``-th statement of its body, kept in ``taken``."""
+    body = list(statement.body.body)
+    taken["def"] = body.pop(index)
+    if index == 0 and body:
+        # The body now starts with the next statement: not with a blank line.
+        first = body[0]
+        body[0] = first.with_changes(leading_lines=[line for line in first.leading_lines if line.comment is not None])
+    return statement.with_changes(body=statement.body.with_changes(body=body))
 
 
 def _has_defaults(function: cst.FunctionDef) -> bool:
