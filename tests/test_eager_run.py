@@ -498,3 +498,20 @@ def test_issue_19_runnable_whose_base_in_another_module_traces_train_step(tmp_pa
     (tmp_path / "training" / "base.py").write_text(BASE_MODULE.replace("tf.function(train_fn)", "train_fn"))
     findings = json.loads(_cli(tmp_path, "check", "--format", "json").stdout)["findings"]
     assert [(f["line"], f["safety"]) for f in findings] == [(16, "unsafe"), (22, "unsafe")]
+
+
+@pytest.mark.parametrize(
+    "comprehension",
+    [
+        "results = [strategy.run(lambda v: v * 2, args=(b,)) for b in dist]\n",
+        "results = {i: strategy.run(make(i), args=(b,)) for i, b in enumerate(dist)}\n",
+        "def train(step):\n    return [strategy.run(step, args=(b,)) for b in dist]\n",
+    ],
+)
+def test_a_callable_in_a_comprehension_is_never_wrapped_there(comprehension):
+    # `[run(tf.function(...)) for ...]` would make, and trace, a new tf.function for every item.
+    source = HEADER + comprehension
+    outcome, found = _tpu301(source, unsafe_fixes=True)
+    assert outcome.code == source
+    assert [(r.safety, r.applied) for r in found] == [("manual", False)]
+    assert "before the loop" in found[0].message

@@ -350,6 +350,7 @@ def eager(x):
         # (run call, its scope, the loops whose bodies hold it in the same function, innermost first)
         self._runs: List[Tuple[cst.Call, Scope, List[cst.CSTNode]]] = []
         self._taken_names: Set[str] = set()  # names given to hoisted tf.functions in this file
+        self._comprehended: Set[int] = set()  # run calls in a comprehension: a loop no statement can precede
         # run calls in a ``try`` that catches what eager TPU ``run`` raises: the handler's code
         self._caught: Dict[int, str] = {}
         self._wrappers: List[Tuple[cst.Call, Scope]] = []
@@ -368,6 +369,8 @@ def eager(x):
                     analysis.remember(loop)  # a hoisting fix rewrites it: its path is walked, not the file
                 analysis.remember(node)
                 self._runs.append((node, analysis.scope, loops))
+                if _in_comprehension(analysis.ancestors()):
+                    self._comprehended.add(id(node))
                 handler = _catching_handler(analysis.ancestors())
                 if handler is not None:
                     self._caught[id(node)] = handler
@@ -617,6 +620,10 @@ def eager(x):
                     analysis=analysis,
                 )
                 return
+        if id(call) in self._comprehended and resolved.kind not in ("def", "method"):
+            # A tf.function made in a comprehension is made (and traced) again on every item.
+            self._hoist(fn, label, scope, resolved, base, analysis, anew=isinstance(fn.value, (cst.Lambda, cst.Call)))
+            return
         if loop is not None and _built_in_loop(fn.value, resolved, loop):
             if not self._hoist_fix(call, fn, label, scope, loops, resolved, base, decorators, analysis):
                 self._hoist(fn, label, scope, resolved, base, analysis)
@@ -1016,6 +1023,19 @@ def _without(statement, index: int, taken: dict):
         first = body[0]
         body[0] = first.with_changes(leading_lines=[line for line in first.leading_lines if line.comment is not None])
     return statement.with_changes(body=statement.body.with_changes(body=body))
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def _in_comprehension(ancestors: Sequence[cst.CSTNode]) -> bool:
+    """Whether the current node sits in a comprehension, within its function."""
+    for node in reversed(ancestors[:-1]):
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+        if isinstance(node, _COMPREHENSIONS):
+            return True
+    return False
 
 
 def _has_defaults(function: cst.FunctionDef) -> bool:
