@@ -122,6 +122,7 @@ def step_fn(x):
 
 result = strategy.run(step_fn, args=(1.0,))
 """,
+            expected=(Expected("safe", 8, 23, f"`step_fn` {_BASE}"),),
         ),
         tf_example(
             before="""\
@@ -165,7 +166,16 @@ def step_fn(x):
 
 strategy.run(step_fn, args=(x,))
 """,
-            findings=1,
+            expected=(
+                Expected(
+                    "unsafe",
+                    8,
+                    14,
+                    f"`step_fn` {_BASE}; in a `tf.function` its Python code runs only while tracing, and the "
+                    "body has `tf.keras.layers.Dense(...)` (creates variables); a `tf.function` may create "
+                    "variables only on its first trace, so such a body fails once wrapped",
+                ),
+            ),
         ),
         # TF1 graph code (a session runs what `run` built): not eager, so a note and no fix.
         tf_example(
@@ -181,7 +191,16 @@ step = strategy.run(train_step, args=(features,))
 with tf.compat.v1.Session() as session:
     session.run(step)
 """,
-            findings=1,
+            expected=(
+                Expected(
+                    "manual",
+                    8,
+                    21,
+                    "`run` may be traced here: this file builds TF1 graphs (`tf.compat.v1.Session(...)`), "
+                    "where `run` is not eager; if it does not, `train_step` must be a `tf.function` "
+                    "(TPUStrategy rejects a plain function in eager `run`)",
+                ),
+            ),
         ),
         # The Keras backend's session is TF1 graph code too: a note, no fix.
         tf_example(
@@ -196,7 +215,17 @@ def eval_step(x):
 result = strategy.run(eval_step, args=(features,))
 tf.compat.v1.keras.backend.get_session().run(result)
 """,
-            findings=1,
+            expected=(
+                Expected(
+                    "manual",
+                    8,
+                    23,
+                    "`run` may be traced here: this file builds TF1 graphs "
+                    "(`tf.compat.v1.keras.backend.get_session(...)`), where `run` is not eager; if it does "
+                    "not, `eval_step` must be a `tf.function` (TPUStrategy rejects a plain function in eager "
+                    "`run`)",
+                ),
+            ),
         ),
         # A lambda that only calls a parameter is that parameter: its body is not in view, so the fix is unsafe.
         tf_example(
@@ -204,7 +233,15 @@ tf.compat.v1.keras.backend.get_session().run(result)
 def warm_up(strategy, net, batch):
     strategy.run(lambda x: net(x, training=False), args=(batch,))
 """,
-            findings=1,
+            expected=(
+                Expected(
+                    "unsafe",
+                    2,
+                    18,
+                    f"`lambda x: net(x, training=False)` {_BASE}; wrapping it may change behaviour (it only "
+                    "calls `net`, a parameter whose body is not in view)",
+                ),
+            ),
             after="""\
 def warm_up(strategy, net, batch):
     strategy.run(tf.function(lambda x: net(x, training=False)), args=(batch,))
@@ -220,7 +257,17 @@ try:
 except NotImplementedError:
     layer.build(sample.shape)
 """,
-            findings=1,
+            expected=(
+                Expected(
+                    "manual",
+                    3,
+                    18,
+                    "`run` sits in a `try` whose `except NotImplementedError` catches the "
+                    "`NotImplementedError` that TPUStrategy raises for a plain function in eager `run`; the "
+                    "code may rely on it, so `lambda x: layer(x)` is left as it is: make it a `tf.function` if "
+                    "the TPU should run it",
+                ),
+            ),
         ),
         # A callable made on every iteration, reading nothing the loop changes: made once, before the loop.
         tf_example(
