@@ -168,15 +168,30 @@ def test_a_factory_of_this_file_is_followed_to_the_def_it_returns():
     assert "`print()`" in found[0].message and "not in view" not in found[0].message
 
 
-def test_a_callable_bound_in_the_loop_gets_a_hoisting_suggestion_not_a_wrap():
-    # An assignment in the loop may be read by other code of the loop: it stays, with a suggestion.
-    loop_body = "    step = functools.partial(step_fn, scale=2)\n    strategy.run(step, args=(batch,))\n"
+def test_a_callable_assigned_in_the_loop_moves_before_it():
+    # `functools.partial` is not in view: the move is unsafe, applied only with --unsafe-fixes.
+    loop_body = "    # scaled\n    step = functools.partial(step_fn, scale=2)\n    strategy.run(step, args=(batch,))\n"
     source = "import functools\n" + HEADER + STEP + "for batch in dataset:\n" + loop_body
-    outcome, found = _tpu301(source, unsafe_fixes=True)
+    outcome, found = _tpu301(source)
     assert outcome.code == source
-    assert [(r.safety, r.applied) for r in found] == [("manual", False)]
-    assert "before the loop" in found[0].message
+    assert [(r.safety, r.applied) for r in found] == [("unsafe", False)]
     assert found[0].suggestion.startswith("step = tf.function(functools.partial(step_fn, scale=2))  # once, before the loop")
+    fixed, _ = _tpu301(source, unsafe_fixes=True)
+    assert fixed.code == "import functools\n" + HEADER + STEP + (
+        "# scaled\nstep = tf.function(functools.partial(step_fn, scale=2))\n"
+        "for batch in dataset:\n    strategy.run(step, args=(batch,))\n"
+    )
+    # a factory of this file whose step is pure: safe
+    pure = HEADER + (
+        "def make_step(k):\n    def scaled(x):\n        return x * k\n    return scaled\n\n\n"
+        "for batch in dataset:\n    step = make_step(2.0)\n    strategy.run(step, args=(batch,))\n"
+    )
+    outcome, found = _tpu301(pure)
+    assert [(r.safety, r.applied) for r in found] == [("safe", True)]
+    assert "step = tf.function(make_step(2.0))\nfor batch in dataset:\n    strategy.run(step, args=(batch,))\n" in outcome.code
+    # read by other code of the loop: unsafe
+    shared = pure.replace("    strategy.run(step,", "    print(step)\n    strategy.run(step,")
+    assert [r.safety for r in _tpu301(shared)[1]] == ["unsafe"]
 
 
 LOOP_CASES = {
@@ -224,6 +239,7 @@ def test_a_callable_made_per_iteration_is_made_once_before_the_loop(case):
     [
         ("for batch in dataset:\n    strategy.run(lambda v: v * batch, args=(batch,))\n", "which the loop changes"),
         ("for batch in dataset:\n    k = batch\n    strategy.run(make(k), args=(batch,))\n", "which the loop changes"),
+        ("for batch in dataset:\n    step = make(batch)\n    strategy.run(step, args=(batch,))\n", "which the loop changes"),
         ("for e in range(2):\n    for batch in dataset:\n        strategy.run(lambda v: v * e, args=(batch,))\n",
          "which an outer loop changes"),
     ],

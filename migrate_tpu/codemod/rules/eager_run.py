@@ -83,8 +83,8 @@ callable made on every iteration of a loop (a lambda, a nested `def`, a factory
 call such as `make_step(k)`) is never wrapped there, which would trace a new
 `tf.function` on every iteration: when it reads nothing the loop changes, it is
 made once, right before the outermost such loop (`step_fn = tf.function(...)`,
-a name that collides with nothing, or the `def` moved there under
-`@tf.function`); when it reads what the loop changes, the finding says so and
+a name that collides with nothing; the `def`, or the line `step = make_step(k)`,
+moved there under `tf.function`); when it reads what the loop changes, the finding says so and
 there is no fix. One bound before the loop is not wrapped inside it either
 (`run(tf.function(step))` there makes a new one on every iteration). A `def`
 nested in a function and run from it would be a new `tf.function` on every call
@@ -702,6 +702,12 @@ def eager(x):
             code, is_statement = self._code(function), True
         elif isinstance(value, cst.Lambda) or (isinstance(value, cst.Call) and resolved.kind in ("built", "unknown")):
             code, is_statement = self._code(value), False
+        elif isinstance(value, cst.Name):
+            # ``step = make_step(k)`` (or a lambda) assigned in the loop: that line moves before it.
+            moved_assign = self._assigned_in(loops[0], value.value, resolved)
+            if moved_assign is None:
+                return False
+            return self._hoist_assignment(fn, label, scope, loops, moved_assign, resolved, base, analysis)
         else:
             return False
         names = free_names(code, is_statement)
@@ -791,6 +797,87 @@ def eager(x):
             imports=[needed] if needed else [],
             suggestion=suggestion,
             fix_title=fix_title,
+        )
+        return True
+
+    def _assigned_in(self, loop, name: str, resolved: "_Callable"):
+        """The line ``name = <lambda or call>`` directly in the loop's body, the name's only binding."""
+        if len(resolved.bindings) != 1 or resolved.bindings[0].kind != "assign" or not isinstance(loop.body, cst.IndentedBlock):
+            return None
+        node = resolved.bindings[0].node
+        for index, statement in enumerate(loop.body.body):
+            if (
+                isinstance(statement, cst.SimpleStatementLine)
+                and len(statement.body) == 1
+                and statement.body[0] is node
+                and len(node.targets) == 1
+                and isinstance(node.targets[0].target, cst.Name)
+                and isinstance(node.value, (cst.Lambda, cst.Call))
+            ):
+                return index, statement
+        return None
+
+    def _hoist_assignment(self, fn, label, scope, loops, moved, resolved, base, analysis) -> bool:
+        index, statement = moved
+        assign = statement.body[0]
+        value = assign.value
+        names = free_names(self._code(value), False)
+        if names is None:
+            return False
+        target, changed = None, []
+        for loop in loops:
+            changed = rebound_in(loop, names, scope)
+            if changed:
+                break
+            target = loop
+        if target is None or changed:
+            shown = ", ".join(f"`{n}`" for n in changed[:3])
+            where = "an outer loop changes" if target is not None else "the loop changes"
+            self.report(
+                fn.value,
+                base
+                + f"; `{label}` is made anew on every iteration and reads {shown}, which {where}, so it cannot be "
+                "made once before the loop: pass what changes as an argument of `run` and build the step once",
+                analysis=analysis,
+                suggestion=f"step_fn = tf.function(...)  # once, before the loop, taking {shown} as arguments",
+            )
+            return True
+        # Other code of the loop that reads the name would then get the tf.function.
+        name = assign.targets[0].target.value
+        readers = [
+            node for node in iter_tree(loops[0].body) if isinstance(node, cst.Name) and node.value == name
+        ]
+        try:
+            text, needed = expression_for("tensorflow.function", scope, lambda n: analysis.name_ready(n, target))
+        except LookupError:
+            return False
+        reasons = self._hoist_reasons(value, resolved, None, scope, analysis)
+        if len(readers) > 2:  # the target and the argument of `run`
+            reasons.append(f"other code in the loop reads `{name}`, which is now a `tf.function`")
+        taken = {}
+
+        def take_out(updated, index=index):
+            return _on_statement(updated, lambda loop: _without(loop, index, taken))
+
+        def put_before(updated, text=text):
+            line = taken["def"]
+            small = line.body[0]
+            wrapped = cst.Call(func=cst.parse_expression(text), args=[cst.Arg(value=small.value)])
+            return insert_before(target, line.with_changes(body=[small.with_changes(value=wrapped)]))(updated)
+
+        message = base + f"; `{name}` is made anew on every iteration of the loop: that line moves before the loop, as `{name} = {text}(...)`"
+        if reasons:
+            message += f"; in a `tf.function` its Python code runs only while tracing, and {'; '.join(reasons)}"
+            message += _FIRST_TRACE if any(_VARIABLES in r for r in reasons) else ""
+        self.report(
+            fn.value,
+            message,
+            analysis=analysis,
+            changes=[Change(loops[0], take_out), Change(target, put_before)],
+            safety=Safety.UNSAFE if reasons else Safety.SAFE,
+            imports=[needed] if needed else [],
+            suggestion=f"{name} = {text}({self._code(value)})  # once, before the loop",
+            fix_title=f"Move `{name} = {text}(...)` before the loop",
         )
         return True
 
