@@ -55,3 +55,20 @@ def test_hoisted_steps_run_on_the_emulated_tpu_and_trace_once(tmp_path):
     wrapped = runs[3].result()
     assert_same(wrapped["reference"], wrapped["totals"], where=runs[3].label)
     assert wrapped["traces"] == dict(once, **{"lambda": 3 * REPLICAS}), wrapped["traces"]
+
+
+def test_plain_fix_makes_pure_steps_once_and_tensorflow_counts_one_trace_each(tmp_path):
+    """The same steps with pure bodies: plain `fix` (safe fixes only) makes each once, at the
+    module's level, and the program gives the NumPy reference."""
+    py24, py221 = require_python(TF24), require_python(TF221)
+    original = PROGRAMS / "hoisted_steps_pure.py"
+    status, migrated_source, report = migrate(original.read_text())
+    assert ".experimental_run_v2(" not in migrated_source and "TPU301" not in report, report
+    migrated = tmp_path / "hoisted_steps_pure.py"
+    migrated.write_text(migrated_source)
+    runs = [start(py24, migrated, label="migrated on TF 2.4.1"), start(py221, migrated, label="migrated on TF 2.21")]
+    for run in runs:
+        result = run.result()
+        assert result["batches"] == 3, run.describe()
+        assert_same(result["reference"], result["totals"], where=run.label)
+        assert result["compiled"] == ["replica_half", "square_sum", "step_2", "step_fn"], (run.label, result)
