@@ -531,3 +531,27 @@ def test_a_callable_in_a_comprehension_is_never_wrapped_there(comprehension):
     assert outcome.code == source
     assert [(r.safety, r.applied) for r in found] == [("manual", False)]
     assert "before the loop" in found[0].message
+
+
+def test_hoisting_in_blocks_one_line_loops_and_while_loops_keeps_the_rest_of_the_file():
+    body = (
+        'if __name__ == "__main__":\n'
+        "    for b in ds: strategy.run(lambda v: v * 2, args=(b,))\n"
+        "    while True:\n        strategy.run(lambda v: v + 1, args=(b,))  # one\n        break\n"
+        "    for b in ds:\n        try:\n            strategy.run(lambda v: v - 1, args=(b,))\n"
+        "        finally:\n            pass\n"
+    )
+    source = HEADER + body
+    outcome, found = _tpu301(source)
+    assert outcome.code == HEADER + (
+        'if __name__ == "__main__":\n'
+        "    step_fn = tf.function(lambda v: v * 2)\n"
+        "    for b in ds: strategy.run(step_fn, args=(b,))\n"
+        "    step_fn_2 = tf.function(lambda v: v + 1)\n"
+        "    while True:\n        strategy.run(step_fn_2, args=(b,))  # one\n        break\n"
+        "    step_fn_3 = tf.function(lambda v: v - 1)\n"
+        "    for b in ds:\n        try:\n            strategy.run(step_fn_3, args=(b,))\n"
+        "        finally:\n            pass\n"
+    )
+    assert [(r.safety, r.applied) for r in found] == [("safe", True)] * 3
+    assert _tpu301(outcome.code)[0].code == outcome.code
