@@ -555,3 +555,12 @@ def test_hoisting_in_blocks_one_line_loops_and_while_loops_keeps_the_rest_of_the
     )
     assert [(r.safety, r.applied) for r in found] == [("safe", True)] * 3
     assert _tpu301(outcome.code)[0].code == outcome.code
+
+
+def test_two_nested_defs_of_the_same_name_are_not_both_moved_to_the_module():
+    nested = "    def replica_step(x):\n        return x * {k}\n\n    return strategy.run(replica_step, args=(batch,))\n"
+    source = HEADER + "def first(batch):\n" + nested.format(k=2) + "\n\ndef second(batch):\n" + nested.format(k=3)
+    outcome, found = _tpu301(source)
+    assert [(r.safety, r.applied) for r in found] == [("safe", True), ("unsafe", False)]
+    assert outcome.code.count("def replica_step(x):") == 2 and outcome.code.count("@tf.function") == 1
+    assert "return x * 3" in outcome.code.split("def second(batch):")[1]

@@ -988,8 +988,8 @@ def eager(x):
             return False  # deeper in the function, or evaluated where it stands: not moved
         name = function.name.value
         module = analysis.module_scope
-        if name in module.bindings or len(def_scope.bindings.get(name, ())) != 1:
-            return False  # the module has that name, or the function binds it again
+        if name in module.bindings or name in self._taken_names or len(def_scope.bindings.get(name, ())) != 1:
+            return False  # the module has that name (or another fix gives it one), or the function binds it again
         names = free_names(self._code(function), True)
         if names is None:
             return False
@@ -1003,6 +1003,7 @@ def eager(x):
         top = where.path[1]
         if not analysis.name_ready(text.split(".")[0], top):
             return False
+        self._taken_names.add(name)
         taken = {}
 
         def take_out(updated, index=index):
