@@ -168,22 +168,98 @@ def test_a_factory_of_this_file_is_followed_to_the_def_it_returns():
     assert "`print()`" in found[0].message and "not in view" not in found[0].message
 
 
+def test_a_callable_assigned_in_the_loop_moves_before_it():
+    # `functools.partial` is not in view: the move is unsafe, applied only with --unsafe-fixes.
+    loop_body = "    # scaled\n    step = functools.partial(step_fn, scale=2)\n    strategy.run(step, args=(batch,))\n"
+    source = "import functools\n" + HEADER + STEP + "for batch in dataset:\n" + loop_body
+    outcome, found = _tpu301(source)
+    assert outcome.code == source
+    assert [(r.safety, r.applied) for r in found] == [("unsafe", False)]
+    assert found[0].suggestion.startswith("step = tf.function(functools.partial(step_fn, scale=2))  # once, before the loop")
+    fixed, _ = _tpu301(source, unsafe_fixes=True)
+    assert fixed.code == "import functools\n" + HEADER + STEP + (
+        "# scaled\nstep = tf.function(functools.partial(step_fn, scale=2))\n"
+        "for batch in dataset:\n    strategy.run(step, args=(batch,))\n"
+    )
+    # a factory of this file whose step is pure: safe
+    pure = HEADER + (
+        "def make_step(k):\n    def scaled(x):\n        return x * k\n    return scaled\n\n\n"
+        "for batch in dataset:\n    step = make_step(2.0)\n    strategy.run(step, args=(batch,))\n"
+    )
+    outcome, found = _tpu301(pure)
+    assert [(r.safety, r.applied) for r in found] == [("safe", True)]
+    assert "step = tf.function(make_step(2.0))\nfor batch in dataset:\n    strategy.run(step, args=(batch,))\n" in outcome.code
+    # read by other code of the loop: unsafe
+    shared = pure.replace("    strategy.run(step,", "    print(step)\n    strategy.run(step,")
+    assert [r.safety for r in _tpu301(shared)[1]] == ["unsafe"]
+
+
+LOOP_CASES = {
+    # issue 19: the lambda reads nothing the loop binds, so it is made once, before the loop
+    "lambda": (
+        "scale = 2.0\nfor batch in dataset:\n    strategy.run(lambda v: tf.reduce_sum(v) * scale, args=(batch,))\n",
+        "scale = 2.0\nstep_fn_2 = tf.function(lambda v: tf.reduce_sum(v) * scale)\nfor batch in dataset:\n"
+        "    strategy.run(step_fn_2, args=(batch,))\n",
+    ),
+    "factory call": (
+        "def make_step(k):\n    def step(x):\n        return x * k\n    return step\n\n\n"
+        "for batch in dataset:\n    strategy.run(make_step(3.0), args=(batch,))\n",
+        "def make_step(k):\n    def step(x):\n        return x * k\n    return step\n\n\n"
+        "step_2 = tf.function(make_step(3.0))\nfor batch in dataset:\n    strategy.run(step_2, args=(batch,))\n",
+    ),
+    "nested def, in a function": (
+        "def train(dataset, scale):\n    # the loop\n    for batch in dataset:\n        # scaled\n"
+        "        def inner(x):\n            return x * scale\n\n        strategy.run(inner, args=(batch,))\n",
+        "def train(dataset, scale):\n    # the loop\n    # scaled\n    @tf.function\n    def inner(x):\n"
+        "        return x * scale\n    for batch in dataset:\n        strategy.run(inner, args=(batch,))\n",
+    ),
+    "outermost loop that keeps the names": (
+        "for epoch in range(2):\n    for batch in dataset:\n        strategy.run(lambda v: v * 2, args=(batch,))\n",
+        "step_fn_2 = tf.function(lambda v: v * 2)\nfor epoch in range(2):\n    for batch in dataset:\n"
+        "        strategy.run(step_fn_2, args=(batch,))\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOOP_CASES))
+def test_a_callable_made_per_iteration_is_made_once_before_the_loop(case):
+    before, after = LOOP_CASES[case]
+    # `step_fn` is taken by STEP: the new name collides with nothing.
+    source = HEADER + STEP + before
+    outcome, found = _tpu301(source)
+    assert outcome.code == HEADER + STEP + after
+    assert [(r.safety, r.applied) for r in found] == [("safe", True)]
+    assert "before the loop" in found[0].message
+    again, found_again = _tpu301(outcome.code)
+    assert again.code == outcome.code and found_again == []
+
+
 @pytest.mark.parametrize(
-    "loop_body, suggestion",
+    "loop, changes",
     [
-        ("    strategy.run(lambda x: x * 2, args=(batch,))\n", "step_fn = tf.function(lambda x: x * 2)  # once, before the loop"),
-        ("    step = functools.partial(step_fn, scale=2)\n    strategy.run(step, args=(batch,))\n",
-         "step = tf.function(functools.partial(step_fn, scale=2))  # once, before the loop"),
-        ("    def inner(x):\n        return x\n\n    strategy.run(inner, args=(batch,))\n", "@tf.function\ndef inner(...):  # defined once, before the loop"),
+        ("for batch in dataset:\n    strategy.run(lambda v: v * batch, args=(batch,))\n", "which the loop changes"),
+        ("for batch in dataset:\n    k = batch\n    strategy.run(make(k), args=(batch,))\n", "which the loop changes"),
+        ("for batch in dataset:\n    step = make(batch)\n    strategy.run(step, args=(batch,))\n", "which the loop changes"),
+        ("for e in range(2):\n    for batch in dataset:\n        strategy.run(lambda v: v * e, args=(batch,))\n",
+         "which an outer loop changes"),
     ],
 )
-def test_a_callable_made_per_iteration_gets_a_hoisting_suggestion_not_a_wrap(loop_body, suggestion):
-    source = "import functools\n" + HEADER + STEP + "for batch in dataset:\n" + loop_body
+def test_a_callable_reading_what_the_loop_changes_gets_a_finding_and_no_fix(loop, changes):
+    source = HEADER + loop
     outcome, found = _tpu301(source, unsafe_fixes=True)
     assert outcome.code == source
     assert [(r.safety, r.applied) for r in found] == [("manual", False)]
-    assert "before the loop" in found[0].message
-    assert found[0].suggestion.startswith(suggestion)
+    assert changes in found[0].message
+
+
+def test_a_hoisted_lambda_with_side_effects_is_unsafe():
+    source = HEADER + "for batch in dataset:\n    strategy.run(lambda v: print(v), args=(batch,))\n"
+    outcome, found = _tpu301(source)
+    assert outcome.code == source
+    assert [(r.safety, r.applied) for r in found] == [("unsafe", False)]
+    assert "`print()`" in found[0].message
+    fixed, _ = _tpu301(source, unsafe_fixes=True)
+    assert "step_fn = tf.function(lambda v: print(v))\nfor batch in dataset:" in fixed.code
 
 
 def test_a_def_outside_the_loop_is_still_decorated():
@@ -241,11 +317,11 @@ def test_no_note_in_a_tf1_graph_file_when_fn_is_already_a_tf_function():
 def test_test_parametrizers_are_known_not_to_trace(decorator):
     source = (
         "import pytest\nfrom absl.testing import parameterized\n" + HEADER
-        + f"{decorator}\ndef test_step(n):\n    def step(x):\n        return x * 2\n\n    strategy.run(step, args=(1.0,))\n"
+        + f"def step(x):\n    return x * 2\n\n\n{decorator}\ndef test_step(n):\n    strategy.run(step, args=(1.0,))\n"
     )
     outcome, found = _tpu301(source)
     assert [(r.safety, r.applied) for r in found] == [("safe", True)]
-    assert "    @tf.function\n    def step(x):" in outcome.code
+    assert "@tf.function\ndef step(x):" in outcome.code
 
 
 @pytest.mark.parametrize(
@@ -265,3 +341,226 @@ def test_a_callable_bound_before_the_loop_is_not_wrapped_inside_it(binding):
     assert [r.applied for r in found] == [False]
     assert "before the loop" in found[0].message
     assert "tf.function(step)" not in _tpu301(source, unsafe_fixes=True)[0].code
+
+
+def test_a_def_nested_in_a_function_that_reads_only_module_names_moves_to_the_module():
+    source = HEADER + (
+        "def distributed_step(batch):\n    def replica_step(inputs):\n        return tf.reduce_sum(inputs)\n\n"
+        "    return strategy.run(replica_step, args=(batch,))\n"
+    )
+    outcome, found = _tpu301(source)
+    assert outcome.code == HEADER + (
+        "@tf.function\ndef replica_step(inputs):\n    return tf.reduce_sum(inputs)\n\n\n"
+        "def distributed_step(batch):\n    return strategy.run(replica_step, args=(batch,))\n"
+    )
+    assert [(r.safety, r.applied) for r in found] == [("safe", True)]
+    assert _tpu301(outcome.code)[0].code == outcome.code
+
+
+@pytest.mark.parametrize(
+    "why, body",
+    [
+        ("a parameter", "def train(batch, scale):\n    def step(x):\n        return x * scale\n\n    return strategy.run(step, args=(batch,))\n"),
+        ("self", "class T:\n    def train(self, batch):\n        def step(x):\n            return x * self.k\n\n        return strategy.run(step, args=(batch,))\n"),
+        ("a default", "def train(batch):\n    def step(x, k=K):\n        return x * k\n\n    return strategy.run(step, args=(batch,))\n"),
+        ("a module name taken", "step = 3\n\n\ndef train(batch):\n    def step(x):\n        return x\n\n    return strategy.run(step, args=(batch,))\n"),
+    ],
+)
+def test_a_def_made_on_every_call_of_its_function_never_gets_a_safe_fix(why, body):
+    # issue 19: a tf.function made on every call is traced again on every call (0.11 s -> 8.81 s for 20 calls).
+    source = HEADER + body
+    outcome, found = _tpu301(source)
+    assert outcome.code == source, why
+    assert [(r.safety, r.applied) for r in found] == [("unsafe", False)], why
+    assert "traced again on every call" in found[0].message
+
+
+def test_a_helper_called_from_traced_and_eager_code_is_fixed():
+    """Mutation survivor of the audit: TPU301 skipping a helper that one traced caller calls."""
+    source = HEADER + STEP + (
+        "def helper(x):\n    return strategy.run(step_fn, args=(x,))\n\n\n"
+        "@tf.function\ndef traced(x):\n    return helper(x)\n\n\n"
+        "def eager(x):\n    return helper(x)\n"
+    )
+    outcome, found = _tpu301(source)
+    assert [(r.safety, r.applied) for r in found] == [("safe", True)]
+    assert [r.line for r in _tpu301(source, mode="check")[1]] == [11]
+    assert "@tf.function\ndef step_fn(x):" in outcome.code
+    only_traced = source.replace("def eager(x):\n    return helper(x)\n", "")
+    assert _tpu301(only_traced)[1] == []
+
+
+def test_a_strategy_from_a_function_not_in_view_gets_a_note():
+    """Issue 22.8: `strategy = get_strategy()` of unknown origin: TPU101 renamed the call, and
+    TPU301 says the call may be eager on a TPU strategy (no fix: nothing says one is needed)."""
+    source = (
+        "import tensorflow as tf\n\nstrategy = get_strategy()\n\n\n" + STEP
+        + "strategy.experimental_run_v2(step_fn, args=(1.0,))\n"
+    )
+    outcome, found = _tpu301(source, unsafe_fixes=True)
+    assert outcome.code == source
+    assert [(r.safety, r.applied) for r in found] == [("manual", False)]
+    assert [r.line for r in _tpu301(source, mode="check")[1]] == [10]
+    assert "`get_strategy(...)`, which is not followed here" in found[0].message and "TF 2.1" in found[0].message
+    mirrored = source.replace("get_strategy()", "tf.distribute.MirroredStrategy()")
+    assert _tpu301(mirrored)[1] == []
+    compiled = source.replace("def step_fn", "@tf.function\ndef step_fn")
+    assert _tpu301(compiled)[1] == []
+
+
+@pytest.mark.parametrize(
+    "base, method",
+    [
+        ("tf.keras.Model", "train_step"),
+        ("tf.keras.Model", "test_step"),
+        ("orbit.StandardTrainer", "train_step"),
+        ("orbit.StandardEvaluator", "eval_step"),
+    ],
+)
+def test_a_method_a_library_base_runs_under_tf_function_is_traced(base, method):
+    source = "import orbit\n" + HEADER + (
+        f"class Runner({base}):\n    def {method}(self, x):\n        def step(inputs):\n            return inputs * self.k\n\n"
+        "        return strategy.run(step, args=(x,))\n"
+    )
+    outcome, found = _tpu301(source, unsafe_fixes=True)
+    assert found == [] and outcome.code == source
+    other = source.replace(f"def {method}(", "def helper_step(")
+    assert [r.safety for r in _tpu301(other)[1]] == ["unsafe"]
+
+
+def test_a_tf_agents_train_may_be_traced_so_it_gets_a_note():
+    # TF-Agents wraps `_train` in `common.function_in_tf1()`, which traces only under TF1.
+    source = "from tf_agents.agents import tf_agent\n" + HEADER + (
+        "class Agent(tf_agent.TFAgent):\n    def _train(self, experience, weights=None):\n"
+        "        def step(inputs):\n            return inputs * self.k\n\n"
+        "        return strategy.run(step, args=(experience,))\n"
+    )
+    outcome, found = _tpu301(source, unsafe_fixes=True)
+    assert outcome.code == source
+    assert [r.safety for r in found] == ["manual"] and "may be traced" in found[0].message
+
+
+def _cli(tmp_path, *args):
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "migrate_tpu", *args, "--no-cache", "--select", "TPU301", str(tmp_path)],
+        capture_output=True, text=True, timeout=600,
+    )
+
+
+BASE_MODULE = """\
+import tensorflow as tf
+
+
+class StandardTrainable:
+    def __init__(self, use_tf_function=True):
+        self.use_tf_function = use_tf_function
+        self.train_loop_fn = None
+
+    def train(self, iterator, num_steps):
+        if self.train_loop_fn is None:
+            train_fn = self.train_step
+            if self.use_tf_function:
+                train_fn = tf.function(train_fn)
+            self.train_loop_fn = train_fn
+        for _ in range(num_steps):
+            self.train_loop_fn(next(iterator))
+"""
+
+RUNNABLE = """\
+import tensorflow as tf
+
+from training import base
+
+
+class Runnable(base.StandardTrainable):
+    def __init__(self, resolver):
+        super().__init__()
+        self.strategy = tf.distribute.experimental.TPUStrategy(resolver)
+        self.total = tf.Variable(0.0)
+
+    def train_step(self, x):
+        def step_fn(inputs):
+            self.total.assign_add(tf.reduce_sum(inputs))
+
+        self.strategy.experimental_run_v2(step_fn, args=(x,))
+
+    def eval_step(self, x):
+        def step_fn(inputs):
+            return tf.reduce_sum(inputs) + self.total
+
+        return self.strategy.experimental_run_v2(step_fn, args=(x,))
+"""
+
+
+def test_issue_19_runnable_whose_base_in_another_module_traces_train_step(tmp_path):
+    """The issue's `class Runnable(base.StandardTrainable)`: the base (another module of the tree)
+    passes `self.train_step` to `tf.function`, so `train_step` needs nothing; `eval_step` is not
+    traced by it and its nested step, made on every call, gets no safe fix."""
+    import json
+
+    (tmp_path / "training").mkdir()
+    (tmp_path / "training" / "__init__.py").write_text("")
+    (tmp_path / "training" / "base.py").write_text(BASE_MODULE)
+    (tmp_path / "runner.py").write_text(RUNNABLE)
+    done = _cli(tmp_path, "check", "--format", "json")
+    findings = json.loads(done.stdout)["findings"]
+    assert [(f["path"].rsplit("/", 1)[-1], f["line"], f["safety"]) for f in findings] == [("runner.py", 22, "unsafe")], findings
+    _cli(tmp_path, "fix")
+    assert (tmp_path / "runner.py").read_text() == RUNNABLE
+    # Without the base's tf.function, train_step runs eagerly: it is reported too.
+    (tmp_path / "training" / "base.py").write_text(BASE_MODULE.replace("tf.function(train_fn)", "train_fn"))
+    findings = json.loads(_cli(tmp_path, "check", "--format", "json").stdout)["findings"]
+    assert [(f["line"], f["safety"]) for f in findings] == [(16, "unsafe"), (22, "unsafe")]
+
+
+@pytest.mark.parametrize(
+    "comprehension",
+    [
+        "results = [strategy.run(lambda v: v * 2, args=(b,)) for b in dist]\n",
+        "results = {i: strategy.run(make(i), args=(b,)) for i, b in enumerate(dist)}\n",
+        "def train(step):\n    return [strategy.run(step, args=(b,)) for b in dist]\n",
+    ],
+)
+def test_a_callable_in_a_comprehension_is_never_wrapped_there(comprehension):
+    # `[run(tf.function(...)) for ...]` would make, and trace, a new tf.function for every item.
+    source = HEADER + comprehension
+    outcome, found = _tpu301(source, unsafe_fixes=True)
+    assert outcome.code == source
+    assert [(r.safety, r.applied) for r in found] == [("manual", False)]
+    assert "before the loop" in found[0].message
+
+
+def test_hoisting_in_blocks_one_line_loops_and_while_loops_keeps_the_rest_of_the_file():
+    body = (
+        'if __name__ == "__main__":\n'
+        "    for b in ds: strategy.run(lambda v: v * 2, args=(b,))\n"
+        "    while True:\n        strategy.run(lambda v: v + 1, args=(b,))  # one\n        break\n"
+        "    for b in ds:\n        try:\n            strategy.run(lambda v: v - 1, args=(b,))\n"
+        "        finally:\n            pass\n"
+    )
+    source = HEADER + body
+    outcome, found = _tpu301(source)
+    assert outcome.code == HEADER + (
+        'if __name__ == "__main__":\n'
+        "    step_fn = tf.function(lambda v: v * 2)\n"
+        "    for b in ds: strategy.run(step_fn, args=(b,))\n"
+        "    step_fn_2 = tf.function(lambda v: v + 1)\n"
+        "    while True:\n        strategy.run(step_fn_2, args=(b,))  # one\n        break\n"
+        "    step_fn_3 = tf.function(lambda v: v - 1)\n"
+        "    for b in ds:\n        try:\n            strategy.run(step_fn_3, args=(b,))\n"
+        "        finally:\n            pass\n"
+    )
+    assert [(r.safety, r.applied) for r in found] == [("safe", True)] * 3
+    assert _tpu301(outcome.code)[0].code == outcome.code
+
+
+def test_two_nested_defs_of_the_same_name_are_not_both_moved_to_the_module():
+    nested = "    def replica_step(x):\n        return x * {k}\n\n    return strategy.run(replica_step, args=(batch,))\n"
+    source = HEADER + "def first(batch):\n" + nested.format(k=2) + "\n\ndef second(batch):\n" + nested.format(k=3)
+    outcome, found = _tpu301(source)
+    assert [(r.safety, r.applied) for r in found] == [("safe", True), ("unsafe", False)]
+    assert outcome.code.count("def replica_step(x):") == 2 and outcome.code.count("@tf.function") == 1
+    assert "return x * 3" in outcome.code.split("def second(batch):")[1]

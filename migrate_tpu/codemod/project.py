@@ -47,6 +47,15 @@ class ProjectLookup:
         summary, symbol = found
         return summary["versions"].get(symbol)
 
+    def class_tracing(self, dotted: str, importing_path: str):
+        """For the tree's class ``dotted``: (methods it or its bases run under tf.function, and
+        those they may: {method: why}), or None when it is not in view (``tracing.py``)."""
+        found = self._summary_of(dotted, importing_path)
+        if found is None:
+            return None
+        summary, symbol = found
+        return summary["traced_methods"].get(symbol)
+
     def _summary_of(self, dotted: str, importing_path: str):
         """(summary of the module defining ``dotted``, the symbol's name), when it is in the tree."""
         if dotted.startswith("tensorflow") or "." not in dotted.strip("."):
@@ -68,6 +77,7 @@ class ProjectLookup:
         from migrate_tpu.codemod.checking import run_rules
         from migrate_tpu.codemod.optimizers import module_optimizer_summary
         from migrate_tpu.codemod.strategies import module_strategy_summary
+        from migrate_tpu.codemod.tracing import module_class_tracing
         from migrate_tpu.codemod.version_guards import module_version_summary
 
         try:
@@ -79,5 +89,6 @@ class ProjectLookup:
         summary = module_strategy_summary(analysis)
         summary["optimizers"] = module_optimizer_summary(analysis)
         summary["versions"] = module_version_summary(analysis)
+        summary["traced_methods"] = module_class_tracing(analysis)
         self._summaries[path] = summary
         return summary

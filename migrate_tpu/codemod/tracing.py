@@ -16,7 +16,7 @@ A decorator is one of three kinds:
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -177,3 +177,127 @@ class Decorators:
 
 def _last(node: cst.CSTNode) -> str:
     return node.attr.value if isinstance(node, cst.Attribute) else node.value
+
+
+# -- methods that a base class runs under tf.function ---------------------------------------
+#
+# A method overriding one of these is traced when the library calls it, so a `run` in it
+# needs nothing. Each entry says where the library does it (read in its source):
+# * Keras ``Model.train_step``/``test_step``/``predict_step`` (TF >= 2.2): ``make_train_function``
+#   (and ``make_test_function``/``make_predict_function``) wrap the step's caller in
+#   ``def_function.function`` unless ``run_eagerly`` (tensorflow/python/keras/engine/training.py, v2.4.1).
+# * Orbit ``StandardTrainer.train_step`` / ``StandardEvaluator.eval_step``, and their forerunners in
+#   ``official.staging.training.standard_runnable`` (``StandardTrainable``/``StandardEvaluable``):
+#   ``train``/``evaluate`` pass ``self.train_step`` to ``tf.function`` (or to a ``tf.while_loop``
+#   inside one) unless ``use_tf_function=False`` (orbit/standard_runner.py).
+_KERAS_MODELS = (
+    "tensorflow.keras.Model",
+    "tensorflow.keras.models.Model",
+    "tensorflow.python.keras.engine.training.Model",
+    "keras.Model",
+    "keras.models.Model",
+    "tf_keras.Model",
+    "tf_keras.models.Model",
+)
+_KERAS_STEPS = ("train_step", "test_step", "predict_step")
+LIBRARY_TRACED_METHODS: Dict[str, Tuple[str, ...]] = {
+    **{name: _KERAS_STEPS for name in _KERAS_MODELS},
+    "orbit.StandardTrainer": ("train_step",),
+    "orbit.standard_runner.StandardTrainer": ("train_step",),
+    "orbit.StandardEvaluator": ("eval_step",),
+    "orbit.standard_runner.StandardEvaluator": ("eval_step",),
+    "official.staging.training.standard_runnable.StandardTrainable": ("train_step",),
+    "official.staging.training.standard_runnable.StandardEvaluable": ("eval_step",),
+}
+# TF-Agents: ``TFAgent.__init__`` wraps ``self._train`` in ``common.function_in_tf1()``, which
+# traces only under TF1 (in TF2 it calls the function eagerly: tf_agents/utils/common.py). An
+# agent's ``_train`` is traced in TF2 only when the caller wraps ``agent.train`` in
+# ``common.function``, as the TF-Agents examples do: it may be traced, the caller is not in view.
+LIBRARY_MAYBE_TRACED_METHODS: Dict[str, Tuple[Tuple[str, ...], str]] = {
+    name: (("_train",), "TF-Agents runs `_train` under `tf.function` only when the caller wraps `agent.train`")
+    for name in ("tf_agents.agents.TFAgent", "tf_agents.agents.tf_agent.TFAgent")
+}
+
+MethodTracing = Tuple[Dict[str, str], Dict[str, str]]  # (traced: {method: base}, maybe: {method: why})
+
+
+def class_tracing(class_def: cst.ClassDef, analysis: Analysis, depth: int = 0) -> MethodTracing:
+    """Methods of ``class_def`` that the class or one of its bases (this file, another module
+    of the tree, a known library) runs under ``tf.function``, and those it may."""
+    memo = analysis.__dict__.setdefault("_class_tracing", {})
+    key = id(class_def)
+    if key in memo:
+        return memo[key]
+    memo[key] = ({}, {})  # guards cycles
+    traced: Dict[str, str] = {}
+    maybe: Dict[str, str] = {}
+    own = analysis.scopes_by_node.get(key)
+    outer = own.parent if own is not None else None
+    for base in class_def.bases if outer is not None and depth < 8 else ():
+        if base.keyword is not None:
+            continue
+        name = qualified_name(base.value, outer)
+        if name in LIBRARY_TRACED_METHODS:
+            for method in LIBRARY_TRACED_METHODS[name]:
+                traced.setdefault(method, name)
+            continue
+        if name in LIBRARY_MAYBE_TRACED_METHODS:
+            methods, why = LIBRARY_MAYBE_TRACED_METHODS[name]
+            for method in methods:
+                maybe.setdefault(method, why)
+            continue
+        inherited: Optional[MethodTracing] = None
+        if isinstance(base.value, cst.Name):
+            found = lookup(outer, base.value.value)
+            classes = [b.node for b in found[1] if b.kind == "class"] if found else []
+            if found is not None and len(classes) == 1 and len(found[1]) == 1:
+                inherited = class_tracing(classes[0], analysis, depth + 1)
+        if inherited is None and name is not None and analysis.lookup is not None:
+            inherited = analysis.lookup.class_tracing(name, analysis.path)
+        if inherited is not None:
+            for method, where in inherited[0].items():
+                traced.setdefault(method, where)
+            for method, why in inherited[1].items():
+                maybe.setdefault(method, why)
+    if own is not None:
+        for method in _methods_run_traced(class_def, own, analysis):
+            traced[method] = class_def.name.value
+    memo[key] = (traced, maybe)
+    return traced, maybe
+
+
+def _methods_run_traced(class_def: cst.ClassDef, class_scope: Scope, analysis: Analysis) -> Set[str]:
+    """``self.m`` passed to ``tf.function`` (or a wrapper) in a method, directly or through a
+    local name (``train_fn = self.train_step; ... tf.function(train_fn)``)."""
+    found: Set[str] = set()
+    for statement in class_def.body.body if isinstance(class_def.body, cst.IndentedBlock) else ():
+        if not isinstance(statement, cst.FunctionDef):
+            continue
+        scope = analysis.scopes_by_node.get(id(statement))
+        if scope is None or not scope.params:
+            continue
+        me = scope.params[0]
+        for node in iter_tree(statement.body):
+            if not isinstance(node, cst.Call) or not node.args or not is_tracing(node.func, scope):
+                continue
+            value = node.args[0].value
+            values = [value]
+            if isinstance(value, cst.Name):
+                # Every ``self.m`` the local name is given (it may also be given the wrapped function).
+                values = [b.value for b in scope.bindings.get(value.value, []) if b.kind == "assign"]
+            for value in values:
+                if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == me:
+                    found.add(value.attr.value)
+    return found
+
+
+def module_class_tracing(analysis: Analysis) -> Dict[str, MethodTracing]:
+    """What a module offers its importers: for each of its classes, the methods traced."""
+    result = {}
+    for name, bindings in analysis.module_scope.bindings.items():
+        classes = [b.node for b in bindings if b.kind == "class"]
+        if len(classes) == 1 and len(bindings) == 1:
+            traced, maybe = class_tracing(classes[0], analysis)
+            if traced or maybe:
+                result[name] = (traced, maybe)
+    return result

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
@@ -10,14 +11,16 @@ import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis, Binding, Scope, iter_tree
 from migrate_tpu.codemod.helpers import add_decorator, argument
+from migrate_tpu.codemod.hoisting import fresh_name, free_names, insert_before, loops_around, rebound_in
 from migrate_tpu.codemod.names import expression_for, lookup
-from migrate_tpu.codemod.rule import Change, Rule, Safety, register, tf_example
+from migrate_tpu.codemod.rule import Change, Expected, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.prefilter import Evidence
 from migrate_tpu.codemod.side_effects import side_effects
 from migrate_tpu.codemod.strategies import STRATEGY_LIKE, StrategyFacts
-from migrate_tpu.codemod.tracing import GRAPH_MODE_CALLS, TRACED, UNKNOWN, Decorators, builds_tf1_graph, is_tracing
+from migrate_tpu.codemod.tracing import GRAPH_MODE_CALLS, TRACED, UNKNOWN, Decorators, builds_tf1_graph, class_tracing, is_tracing
 
 _RUN_METHODS = ("run", "experimental_run_v2")
+_BASE = "is a plain Python function passed to an eager `run`; TPUStrategy rejects it outside `tf.function`"
 _VARIABLES = "creates variables"
 _FIRST_TRACE = "; a `tf.function` may create variables only on its first trace, so such a body fails once wrapped"
 
@@ -50,10 +53,17 @@ execution`. TF 2.0 wrapped it silently, so code written then fails now.
 Nothing is done where `run` is already inside a `tf.function` (decorated, also
 through a library's wrapper such as TF-Agents' `common.function` or a decorator
 of the same file that returns `tf.function(...)`; passed to `tf.function(...)`;
-or only called from one), where `fn` is already a `tf.function`, or where the
+only called from one; or a method overriding one that a base class runs under
+`tf.function`, the base in this file, in another module of the tree, or a known
+library's: Keras `Model.train_step`/`test_step`/`predict_step`, Orbit's
+`StandardTrainer.train_step`/`StandardEvaluator.eval_step`; TF-Agents traces an
+agent's `_train` only when the caller wraps `agent.train`, so there it is a note),
+where `fn` is already a `tf.function`, or where the
 strategy is provably not a TPU one
 (`MirroredStrategy`, `OneDeviceStrategy`, ... in view): eager `run` is legal
 there, and wrapping a function that calls `.numpy()` would break working code.
+A strategy from a function that is not followed (`strategy = get_strategy()`)
+may be a TPU one: its eager `run` gets a note.
 """
     use_instead = """
 Code in a `tf.function` runs its Python only while tracing. A function body
@@ -69,14 +79,23 @@ does every `run` in a file that builds TF1 graphs (it opens a `Session`, takes
 the Keras backend's session or turns eager execution off), where `run` is not
 eager, and a `run` inside a `try` that catches the `NotImplementedError` eager
 TPU `run` raises (or a base of it): the code handles that failure itself. A
-callable made on every iteration of a loop is not wrapped there (that would
-trace a new `tf.function` on every call), nor is one bound before the loop
-wrapped inside it (`run(tf.function(step))` there makes a new one on every
-iteration): the finding suggests building it once before the loop.
+callable made on every iteration of a loop (a lambda, a nested `def`, a factory
+call such as `make_step(k)`) is never wrapped there, which would trace a new
+`tf.function` on every iteration: when it reads nothing the loop changes, it is
+made once, right before the outermost such loop (`step_fn = tf.function(...)`,
+a name that collides with nothing; the `def`, or the line `step = make_step(k)`,
+moved there under `tf.function`); when it reads what the loop changes, the finding says so and
+there is no fix. One bound before the loop is not wrapped inside it either
+(`run(tf.function(step))` there makes a new one on every iteration). A `def`
+nested in a function and run from it would be a new `tf.function` on every call
+of that function: its fix is unsafe (make it once, outside, or run the function
+from a `tf.function`).
 """
     fix_safety = """
 Safe when the function body is free of Python side effects that would then run
-only at trace time and creates no variables; unsafe otherwise, and unsafe when
+only at trace time and creates no variables, and the `tf.function` is made once
+(never one made again on every call of its function or every iteration of a
+loop); unsafe otherwise, and unsafe when
 the callable's body cannot be seen (an imported function, a parameter, or a
 lambda that only calls a parameter: `lambda x: model(x)` is `model`).
 """
@@ -103,6 +122,7 @@ def step_fn(x):
 
 result = strategy.run(step_fn, args=(1.0,))
 """,
+            expected=(Expected("safe", 8, 23, f"`step_fn` {_BASE}"),),
         ),
         tf_example(
             before="""\
@@ -146,7 +166,16 @@ def step_fn(x):
 
 strategy.run(step_fn, args=(x,))
 """,
-            findings=1,
+            expected=(
+                Expected(
+                    "unsafe",
+                    8,
+                    14,
+                    f"`step_fn` {_BASE}; in a `tf.function` its Python code runs only while tracing, and the "
+                    "body has `tf.keras.layers.Dense(...)` (creates variables); a `tf.function` may create "
+                    "variables only on its first trace, so such a body fails once wrapped",
+                ),
+            ),
         ),
         # TF1 graph code (a session runs what `run` built): not eager, so a note and no fix.
         tf_example(
@@ -162,7 +191,16 @@ step = strategy.run(train_step, args=(features,))
 with tf.compat.v1.Session() as session:
     session.run(step)
 """,
-            findings=1,
+            expected=(
+                Expected(
+                    "manual",
+                    8,
+                    21,
+                    "`run` may be traced here: this file builds TF1 graphs (`tf.compat.v1.Session(...)`), "
+                    "where `run` is not eager; if it does not, `train_step` must be a `tf.function` "
+                    "(TPUStrategy rejects a plain function in eager `run`)",
+                ),
+            ),
         ),
         # The Keras backend's session is TF1 graph code too: a note, no fix.
         tf_example(
@@ -177,7 +215,17 @@ def eval_step(x):
 result = strategy.run(eval_step, args=(features,))
 tf.compat.v1.keras.backend.get_session().run(result)
 """,
-            findings=1,
+            expected=(
+                Expected(
+                    "manual",
+                    8,
+                    23,
+                    "`run` may be traced here: this file builds TF1 graphs "
+                    "(`tf.compat.v1.keras.backend.get_session(...)`), where `run` is not eager; if it does "
+                    "not, `eval_step` must be a `tf.function` (TPUStrategy rejects a plain function in eager "
+                    "`run`)",
+                ),
+            ),
         ),
         # A lambda that only calls a parameter is that parameter: its body is not in view, so the fix is unsafe.
         tf_example(
@@ -185,7 +233,15 @@ tf.compat.v1.keras.backend.get_session().run(result)
 def warm_up(strategy, net, batch):
     strategy.run(lambda x: net(x, training=False), args=(batch,))
 """,
-            findings=1,
+            expected=(
+                Expected(
+                    "unsafe",
+                    2,
+                    18,
+                    f"`lambda x: net(x, training=False)` {_BASE}; wrapping it may change behaviour (it only "
+                    "calls `net`, a parameter whose body is not in view)",
+                ),
+            ),
             after="""\
 def warm_up(strategy, net, batch):
     strategy.run(tf.function(lambda x: net(x, training=False)), args=(batch,))
@@ -201,16 +257,125 @@ try:
 except NotImplementedError:
     layer.build(sample.shape)
 """,
-            findings=1,
+            expected=(
+                Expected(
+                    "manual",
+                    3,
+                    18,
+                    "`run` sits in a `try` whose `except NotImplementedError` catches the "
+                    "`NotImplementedError` that TPUStrategy raises for a plain function in eager `run`; the "
+                    "code may rely on it, so `lambda x: layer(x)` is left as it is: make it a `tf.function` if "
+                    "the TPU should run it",
+                ),
+            ),
         ),
-        # A callable made on every iteration: the suggestion builds the tf.function once, before the loop.
+        # A callable made on every iteration, reading nothing the loop changes: made once, before the loop.
         tf_example(
             before="""\
 strategy = tf.distribute.TPUStrategy(resolver)
 for batch in dataset:
     strategy.run(lambda x: x * 2, args=(batch,))
 """,
-            findings=1,
+            after="""\
+strategy = tf.distribute.TPUStrategy(resolver)
+step_fn = tf.function(lambda x: x * 2)
+for batch in dataset:
+    strategy.run(step_fn, args=(batch,))
+""",
+            expected=(
+                Expected("safe", 3, 18, f"`lambda x: x * 2` {_BASE}; it is made anew on every iteration of the loop: "
+                         "it is made once before the loop, as `step_fn = tf.function(...)`"),
+            ),
+        ),
+        # It reads what the loop changes: it cannot be made once, so a finding and no fix.
+        tf_example(
+            before="""\
+strategy = tf.distribute.TPUStrategy(resolver)
+for batch in dataset:
+    strategy.run(lambda x: x * batch, args=(batch,))
+""",
+            expected=(
+                Expected("manual", 3, 18, f"`lambda x: x * batch` {_BASE}; `lambda x: x * batch` is made anew on every "
+                         "iteration and reads `batch`, which the loop changes, so it cannot be made once before the loop: "
+                         "pass what changes as an argument of `run` and build the step once"),
+            ),
+        ),
+        # A def made on every call of a method, reading `self`: decorating it there would trace it again
+        # on every call (issue 19: 80 times slower), so the fix is unsafe.
+        tf_example(
+            before="""\
+class Trainer:
+    def __init__(self, strategy):
+        self.strategy = tf.distribute.TPUStrategy(strategy)
+
+    def train_step(self, x):
+        def step_fn(inputs):
+            return inputs * self.scale
+
+        return self.strategy.run(step_fn, args=(x,))
+""",
+            after="""\
+class Trainer:
+    def __init__(self, strategy):
+        self.strategy = tf.distribute.TPUStrategy(strategy)
+
+    def train_step(self, x):
+        @tf.function
+        def step_fn(inputs):
+            return inputs * self.scale
+
+        return self.strategy.run(step_fn, args=(x,))
+""",
+            unsafe_fixes=True,
+            expected=(
+                Expected("unsafe", 9, 34, f"`step_fn` {_BASE}; `step_fn` is defined inside `train_step`, so it is traced "
+                         "again on every call there; make it once, outside the function, or run it from a `tf.function`"),
+            ),
+        ),
+        # A helper called from traced and from eager code: the eager call needs the fix.
+        tf_example(
+            before="""\
+strategy = tf.distribute.TPUStrategy(resolver)
+
+
+def step_fn(x):
+    return x * 2
+
+
+def helper(x):
+    return strategy.run(step_fn, args=(x,))
+
+
+@tf.function
+def traced(x):
+    return helper(x)
+
+
+def eager(x):
+    return helper(x)
+""",
+            after="""\
+strategy = tf.distribute.TPUStrategy(resolver)
+
+
+@tf.function
+def step_fn(x):
+    return x * 2
+
+
+def helper(x):
+    return strategy.run(step_fn, args=(x,))
+
+
+@tf.function
+def traced(x):
+    return helper(x)
+
+
+def eager(x):
+    return helper(x)
+""",
+            expected=(Expected("safe", 9, 25, f"`step_fn` {_BASE}"),),
         ),
     )
 
@@ -229,8 +394,10 @@ for batch in dataset:
 
     def __init__(self) -> None:
         super().__init__()
-        # (run call, its scope, the loop whose body holds it in the same function)
-        self._runs: List[Tuple[cst.Call, Scope, Optional[cst.CSTNode]]] = []
+        # (run call, its scope, the loops whose bodies hold it in the same function, innermost first)
+        self._runs: List[Tuple[cst.Call, Scope, List[cst.CSTNode]]] = []
+        self._taken_names: Set[str] = set()  # names given to hoisted tf.functions in this file
+        self._comprehended: Set[int] = set()  # run calls in a comprehension: a loop no statement can precede
         # run calls in a ``try`` that catches what eager TPU ``run`` raises: the handler's code
         self._caught: Dict[int, str] = {}
         self._wrappers: List[Tuple[cst.Call, Scope]] = []
@@ -244,7 +411,13 @@ for batch in dataset:
         if isinstance(func, cst.Attribute):
             if func.attr.value in _RUN_METHODS and node.args:
                 analysis.remember(node)
-                self._runs.append((node, analysis.scope, _loop_of(analysis.ancestors())))
+                loops = loops_around(analysis.ancestors())
+                for loop in loops:
+                    analysis.remember(loop)  # a hoisting fix rewrites it: its path is walked, not the file
+                analysis.remember(node)
+                self._runs.append((node, analysis.scope, loops))
+                if _in_comprehension(analysis.ancestors()):
+                    self._comprehended.add(id(node))
                 handler = _catching_handler(analysis.ancestors())
                 if handler is not None:
                     self._caught[id(node)] = handler
@@ -277,8 +450,15 @@ for batch in dataset:
             outer = own_scope.parent
             in_class = outer is not None and outer.kind == "class"
             kind = decorators.function_kind(function, outer)
-            if kind == TRACED or function.name.value in (methods if in_class else names):
+            inherited: Tuple[Dict[str, str], Dict[str, str]] = ({}, {})
+            if in_class and kind != UNKNOWN:
+                # A method overriding one that a base class runs under tf.function is traced there.
+                inherited = class_tracing(outer.node, analysis)
+            if kind == TRACED or function.name.value in (methods if in_class else names) or function.name.value in inherited[0]:
                 graph.add(id(function))
+            elif function.name.value in inherited[1]:
+                why = inherited[1][function.name.value]
+                maybe[id(function)] = f"`{function.name.value}` overrides a method that may run under `tf.function` ({why})"
             elif kind == UNKNOWN:
                 unknown = next(d for d in function.decorators if decorators.kind(d.decorator, outer) == UNKNOWN)
                 code = analysis.module.code_for_node(unknown.decorator).strip()
@@ -313,8 +493,9 @@ for batch in dataset:
         decorators = Decorators(analysis)
         graph, maybe = self._traced_functions(analysis, decorators)
         session = next((call for call, scope in self._graph_mode if builds_tf1_graph(call, scope)), None)
-        for call, scope, loop in self._runs:
+        for call, scope, loops in self._runs:
             if not facts.may_be_tpu(call.func.value, scope):
+                self._unknown_strategy(call, scope, facts, graph, decorators, analysis)
                 continue
             if _enclosing(scope, graph) is not None:
                 continue
@@ -351,8 +532,45 @@ for batch in dataset:
                     analysis=analysis,
                 )
                 continue
-            self._handle(call, fn, scope, loop, graph, decorators, analysis)
+            self._handle(call, fn, scope, loops, graph, decorators, analysis)
         return self.findings
+
+    def _unknown_strategy(self, call: cst.Call, scope: Scope, facts: StrategyFacts, graph: Set[int], decorators, analysis) -> None:
+        """Issue 22.8: ``strategy = get_strategy(); strategy.experimental_run_v2(fn)`` where
+        ``get_strategy`` is not followed (not in view): the strategy may be a TPU one and the
+        call eager. A note, no fix: nothing here says a change is needed."""
+        receiver = call.func.value
+        if facts.kinds(receiver, scope) is not None or _enclosing(scope, graph) is not None:
+            return  # a strategy known not to be a TPU one, or a traced call
+        last = receiver.attr.value if isinstance(receiver, cst.Attribute) else receiver.value if isinstance(receiver, cst.Name) else ""
+        if call.func.attr.value != "experimental_run_v2" and not STRATEGY_LIKE.match(last):
+            return  # ``run`` of something that is no strategy as far as this file tells
+        source = self._strategy_source(receiver, scope)
+        if source is None:
+            return
+        fn = argument(call, 0, "fn")
+        if fn is None or self._compiled(fn.value, scope, graph, decorators):
+            return
+        label = _label(self._code(fn.value))
+        self.report(
+            fn.value,
+            f"`{_label(self._code(receiver))}` comes from `{source}`, which is not followed here: if it is a "
+            f"TPUStrategy and this `run` is eager, TPUStrategy rejects `{label}` (TF 2.1 did too); make it a "
+            "`tf.function` or run it from one",
+            analysis=analysis,
+        )
+
+    def _strategy_source(self, receiver: cst.BaseExpression, scope: Scope) -> Optional[str]:
+        """``get_strategy(...)`` when the receiver is a name assigned (only) from a call."""
+        if not isinstance(receiver, cst.Name):
+            return None
+        found = lookup(scope, receiver.value)
+        if found is None or len(found[1]) != 1:
+            return None
+        binding = found[1][0]
+        if binding.kind != "assign" or not isinstance(binding.value, cst.Call):
+            return None
+        return f"{_label(self._code(binding.value.func))}(...)"
 
     def _resolve(self, value: cst.BaseExpression, scope: Scope, decorators: Decorators, depth: int = 0) -> "_Callable":
         """What the callable passed to ``run`` is, as far as this file tells."""
@@ -426,7 +644,8 @@ for batch in dataset:
         resolved = self._resolve(value, scope, decorators)
         return resolved.kind == "compiled" or (resolved.kind in ("def", "method") and id(resolved.node) in graph)
 
-    def _handle(self, call, fn: cst.Arg, scope: Scope, loop, graph: Set[int], decorators: Decorators, analysis: Analysis) -> None:
+    def _handle(self, call, fn: cst.Arg, scope: Scope, loops, graph: Set[int], decorators: Decorators, analysis: Analysis) -> None:
+        loop = loops[0] if loops else None
         resolved = self._resolve(fn.value, scope, decorators)
         if resolved.kind == "compiled":
             return
@@ -448,8 +667,13 @@ for batch in dataset:
                     analysis=analysis,
                 )
                 return
+        if id(call) in self._comprehended and resolved.kind not in ("def", "method"):
+            # A tf.function made in a comprehension is made (and traced) again on every item.
+            self._hoist(fn, label, scope, resolved, base, analysis, anew=isinstance(fn.value, (cst.Lambda, cst.Call)))
+            return
         if loop is not None and _built_in_loop(fn.value, resolved, loop):
-            self._hoist(fn, label, scope, resolved, base, analysis)
+            if not self._hoist_fix(call, fn, label, scope, loops, resolved, base, decorators, analysis):
+                self._hoist(fn, label, scope, resolved, base, analysis)
             return
         if loop is not None and resolved.kind not in ("def", "method"):
             # ``run(tf.function(step))`` in the loop would make, and trace, a new tf.function on every iteration.
@@ -459,6 +683,228 @@ for batch in dataset:
             self._decorate(fn, resolved.node, base, analysis)
         else:
             self._wrap(call, fn, scope, resolved, base, analysis)
+
+    def _hoist_fix(
+        self, call, fn: cst.Arg, label: str, scope: Scope, loops, resolved: "_Callable", base: str, decorators, analysis: Analysis
+    ) -> bool:
+        """Make the callable once, right before the outermost loop that keeps every name it
+        reads: ``name = tf.function(<lambda or factory call>)``, or the nested ``def`` moved
+        there under ``@tf.function``. False where no such move applies (the caller reports)."""
+        value = fn.value
+        moved_def = None
+        if resolved.kind == "def":
+            function = resolved.node
+            body = loops[0].body
+            statements = list(body.body) if isinstance(body, cst.IndentedBlock) else []
+            if not any(statement is function for statement in statements):
+                return False  # a def deeper in the loop (under an ``if``...) is not moved
+            moved_def = function
+            code, is_statement = self._code(function), True
+        elif isinstance(value, cst.Lambda) or (isinstance(value, cst.Call) and resolved.kind in ("built", "unknown")):
+            code, is_statement = self._code(value), False
+        elif isinstance(value, cst.Name):
+            # ``step = make_step(k)`` (or a lambda) assigned in the loop: that line moves before it.
+            moved_assign = self._assigned_in(loops[0], value.value, resolved)
+            if moved_assign is None:
+                return False
+            return self._hoist_assignment(fn, label, scope, loops, moved_assign, resolved, base, analysis)
+        else:
+            return False
+        names = free_names(code, is_statement)
+        if names is None:
+            return False
+        target = None
+        changed: List[str] = []
+        for loop in loops:  # innermost first: go out while the loop keeps every name
+            changed = rebound_in(loop, names, scope)
+            if changed:
+                break
+            target = loop
+        if target is None or changed:
+            outer = target is not None
+            where = "an outer loop changes" if outer else "the loop changes"
+            shown = ", ".join(f"`{name}`" for name in changed[:3])
+            self.report(
+                value,
+                base
+                + f"; `{label}` is made anew on every iteration and reads {shown}, which {where}, so it cannot be "
+                "made once before the loop: pass what changes as an argument of `run` and build the step once",
+                analysis=analysis,
+                suggestion=f"step_fn = tf.function(...)  # once, before the loop, taking {shown} as arguments",
+            )
+            return True
+        try:
+            text, needed = expression_for("tensorflow.function", scope, lambda name: analysis.name_ready(name, target))
+        except LookupError:
+            return False
+        reasons = self._hoist_reasons(value, resolved, moved_def, scope, analysis)
+        safety = Safety.UNSAFE if reasons else Safety.SAFE
+        newline = analysis.module.default_newline
+        if moved_def is not None:
+            name = moved_def.name.value
+            index = next(i for i, statement in enumerate(loops[0].body.body) if statement is moved_def)
+            taken = {}
+
+            def take_out(updated, index=index):
+                return _on_statement(updated, lambda loop: _without(loop, index, taken))
+
+            def put_before(updated, text=text):
+                moved = add_decorator(taken["def"], text)
+                return insert_before(target, moved)(updated)
+
+            changes = [Change(loops[0], take_out)]
+            changes.append(Change(target, put_before))
+            what = f"`{name}` is defined anew on every iteration of the loop: it is moved before the loop, as a `@{text}`"
+            suggestion = f"@{text}\ndef {name}(...):  # defined once, before the loop"
+            fix_title = f"Move `{name}` before the loop as a `@{text}`"
+        else:
+            name = fresh_name(_hoisted_base(value), analysis, self._taken_names)
+            index = next(i for i, arg in enumerate(call.args) if arg is fn)
+            made = {}
+
+            def use_name(updated, index=index, name=name):
+                args = list(updated.args)
+                made["value"] = args[index].value
+                args[index] = args[index].with_changes(value=cst.Name(name))
+                return updated.with_changes(args=args)
+
+            def put_before(updated, text=text, name=name):
+                statement = cst.SimpleStatementLine(
+                    body=[
+                        cst.Assign(
+                            targets=[cst.AssignTarget(target=cst.Name(name))],
+                            value=cst.Call(func=cst.parse_expression(text), args=[cst.Arg(value=made["value"])]),
+                        )
+                    ],
+                    trailing_whitespace=cst.TrailingWhitespace(newline=cst.Newline(None if newline == "\n" else newline)),
+                )
+                return insert_before(target, statement)(updated)
+
+            changes = [Change(call, use_name), Change(target, put_before)]
+            what = f"it is made anew on every iteration of the loop: it is made once before the loop, as `{name} = {text}(...)`"
+            suggestion = f"{name} = {text}({self._code(value)})  # once, before the loop"
+            fix_title = f"Make `{name} = {text}(...)` once, before the loop"
+        message = base + "; " + what
+        if reasons:
+            message += f"; in a `tf.function` its Python code runs only while tracing, and {'; '.join(reasons)}"
+            message += _FIRST_TRACE if any(_VARIABLES in r for r in reasons) else ""
+        self.report(
+            value,
+            message,
+            analysis=analysis,
+            changes=changes,
+            safety=safety,
+            imports=[needed] if needed else [],
+            suggestion=suggestion,
+            fix_title=fix_title,
+        )
+        return True
+
+    def _assigned_in(self, loop, name: str, resolved: "_Callable"):
+        """The line ``name = <lambda or call>`` directly in the loop's body, the name's only binding."""
+        if len(resolved.bindings) != 1 or resolved.bindings[0].kind != "assign" or not isinstance(loop.body, cst.IndentedBlock):
+            return None
+        node = resolved.bindings[0].node
+        for index, statement in enumerate(loop.body.body):
+            if (
+                isinstance(statement, cst.SimpleStatementLine)
+                and len(statement.body) == 1
+                and statement.body[0] is node
+                and len(node.targets) == 1
+                and isinstance(node.targets[0].target, cst.Name)
+                and isinstance(node.value, (cst.Lambda, cst.Call))
+            ):
+                return index, statement
+        return None
+
+    def _hoist_assignment(self, fn, label, scope, loops, moved, resolved, base, analysis) -> bool:
+        index, statement = moved
+        assign = statement.body[0]
+        value = assign.value
+        names = free_names(self._code(value), False)
+        if names is None:
+            return False
+        target, changed = None, []
+        for loop in loops:
+            changed = rebound_in(loop, names, scope)
+            if changed:
+                break
+            target = loop
+        if target is None or changed:
+            shown = ", ".join(f"`{n}`" for n in changed[:3])
+            where = "an outer loop changes" if target is not None else "the loop changes"
+            self.report(
+                fn.value,
+                base
+                + f"; `{label}` is made anew on every iteration and reads {shown}, which {where}, so it cannot be "
+                "made once before the loop: pass what changes as an argument of `run` and build the step once",
+                analysis=analysis,
+                suggestion=f"step_fn = tf.function(...)  # once, before the loop, taking {shown} as arguments",
+            )
+            return True
+        # Other code of the loop that reads the name would then get the tf.function.
+        name = assign.targets[0].target.value
+        readers = [
+            node for node in iter_tree(loops[0].body) if isinstance(node, cst.Name) and node.value == name
+        ]
+        try:
+            text, needed = expression_for("tensorflow.function", scope, lambda n: analysis.name_ready(n, target))
+        except LookupError:
+            return False
+        reasons = self._hoist_reasons(value, resolved, None, scope, analysis)
+        if len(readers) > 2:  # the target and the argument of `run`
+            reasons.append(f"other code in the loop reads `{name}`, which is now a `tf.function`")
+        taken = {}
+
+        def take_out(updated, index=index):
+            return _on_statement(updated, lambda loop: _without(loop, index, taken))
+
+        def put_before(updated, text=text):
+            line = taken["def"]
+            small = line.body[0]
+            wrapped = cst.Call(func=cst.parse_expression(text), args=[cst.Arg(value=small.value)])
+            return insert_before(target, line.with_changes(body=[small.with_changes(value=wrapped)]))(updated)
+
+        message = base + f"; `{name}` is made anew on every iteration of the loop: that line moves before the loop, as `{name} = {text}(...)`"
+        if reasons:
+            message += f"; in a `tf.function` its Python code runs only while tracing, and {'; '.join(reasons)}"
+            message += _FIRST_TRACE if any(_VARIABLES in r for r in reasons) else ""
+        self.report(
+            fn.value,
+            message,
+            analysis=analysis,
+            changes=[Change(loops[0], take_out), Change(target, put_before)],
+            safety=Safety.UNSAFE if reasons else Safety.SAFE,
+            imports=[needed] if needed else [],
+            suggestion=f"{name} = {text}({self._code(value)})  # once, before the loop",
+            fix_title=f"Move `{name} = {text}(...)` before the loop",
+        )
+        return True
+
+    def _hoist_reasons(self, value, resolved: "_Callable", moved_def, scope: Scope, analysis: Analysis) -> List[str]:
+        """Why making the callable once, as a ``tf.function``, may change what the program does."""
+        if moved_def is not None:
+            found = side_effects(moved_def, analysis)
+            return [f"the body has {', '.join(found)}"] if found else []
+        if isinstance(value, cst.Lambda):
+            found = side_effects(value, analysis)
+            reasons = [f"the body has {', '.join(found)}"] if found else []
+            forwarded = _forwards_to_parameter(value, analysis)
+            if forwarded is not None:
+                reasons.append(f"it only calls `{forwarded}`, a parameter whose body is not in view")
+            return reasons
+        # A factory call: made once instead of once per iteration.
+        if resolved.node is None:
+            return [resolved.why]
+        reasons = []
+        factory = lookup(scope, value.func.value) if isinstance(value.func, cst.Name) else None
+        factory_defs = [b.node for b in factory[1] if b.kind == "def"] if factory else []
+        found = side_effects(factory_defs[0], analysis) if len(factory_defs) == 1 else side_effects(resolved.node, analysis)
+        if found:
+            reasons.append(f"`{self._code(value.func)}` or what it returns has {', '.join(found)}")
+        if any(isinstance(node, cst.Call) for arg in value.args for node in iter_tree(arg.value)):
+            reasons.append("its arguments call code that would then run once, not on every iteration")
+        return reasons
 
     def _hoist(
         self, fn: cst.Arg, label: str, scope: Scope, resolved: "_Callable", base: str, analysis: Analysis, anew: bool = True
@@ -500,10 +946,16 @@ for batch in dataset:
         reasons = side_effects(function, analysis)
         name = function.name.value
         note = ""
+        if def_scope.kind == "function" and self._hoist_out(fn, function, def_scope, where, text, needed, reasons, base, analysis):
+            return
         if def_scope.kind == "function":
             note = f"; `{name}` is defined inside `{def_scope.name.split('.')[-1]}`, so it is traced again on every call there"
         message = base + note
-        safety = Safety.SAFE
+        # A def made on every call of its function would be a new tf.function, traced again,
+        # on every call (80 times slower on a step that is run 20 times): never a safe fix.
+        safety = Safety.UNSAFE if note else Safety.SAFE
+        if note:
+            message += "; make it once, outside the function, or run it from a `tf.function`"
         if reasons:
             safety = Safety.UNSAFE
             message += f"; in a `tf.function` its Python code runs only while tracing, and the body has {', '.join(reasons)}"
@@ -522,6 +974,69 @@ for batch in dataset:
             suggestion=f"@{text}\ndef {name}(...):",
             fix_title=f"Decorate `{name}` with `@{text}`",
         )
+
+    def _hoist_out(self, fn, function: cst.FunctionDef, def_scope: Scope, where, text: str, needed, reasons, base: str, analysis: Analysis) -> bool:
+        """A def nested in a function, that reads only module-level names: moved to the module,
+        right above the top-level statement holding it, under ``@tf.function``, so it is made
+        (and traced) once rather than on every call of its function. False where it cannot go."""
+        owner = def_scope.node
+        if where is None or len(where.path) < 2 or not isinstance(owner, cst.FunctionDef):
+            return False
+        statements = list(owner.body.body) if isinstance(owner.body, cst.IndentedBlock) else []
+        index = next((i for i, statement in enumerate(statements) if statement is function), None)
+        if index is None or function.decorators or _has_defaults(function):
+            return False  # deeper in the function, or evaluated where it stands: not moved
+        name = function.name.value
+        module = analysis.module_scope
+        if name in module.bindings or name in self._taken_names or len(def_scope.bindings.get(name, ())) != 1:
+            return False  # the module has that name (or another fix gives it one), or the function binds it again
+        names = free_names(self._code(function), True)
+        if names is None:
+            return False
+        for free in names:
+            found = lookup(def_scope, free)
+            if found is None:
+                if not hasattr(builtins, free):
+                    return False
+            elif found[0] is not module:
+                return False  # it reads a name of the function around it (``self``, a parameter...)
+        top = where.path[1]
+        if not analysis.name_ready(text.split(".")[0], top):
+            return False
+        self._taken_names.add(name)
+        taken = {}
+
+        def take_out(updated, index=index):
+            return _on_statement(updated, lambda owner: _without(owner, index, taken))
+
+        def put_above(updated, text=text):
+            moved = add_decorator(taken["def"], text)
+            nodes = list(updated.nodes) if isinstance(updated, cst.FlattenSentinel) else [updated]
+            own = [line for line in moved.leading_lines if line.comment is not None]
+            first = nodes[0]
+            moved = moved.with_changes(leading_lines=[*first.leading_lines, *own])
+            nodes[0] = first.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+            return cst.FlattenSentinel([moved, *nodes])
+
+        safety = Safety.UNSAFE if reasons else Safety.SAFE
+        message = (
+            base + f"; `{name}` is defined inside `{def_scope.name.split('.')[-1]}`, so a `tf.function` made there would be "
+            f"traced again on every call: it reads only module-level names, so it is moved to the module, as a `@{text}`"
+        )
+        if reasons:
+            message += f"; in a `tf.function` its Python code runs only while tracing, and the body has {', '.join(reasons)}"
+            message += _FIRST_TRACE if any(_VARIABLES in r for r in reasons) else ""
+        self.report(
+            fn.value,
+            message,
+            analysis=analysis,
+            changes=[Change(owner, take_out), Change(top, put_above)],
+            safety=safety,
+            imports=[needed] if needed else [],
+            suggestion=f"@{text}\ndef {name}(...):  # at module level, made once",
+            fix_title=f"Move `{name}` to the module as a `@{text}`",
+        )
+        return True
 
     def _wrap(self, call, fn, scope: Scope, resolved: "_Callable", base: str, analysis: Analysis) -> None:
         try:
@@ -625,15 +1140,54 @@ def _catching_handler(ancestors: Sequence[cst.CSTNode]) -> Optional[str]:
     return None
 
 
-def _loop_of(ancestors: Sequence[cst.CSTNode]) -> Optional[cst.CSTNode]:
-    """The innermost ``for``/``while`` whose body holds the current node, within its function."""
-    for index in range(len(ancestors) - 2, -1, -1):
-        node = ancestors[index]
+def _on_statement(updated, rewrite):
+    """Apply ``rewrite`` to a statement that another fix may have turned into
+    ``FlattenSentinel([inserted..., statement])`` already (the statement is last)."""
+    if isinstance(updated, cst.FlattenSentinel):
+        nodes = list(updated.nodes)
+        return cst.FlattenSentinel([*nodes[:-1], rewrite(nodes[-1])])
+    return rewrite(updated)
+
+
+def _without(statement, index: int, taken: dict):
+    """``statement`` (a loop or a def) without the ``index``-th statement of its body, kept in ``taken``."""
+    body = list(statement.body.body)
+    taken["def"] = body.pop(index)
+    if index == 0 and body:
+        # The body now starts with the next statement: not with a blank line.
+        first = body[0]
+        body[0] = first.with_changes(leading_lines=[line for line in first.leading_lines if line.comment is not None])
+    return statement.with_changes(body=statement.body.with_changes(body=body))
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def _in_comprehension(ancestors: Sequence[cst.CSTNode]) -> bool:
+    """Whether the current node sits in a comprehension, within its function."""
+    for node in reversed(ancestors[:-1]):
         if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            return None
-        if isinstance(node, (cst.For, cst.While)) and ancestors[index + 1] is node.body:
-            return node
-    return None
+            return False
+        if isinstance(node, _COMPREHENSIONS):
+            return True
+    return False
+
+
+def _has_defaults(function: cst.FunctionDef) -> bool:
+    params = function.params
+    return any(p.default is not None for p in (*params.params, *params.kwonly_params, *params.posonly_params))
+
+
+def _hoisted_base(value: cst.BaseExpression) -> str:
+    """A name for the callable made once: ``make_step(k)`` -> ``step``, a lambda -> ``step_fn``."""
+    if isinstance(value, cst.Call):
+        func = value.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        for prefix in ("make_", "build_", "create_", "get_"):
+            if last.startswith(prefix) and len(last) > len(prefix):
+                return last[len(prefix):].lstrip("_") or "step_fn"
+        return f"{last}_fn" if last else "step_fn"
+    return "step_fn"
 
 
 def _built_in_loop(value: cst.BaseExpression, resolved: _Callable, loop: cst.CSTNode) -> bool:
