@@ -235,7 +235,7 @@ CODEMOD_LAYERS = (
     # What names are bound to, where code is traced, what a strategy is.
     ("scope analysis", ("analysis", "names", "tracing", "strategies", "side_effects", "optimizers")),
     # What a rule, a finding, a change and an example are; how fixes are built and applied.
-    ("rule framework", ("rule", "fixes", "edits")),
+    ("rule framework", ("rule", "fixes", "edits", "hoisting")),
     # The rules themselves: catalogue tables, structural rules, version guards; the catalogue on top.
     ("rule families", ("renames", "version_guards", "rules", "catalogue")),
     # Running rules over a module, across modules, and migrating a file.

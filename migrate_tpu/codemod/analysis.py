@@ -17,7 +17,7 @@ rule is lives in ``rule.py``, and ``checking.py`` drives the rules (``finish``,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -150,9 +150,20 @@ class Analysis(cst.CSTVisitor):
                     self._dispatch.setdefault(node_class, []).append(getattr(rule, method))
         self._pops: Dict[int, int] = {}
         self._plans: Dict[type, tuple] = {}
+        self._names_in_use: Optional[Set[str]] = None
         self.scopes_by_node[id(module)] = self.module_scope
 
     # -- the walk ---------------------------------------------------------------
+
+    def names_in_use(self) -> Set[str]:
+        """Every name read anywhere in the module and every name bound in any scope
+        (defs, classes, parameters): what a new name must not be. Computed once, when asked."""
+        if self._names_in_use is None:
+            used = {node.value for node in iter_tree(self.module) if isinstance(node, cst.Name)}
+            for scope in self.scopes_by_node.values():
+                used.update(scope.bindings)
+            self._names_in_use = used
+        return self._names_in_use
 
     def walk(self) -> None:
         """Record every scope and binding of the module, calling the rules' hooks on the way."""

@@ -65,7 +65,7 @@ def _frees(table: symtable.SymbolTable, enclosing: Set[str], found: Set[str]) ->
 def loops_around(ancestors: Sequence[cst.CSTNode]) -> List[cst.CSTNode]:
     """The ``for``/``while`` statements whose bodies hold the current node, innermost first,
     within its function (a loop outside the function does not re-run code made inside it)."""
-    loops = []
+    loops: List[cst.CSTNode] = []
     for index in range(len(ancestors) - 2, -1, -1):
         node = ancestors[index]
         if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
@@ -93,13 +93,7 @@ def rebound_in(loop: cst.CSTNode, names: Set[str], scope: Scope) -> List[str]:
 
 def fresh_name(base: str, analysis: Analysis, taken: Set[str]) -> str:
     """``base``, or ``base_2``, ``base_3``...: a name no code of the file uses, nor a builtin."""
-    used = getattr(analysis, "_names_in_use", None)
-    if used is None:
-        # Every name read anywhere, and every name bound in any scope (defs, classes, params).
-        used = {node.value for node in iter_tree(analysis.module) if isinstance(node, cst.Name)}
-        for scope in analysis.scopes_by_node.values():
-            used.update(scope.bindings)
-        analysis._names_in_use = used
+    used = analysis.names_in_use()
     candidate, number = base, 1
     while candidate in used or candidate in taken or hasattr(builtins, candidate):
         number += 1
