@@ -143,14 +143,28 @@ class Analysis(cst.CSTVisitor):
         self.branch_points: List[Tuple[cst.CSTNode, Scope]] = []
         self.guards: list = []  # version_guards.Guard, filled by checking.run_rules
         self._dispatch: Dict[type, List] = {}
+        # Rules of one family may ask to be walked together: ``batch_hooks(members)`` gives
+        # one hook per node type for all of them (a dozen catalogue tables look at every
+        # name; one shared test says which of them care).
+        batches: Dict[object, List] = {}
         for rule in self.rules:
+            batch = getattr(rule, "batch_hooks", None)
+            if batch is not None:
+                batches.setdefault(batch, []).append(rule)
+                continue
             for node_type, method in type(rule).hooks().items():
-                node_class = getattr(cst, node_type, None)
-                if node_class is not None:
-                    self._dispatch.setdefault(node_class, []).append(getattr(rule, method))
+                self._add_hook(node_type, getattr(rule, method))
+        for batch, members in batches.items():
+            for node_type, hook in batch(members).items():
+                self._add_hook(node_type, hook)
         self._pops: Dict[int, int] = {}
         self._plans: Dict[type, tuple] = {}
         self.scopes_by_node[id(module)] = self.module_scope
+
+    def _add_hook(self, node_type: str, hook) -> None:
+        node_class = getattr(cst, node_type, None)
+        if node_class is not None:
+            self._dispatch.setdefault(node_class, []).append(hook)
 
     # -- the walk ---------------------------------------------------------------
 

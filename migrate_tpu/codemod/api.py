@@ -232,7 +232,7 @@ def _migrate_code(source: str, options: Options, *, lookup=None, path: str = "")
 def _top_statements(analysis: Analysis, findings: Sequence[Finding], edited: Sequence[cst.CSTNode]) -> Dict[int, cst.CSTNode]:
     """The top-level statement holding each finding's node, its statement and the ``edited``
     nodes (by id), from where the walk remembered them; nodes it did not remember are
-    looked for in the tree (rarely: most rules remember what they report)."""
+    looked for in the tree."""
     module = analysis.module
     tops: Dict[int, cst.CSTNode] = {}
 
@@ -259,7 +259,11 @@ def _top_statements(analysis: Analysis, findings: Sequence[Finding], edited: Seq
             tops[id(node)] = top
     missing.difference_update(id(statement) for statement in module.body)
     if missing:
-        for statement in module.body:
+        # A node reported without being remembered (an argument of a remembered call) is
+        # most likely in a statement that holds another finding: those are searched first.
+        known = list({id(top): top for top in tops.values()}.values())
+        searched = {id(top) for top in known}
+        for statement in known + [s for s in module.body if id(s) not in searched]:
             for node in iter_tree(statement):
                 if id(node) in missing:
                     missing.discard(id(node))
