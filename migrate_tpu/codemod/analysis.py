@@ -186,7 +186,8 @@ class Analysis(cst.CSTVisitor):
         if plan is None:
             plan = self._plan(node_type)
         fields, is_statement, opens_scope, binder, hooks, owns_scope = plan
-        self._stack.append(node)
+        stack = self._stack
+        stack.append(node)
         if opens_scope and self._body_scopes:
             entry = self._body_scopes.pop(id(node), None)
             if entry is not None:
@@ -198,21 +199,23 @@ class Analysis(cst.CSTVisitor):
         if hooks:
             for hook in hooks:
                 hook(node, self)
-        for name in fields:
-            value = getattr(node, name)
-            kind = type(value)
-            if kind is list or kind is tuple:
-                for item in value:
-                    if _is_node(type(item)):
-                        self._walk(item)
-            elif _is_node(kind):
-                self._walk(value)
+        if fields:
+            is_node, walk = _NODE_TYPES, self._walk
+            for name in fields:
+                value = getattr(node, name)
+                kind = type(value)
+                if kind is list or kind is tuple:
+                    for item in value:
+                        if is_node[type(item)]:
+                            walk(item)
+                elif is_node[kind]:
+                    walk(value)
         if owns_scope:
             for _ in range(self._pops.pop(id(node), 0)):
                 self.scope = self.scope.parent
         if is_statement:
             self._statements.pop()
-        self._stack.pop()
+        stack.pop()
 
     def _plan(self, node_type: type):
         plan = (
@@ -471,14 +474,25 @@ _ORDERED_FIELDS = {
     cst.ClassDef: ("decorators", "bases", "keywords", "body"),
 }
 _FIELDS_CACHE: Dict[type, Tuple[str, ...]] = {}
-_NODE_TYPES: Dict[type, bool] = {}
+
+
+class _NodeTypes(dict):
+    """type -> whether it is a LibCST node; indexing it costs no call once a type is known."""
+
+    def __missing__(self, kind: type) -> bool:
+        known = self[kind] = issubclass(kind, cst.CSTNode)
+        return known
+
+
+_NODE_TYPES = _NodeTypes()
 
 
 def _is_node(kind: type) -> bool:
-    known = _NODE_TYPES.get(kind)
-    if known is None:
-        known = _NODE_TYPES[kind] = issubclass(kind, cst.CSTNode)
-    return known
+    return _NODE_TYPES[kind]
+
+
+# Leaves whose one field is their text: nothing below them to walk.
+_TEXT_LEAVES = frozenset({cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString})
 
 
 def _child_fields(node_type: type) -> Tuple[str, ...]:
@@ -486,7 +500,9 @@ def _child_fields(node_type: type) -> Tuple[str, ...]:
     if fields is None:
         import dataclasses
 
-        if node_type in _ORDERED_FIELDS:
+        if node_type in _TEXT_LEAVES:
+            fields = ()
+        elif node_type in _ORDERED_FIELDS:
             fields = _ORDERED_FIELDS[node_type]
         else:
             fields = tuple(
