@@ -17,6 +17,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from migrate_tpu.codemod import parsing
+from migrate_tpu.codemod.analysis import iter_tree
+from migrate_tpu.codemod.edits import statement_starts
 from migrate_tpu.codemod.positions import spans
 
 SOURCE = '''"""Doc."""
@@ -141,3 +143,43 @@ def test_validation_is_back_after_a_trusted_parse_and_after_one_that_fails():
         raise AssertionError("validation stayed off after a failed parse")
     except cst.CSTValidationError:
         pass
+
+
+def _tops(module):
+    """Each node's top-level statement, as the analysis walk would remember it."""
+    tops = {}
+    for statement in module.body:
+        for node in iter_tree(statement):
+            tops[id(node)] = statement
+    return tops
+
+
+def test_statement_by_statement_spans_match_libcst_positions():
+    """Given where each top-level statement begins, only the statements holding a wanted
+    node are generated, each from its own line: the spans are LibCST's all the same."""
+    for source in _stdlib_sample():
+        module, nodes, positions = _public_spans(source)
+        starts = statement_starts(module, source)
+        assert starts is not None
+        tops = _tops(module)
+        # The last statement's nodes: the statements above it are not generated at all.
+        wanted = [n for n in nodes if tops.get(id(n)) is module.body[-1]] + [n for n in nodes if isinstance(n, cst.Call)][:5]
+        ours = spans(module, wanted, source=source, starts=starts, tops=tops)
+        assert set(ours) == {id(n) for n in wanted}
+        for node in wanted:
+            got, want = ours[id(node)], _want(positions[node])
+            if isinstance(node, _BLOCKS):
+                got, want = got[:2], want[:2]
+            if not isinstance(node, cst.IndentedBlock):
+                assert got == want, (type(node).__name__, got, want)
+
+
+def test_a_node_not_in_the_statement_named_for_it_falls_back_to_the_whole_module():
+    module, nodes, positions = _public_spans(SOURCE)
+    starts = statement_starts(module, SOURCE)
+    call = next(n for n in nodes if isinstance(n, cst.Call) and module.code_for_node(n).startswith("strategy.experimental_run_v2"))
+    # Told the call sits in the first statement (it is in ``step``'s body): not found there.
+    wrong = {id(call): module.body[0]}
+    assert spans(module, [call], source=SOURCE, starts=starts, tops=wrong)[id(call)] == _want(positions[call])
+    # Without a statement for it at all, the same.
+    assert spans(module, [call], source=SOURCE, starts=starts, tops={})[id(call)] == _want(positions[call])

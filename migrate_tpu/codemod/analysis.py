@@ -143,15 +143,29 @@ class Analysis(cst.CSTVisitor):
         self.branch_points: List[Tuple[cst.CSTNode, Scope]] = []
         self.guards: list = []  # version_guards.Guard, filled by checking.run_rules
         self._dispatch: Dict[type, List] = {}
+        # Rules of one family may ask to be walked together: ``batch_hooks(members)`` gives
+        # one hook per node type for all of them (a dozen catalogue tables look at every
+        # name; one shared test says which of them care).
+        batches: Dict[object, List] = {}
         for rule in self.rules:
+            batch = getattr(rule, "batch_hooks", None)
+            if batch is not None:
+                batches.setdefault(batch, []).append(rule)
+                continue
             for node_type, method in type(rule).hooks().items():
-                node_class = getattr(cst, node_type, None)
-                if node_class is not None:
-                    self._dispatch.setdefault(node_class, []).append(getattr(rule, method))
+                self._add_hook(node_type, getattr(rule, method))
+        for batch, members in batches.items():
+            for node_type, hook in batch(members).items():
+                self._add_hook(node_type, hook)
         self._pops: Dict[int, int] = {}
         self._plans: Dict[type, tuple] = {}
         self._names_in_use: Optional[Set[str]] = None
         self.scopes_by_node[id(module)] = self.module_scope
+
+    def _add_hook(self, node_type: str, hook) -> None:
+        node_class = getattr(cst, node_type, None)
+        if node_class is not None:
+            self._dispatch.setdefault(node_class, []).append(hook)
 
     # -- the walk ---------------------------------------------------------------
 
@@ -183,7 +197,8 @@ class Analysis(cst.CSTVisitor):
         if plan is None:
             plan = self._plan(node_type)
         fields, is_statement, opens_scope, binder, hooks, owns_scope = plan
-        self._stack.append(node)
+        stack = self._stack
+        stack.append(node)
         if opens_scope and self._body_scopes:
             entry = self._body_scopes.pop(id(node), None)
             if entry is not None:
@@ -195,21 +210,23 @@ class Analysis(cst.CSTVisitor):
         if hooks:
             for hook in hooks:
                 hook(node, self)
-        for name in fields:
-            value = getattr(node, name)
-            kind = type(value)
-            if kind is list or kind is tuple:
-                for item in value:
-                    if _is_node(type(item)):
-                        self._walk(item)
-            elif _is_node(kind):
-                self._walk(value)
+        if fields:
+            is_node, walk = _NODE_TYPES, self._walk
+            for name in fields:
+                value = getattr(node, name)
+                kind = type(value)
+                if kind is list or kind is tuple:
+                    for item in value:
+                        if is_node[type(item)]:
+                            walk(item)
+                elif is_node[kind]:
+                    walk(value)
         if owns_scope:
             for _ in range(self._pops.pop(id(node), 0)):
                 self.scope = self.scope.parent
         if is_statement:
             self._statements.pop()
-        self._stack.pop()
+        stack.pop()
 
     def _plan(self, node_type: type):
         plan = (
@@ -474,14 +491,25 @@ _ORDERED_FIELDS = {
     cst.ClassDef: ("decorators", "bases", "keywords", "body"),
 }
 _FIELDS_CACHE: Dict[type, Tuple[str, ...]] = {}
-_NODE_TYPES: Dict[type, bool] = {}
+
+
+class _NodeTypes(dict):
+    """type -> whether it is a LibCST node; indexing it costs no call once a type is known."""
+
+    def __missing__(self, kind: type) -> bool:
+        known = self[kind] = issubclass(kind, cst.CSTNode)
+        return known
+
+
+_NODE_TYPES = _NodeTypes()
 
 
 def _is_node(kind: type) -> bool:
-    known = _NODE_TYPES.get(kind)
-    if known is None:
-        known = _NODE_TYPES[kind] = issubclass(kind, cst.CSTNode)
-    return known
+    return _NODE_TYPES[kind]
+
+
+# Leaves whose one field is their text: nothing below them to walk.
+_TEXT_LEAVES = frozenset({cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString})
 
 
 def _child_fields(node_type: type) -> Tuple[str, ...]:
@@ -489,7 +517,9 @@ def _child_fields(node_type: type) -> Tuple[str, ...]:
     if fields is None:
         import dataclasses
 
-        if node_type in _ORDERED_FIELDS:
+        if node_type in _TEXT_LEAVES:
+            fields = ()
+        elif node_type in _ORDERED_FIELDS:
             fields = _ORDERED_FIELDS[node_type]
         else:
             fields = tuple(

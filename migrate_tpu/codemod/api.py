@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from migrate_tpu.codemod.analysis import Analysis
+from migrate_tpu.codemod.analysis import Analysis, iter_tree
 from migrate_tpu.codemod.findings import Report
 from migrate_tpu.codemod.lines import StatementLines
 from migrate_tpu.codemod.options import Options
@@ -197,7 +197,18 @@ def _migrate_code(source: str, options: Options, *, lookup=None, path: str = "")
     # One code generation pass locates everything: the findings shown, the
     # statements their suppressions sit on, and the edits JSON/SARIF reports carry.
     edited = [c.node for f in findings for c in f.changes] if options.want_edits else []
-    located = spans(module, [f.node for f in wanted] + statements + edited)
+    # Only the top-level statements that hold a finding are generated to place them, each
+    # from where it begins in the source (known from the standard library's tree).
+    if tree is None:
+        tree = syntax_stage.parse(source)
+    memo: Dict[str, object] = {"starts": statement_starts(module, source, tree) if tree is not None else None, "texts": {}}
+    located = spans(
+        module,
+        [f.node for f in wanted] + statements + edited,
+        source=source,
+        starts=memo["starts"],
+        tops=_top_statements(analysis, findings, edited),
+    )
     kept: List[Finding] = []
     for finding in findings:
         span = located.get(id(finding.node), (0, 0, 0, 0))
@@ -228,9 +239,6 @@ def _migrate_code(source: str, options: Options, *, lookup=None, path: str = "")
         new_module = add_imports(new_module, [spec for f in chosen for spec in f.imports])
         for f in chosen:
             f.applied = True
-    if chosen and tree is None and options.mode == "diff":
-        tree = syntax_stage.parse(source)  # for splicing, and for the lines the patch names rules on
-    memo: Dict[str, object] = {}
     code, generated = _code(module, new_module, source, memo, tree) if chosen else (source, None)
     released = [name for f in chosen for name in f.releases]
     if released:
@@ -254,13 +262,57 @@ def _migrate_code(source: str, options: Options, *, lookup=None, path: str = "")
     reports = [_report(f, module, options, located) for f in kept]
     for finding, report in zip(kept, reports):
         report.as_read = as_read.get(id(finding))
-    if options.mode == "diff" and tree is not None:
+    if options.mode == "diff" and chosen and tree is not None:
         lines = StatementLines(module, tree)
         for finding, report in zip(kept, reports):
             if finding.applied:
                 report.change_lines = _changed_lines(finding, analysis, module, lines)
                 report.edits_imports = bool(finding.imports or finding.releases)
     return Outcome(code, reports)
+
+
+def _top_statements(analysis: Analysis, findings: Sequence[Finding], edited: Sequence[cst.CSTNode]) -> Dict[int, cst.CSTNode]:
+    """The top-level statement holding each finding's node, its statement and the ``edited``
+    nodes (by id), from where the walk remembered them; nodes it did not remember are
+    looked for in the tree."""
+    module = analysis.module
+    tops: Dict[int, cst.CSTNode] = {}
+
+    def top_of(node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        site = analysis.site(node)
+        if site is not None and len(site.path) > 1 and site.path[0] is module:
+            return site.path[1]
+        return None
+
+    missing = set()
+    for finding in findings:
+        top = top_of(finding.node)
+        if top is None:
+            missing.add(id(finding.node))
+            continue
+        tops[id(finding.node)] = top
+        if finding.statement is not None:
+            tops[id(finding.statement)] = top
+    for node in edited:
+        top = top_of(node)
+        if top is None:
+            missing.add(id(node))
+        else:
+            tops[id(node)] = top
+    missing.difference_update(id(statement) for statement in module.body)
+    if missing:
+        # A node reported without being remembered (an argument of a remembered call) is
+        # most likely in a statement that holds another finding: those are searched first.
+        known = list({id(top): top for top in tops.values()}.values())
+        searched = {id(top) for top in known}
+        for statement in known + [s for s in module.body if id(s) not in searched]:
+            for node in iter_tree(statement):
+                if id(node) in missing:
+                    missing.discard(id(node))
+                    tops[id(node)] = statement
+            if not missing:
+                break
+    return tops
 
 
 def _changed_lines(finding: Finding, analysis: Analysis, module: cst.Module, lines: StatementLines) -> List[Tuple[int, int]]:
@@ -328,7 +380,7 @@ def _code(module: cst.Module, new_module: cst.Module, source: str, memo: Dict[st
     """
     if "starts" not in memo:
         memo["starts"] = statement_starts(module, source, tree)
-        memo["texts"] = {}
+    memo.setdefault("texts", {})
     starts = memo["starts"]
     generated: List[str] = []
     spliced = splice_code(module, new_module, source, starts, generated, memo["texts"]) if starts is not None else None

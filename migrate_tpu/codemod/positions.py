@@ -1,14 +1,18 @@
-"""Line and column of a few nodes, computed by one code generation pass.
+"""Line and column of a few nodes, computed by code generation of the statements holding them.
 
 LibCST's PositionProvider records every node of the tree; findings need the
 positions of a handful. This code generation state tracks lines and columns
-lazily and records only the nodes asked for.
+lazily and records only the nodes asked for. When the caller knows where each
+top-level statement begins in the source (``edits.statement_starts``), only the
+top-level statements that hold a wanted node are generated, each from its own
+first line: findings at the end of a long file no longer cost a code generation
+of everything above them.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Dict, Iterable, Iterator, Optional, Tuple
+from typing import Dict, Iterable, Iterator, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -22,14 +26,14 @@ class _AllFound(Exception):
 
 
 class _SpanState(CodegenState):
-    def __init__(self, module: cst.Module, wanted: set) -> None:
+    def __init__(self, module: cst.Module, wanted: set, line: int = 1) -> None:
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.wanted = wanted
         self.starts: Dict[int, Tuple[int, int]] = {}
         self.ends: Dict[int, Tuple[int, int]] = {}
         self._syntactic: set = set()
         self._counted = 0
-        self._line = 1
+        self._line = line
         self._column = 0
         self._remaining = len(wanted)
 
@@ -72,18 +76,72 @@ class _SpanState(CodegenState):
         self._ended(node)
 
 
-def spans(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> Dict[int, Span]:
-    """Spans of ``nodes`` (by id) in ``module``'s generated code."""
+def spans(
+    module: cst.Module,
+    nodes: Iterable[cst.CSTNode],
+    *,
+    source: Optional[str] = None,
+    starts: Optional[Sequence[int]] = None,
+    tops: Optional[Dict[int, cst.CSTNode]] = None,
+) -> Dict[int, Span]:
+    """Spans of ``nodes`` (by id) in ``module``'s generated code.
+
+    With ``source`` (the text ``module`` was parsed from) and ``starts`` (the offset in it
+    where each top-level statement's text begins), only the top-level statements that
+    hold a wanted node are generated. ``tops`` maps a node's id to the top-level
+    statement it is in (a top-level statement itself needs no entry). Whatever does not
+    line up (a node without its statement, or not found in it) falls back to one code
+    generation of the whole module.
+    """
     wanted = {id(node) for node in nodes}
     if not wanted:
         return {}
+    if source is not None and starts is not None and len(starts) == len(module.body) + 1:
+        found = _spans_by_statement(module, wanted, source, starts, tops or {})
+        if found is not None:
+            return found
+    return _spans_of_module(module, wanted)
+
+
+def _spans_of_module(module: cst.Module, wanted: set) -> Dict[int, Span]:
     state = _SpanState(module, wanted)
     try:
         module._codegen(state)
     except _AllFound:
         pass
+    return _collect(state)
+
+
+def _collect(state: _SpanState) -> Dict[int, Span]:
     result = {}
     for key, start in state.starts.items():
         end = state.ends.get(key, start)
         result[key] = (start[0], start[1], end[0], end[1])
+    return result
+
+
+def _spans_by_statement(
+    module: cst.Module, wanted: set, source: str, starts: Sequence[int], tops: Dict[int, cst.CSTNode]
+) -> Optional[Dict[int, Span]]:
+    index_of = {id(statement): index for index, statement in enumerate(module.body)}
+    groups: Dict[int, set] = {}
+    for key in wanted:
+        top = tops.get(key)
+        index = index_of.get(id(top)) if top is not None else index_of.get(key)
+        if index is None:
+            return None
+        groups.setdefault(index, set()).add(key)
+    result: Dict[int, Span] = {}
+    for index in sorted(groups):
+        group = groups[index]
+        # The statement's text begins at column 0 of this line (statement_starts checks it).
+        line = source.count("\n", 0, starts[index]) + 1
+        state = _SpanState(module, group, line)
+        try:
+            module.body[index]._codegen(state)
+        except _AllFound:
+            pass
+        if len(state.starts) != len(group):
+            return None  # a node was not where the caller said: generate the module
+        result.update(_collect(state))
     return result

@@ -94,6 +94,8 @@ class TableRule(Rule):
         self._strings: List[Tuple[cst.SimpleString, object]] = []
         self._last = {e.last for e in self.entries}
         self._imported_names: set = set()
+        # Shared by the tables walked together (``batch_hooks``): every name any of them imports.
+        self._names_watched: Optional[set] = None
 
     @classmethod
     def action(cls, entry: Entry, position: str) -> str:
@@ -185,6 +187,8 @@ class TableRule(Rule):
             if any(self._matches(e, full) for e in self.entries):
                 bound = alias.asname.name.value if alias.asname is not None else name
                 self._imported_names.add(bound)
+                if self._names_watched is not None:
+                    self._names_watched.add(bound)
                 analysis.remember(node)
                 self._imports.append((node, analysis.scope))
 
@@ -197,6 +201,27 @@ class TableRule(Rule):
             if isinstance(value, cst.SimpleString) and value.evaluated_value in self._last:
                 analysis.remember(node)
                 self._getattrs.append((node, value.evaluated_value, analysis.scope))
+
+    @staticmethod
+    def batch_hooks(rules: Sequence["TableRule"]) -> Dict[str, object]:
+        """One hook per node type for all the tables a run enables, in place of one per table.
+
+        There are a dozen tables and each looks at every name, attribute, call and string;
+        almost none of those concern any of them. Each shared hook first asks what every
+        table's own hook asks first (an attribute's last name among the tables' names, a name
+        one of them imports, ...), with one lookup for all, and only then calls the tables
+        that may care, in the order given. A hook a subclass replaces is called as it is.
+        """
+        by_type: Dict[str, List[Tuple["TableRule", str]]] = {}
+        for rule in rules:
+            for node_type, method in type(rule).hooks().items():
+                by_type.setdefault(node_type, []).append((rule, method))
+        hooks: Dict[str, object] = {}
+        for node_type, members in by_type.items():
+            plain = [getattr(rule, method) for rule, method in members]
+            own = [getattr(type(rule), method) for rule, method in members]
+            hooks[node_type] = _batched(node_type, [rule for rule, _ in members], plain, own) or _call_all(plain)
+        return hooks
 
     # -- decisions ------------------------------------------------------------------
 
@@ -554,6 +579,65 @@ class TableRule(Rule):
             changes=[Change(statement, new_lines)],
             fix_title="Import from the new module",
         )
+
+
+def _call_all(hooks: Sequence) -> object:
+    def hook(node: cst.CSTNode, analysis: Analysis) -> None:
+        for each in hooks:
+            each(node, analysis)
+
+    return hook
+
+
+_NAME_LOOKUPS = ("getattr", "hasattr", "setattr")
+
+
+def _batched(node_type: str, rules: Sequence[TableRule], hooks: Sequence, own: Sequence) -> Optional[object]:
+    """The shared hook for ``node_type`` when every table's hook is TableRule's own (whose
+    first test is known here); None otherwise."""
+    if node_type == "Attribute" and all(f is TableRule.visit_Attribute for f in own):
+        by_last: Dict[str, List] = {}
+        for rule, hook in zip(rules, hooks):
+            for last in rule._last:
+                by_last.setdefault(last, []).append(hook)
+
+        def attribute(node: cst.Attribute, analysis: Analysis) -> None:
+            for hook in by_last.get(node.attr.value, ()):
+                hook(node, analysis)
+
+        return attribute
+    if node_type == "Name" and all(f is TableRule._visit_name for f in own):
+        watched: set = set()
+        for rule in rules:
+            watched.update(rule._imported_names)
+            rule._names_watched = watched
+
+        def name(node: cst.Name, analysis: Analysis) -> None:
+            if node.value in watched:
+                for hook in hooks:
+                    hook(node, analysis)
+
+        return name
+    if node_type == "Call" and all(f is TableRule._visit_name_lookup for f in own):
+
+        def call(node: cst.Call, analysis: Analysis) -> None:
+            func = node.func
+            if isinstance(func, cst.Name) and func.value in _NAME_LOOKUPS:
+                for hook in hooks:
+                    hook(node, analysis)
+
+        return call
+    if node_type == "SimpleString" and all(f is TableRule._visit_string for f in own):
+        lasts = tuple(sorted({last for rule in rules for last in rule._last}))
+
+        def string(node: cst.SimpleString, analysis: Analysis) -> None:
+            value = node.value
+            if any(last in value for last in lasts):
+                for hook in hooks:
+                    hook(node, analysis)
+
+        return string
+    return None
 
 
 class MethodTableRule(TableRule):
