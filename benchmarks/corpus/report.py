@@ -1,0 +1,274 @@
+"""How the real CLI does on real code: fixed safely, left to a person, wrong, silent.
+
+Runs `migrate-tpu check --format json`, then `fix`, then `check` again and a second `fix`,
+on a temporary copy of the corpus (benchmarks/corpus/fetch.py builds it), and classifies
+every moved-API site:
+
+- fixed safely: a finding before `fix` that is gone after it, in a file that still parses
+  and that a second `fix` leaves byte-identical;
+- left to a person: a finding still there after `fix` (manual, unsafe, or a note);
+- wrong (suspected): a fixed site in a file that no longer parses or that a second `fix`
+  changes again, or a rule with more findings after `fix` than before. Whether a fix
+  changes meaning is judged by reading: --diffs writes every change for that;
+- silent: a moved API still in the code after `fix` (found as text in the catalogue's
+  names, comments and strings aside, doctest lines included) with no finding on its line.
+
+Findings are matched per (file, notebook cell, rule) by count, since fixes move lines.
+Prints a table per repository and the totals; --markdown writes it for the docs. Usage:
+
+    python benchmarks/corpus/report.py [--corpus DIR] [--markdown FILE] [--diffs FILE]
+"""
+
+import argparse
+import ast
+import collections
+import difflib
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tokenize
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from markers import COMPILED  # noqa: E402
+from paths import DEFAULT_CORPUS  # noqa: E402
+
+# `lr=` is found through the syntax tree, on calls of what is named like an optimizer;
+# `lr=` on the project's own functions is no moved API.
+OPTIMIZER_NAME = re.compile(
+    r"(?i)(adam\w*|sgd\w*|rmsprop|adagrad|adadelta|adamax|nadam|ftrl|lamb|lars|yogi|novograd|"
+    r"\w*optimizer)$")
+TEXT_MARKERS = {name: pattern for name, pattern in COMPILED.items() if name != "lr="}
+DOCTEST_LINE = re.compile(r"^\s*(>>>|\.\.\.)\s")
+CLI_OPTIONS = ["--isolated", "--no-cache", "--no-gitignore", "--no-progress", "--quiet"]
+
+
+def cli():
+    """The migrate-tpu of this interpreter's environment."""
+    beside = Path(sys.executable).with_name("migrate-tpu")
+    return [str(beside)] if beside.exists() else [sys.executable, "-m", "migrate_tpu"]
+
+
+def check(tree):
+    done = subprocess.run([*cli(), "check", "--format", "json", "--exit-zero", *CLI_OPTIONS,
+                           str(tree)], capture_output=True, text=True, cwd=tree)
+    if done.returncode != 0 and not done.stdout.strip():
+        sys.exit(f"migrate-tpu check failed on {tree}: {done.stderr.strip()}")
+    return json.loads(done.stdout)
+
+
+def fix(tree):
+    subprocess.run([*cli(), "fix", *CLI_OPTIONS, str(tree)], capture_output=True, cwd=tree)
+
+
+def snapshot(tree):
+    return {path.relative_to(tree).as_posix(): path.read_bytes()
+            for path in sorted(tree.rglob("*")) if path.is_file()}
+
+
+def relative(tree, path):
+    # The CLI runs in the tree and names files relative to it.
+    return (tree / path).resolve().relative_to(tree.resolve()).as_posix()
+
+
+def findings_by_unit(tree, report):
+    """{(file, cell): [finding, ...]}; cell is None for a script."""
+    units = collections.defaultdict(list)
+    for finding in report["findings"]:
+        units[(relative(tree, finding["path"]), finding.get("cell"))].append(finding)
+    return units
+
+
+def code_units(path, data):
+    """(cell, source) of a script (cell None) or of a notebook's code cells (1-based, as
+    the CLI numbers them among all cells); magics and shell lines are blanked."""
+    text = data.decode("utf-8", "replace")
+    if not path.endswith(".ipynb"):
+        return [(None, text)]
+    try:
+        cells = json.loads(text).get("cells", [])
+    except (ValueError, AttributeError):
+        return []
+    units = []
+    for number, cell in enumerate(cells, 1):
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        lines = ["" if line.lstrip().startswith(("%", "!")) else line
+                 for line in source.splitlines()]
+        units.append((number, "\n".join(lines) + "\n"))
+    return units
+
+
+def parses(source):
+    try:
+        ast.parse(source)
+        return True
+    except (SyntaxError, ValueError):
+        return False
+
+
+def marker_sites(source):
+    """[(line, marker, where)] of moved APIs left in code; where is 'code' or 'doctest'."""
+    sites = []
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return sites
+    lines = source.splitlines()
+    # Code without its comments and strings, position for position.
+    blanked = [list(line) for line in lines]
+    for token in tokens:
+        if token.type in (tokenize.COMMENT, tokenize.STRING):
+            (start_row, start_col), (end_row, end_col) = token.start, token.end
+            for row in range(start_row, end_row + 1):
+                line = blanked[row - 1]
+                first = start_col if row == start_row else 0
+                last = end_col if row == end_row else len(line)
+                line[first:last] = " " * (last - first)
+        if token.type == tokenize.STRING:
+            for offset, text in enumerate(token.string.splitlines()):
+                if DOCTEST_LINE.match(text):
+                    for name, pattern in TEXT_MARKERS.items():
+                        if pattern.search(text):
+                            sites.append((token.start[0] + offset, name, "doctest"))
+    for number, chars in enumerate(blanked, 1):
+        code = "".join(chars)
+        for name, pattern in TEXT_MARKERS.items():
+            if pattern.search(code):
+                sites.append((number, name, "code"))
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return sites
+    standalone_keras = bool(re.search(r"^\s*(import keras\b|from keras\b)", source, re.M))
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        if not any(keyword.arg == "lr" for keyword in node.keywords):
+            continue
+        callee = ast.unparse(node.func)
+        if not OPTIMIZER_NAME.search(callee.split(".")[-1]):
+            continue
+        root = callee.split(".")[0]
+        if root in ("torch", "optim") or (standalone_keras and root in ("keras", "optimizers")):
+            continue  # another framework's optimizer: no TensorFlow move
+        sites.append((node.lineno, "lr=", "code"))
+    return sites
+
+
+def repository_of(path):
+    return path.split("/", 1)[0].replace("__", "/", 1)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--markdown", type=Path, help="write the tables here")
+    parser.add_argument("--json", type=Path, help="write every site's class here")
+    parser.add_argument("--diffs", type=Path, help="write the changes `fix` made here")
+    options = parser.parse_args()
+    if not options.corpus.is_dir():
+        sys.exit(f"{options.corpus}: no corpus; run benchmarks/corpus/fetch.py first")
+
+    with tempfile.TemporaryDirectory() as scratch:
+        tree = Path(scratch) / "corpus"
+        shutil.copytree(options.corpus, tree)
+        original = snapshot(tree)
+        before = check(tree)
+        fix(tree)
+        fixed = snapshot(tree)
+        after = check(tree)
+        fix(tree)
+        refixed = snapshot(tree)
+        before_units = findings_by_unit(tree, before)
+        after_units = findings_by_unit(tree, after)
+
+    counts = collections.defaultdict(collections.Counter)
+    cases = []  # (class, file:line, rule or marker, why)
+    for path in sorted(original):
+        repo = repository_of(path)
+        counts[repo]["files"] += 1
+        old_units = dict(code_units(path, original[path]))
+        new_units = dict(code_units(path, fixed[path]))
+        broke = any(parses(old_units.get(cell, "")) and not parses(source)
+                    for cell, source in new_units.items())
+        unstable = fixed[path] != refixed[path]
+        if broke:
+            cases.append(("wrong", path, "-", "no longer parses after fix"))
+        if unstable:
+            cases.append(("wrong", path, "-", "a second fix changes it again"))
+        cells = {cell for (file, cell) in [*before_units, *after_units] if file == path}
+        for cell in cells:
+            old = collections.Counter(f["rule"] for f in before_units.get((path, cell), []))
+            new = collections.Counter(f["rule"] for f in after_units.get((path, cell), []))
+            where = path if cell is None else f"{path}[cell {cell}]"
+            for rule in sorted(set(old) | set(new)):
+                gone = max(old[rule] - new[rule], 0)
+                counts[repo]["left"] += new[rule]
+                if broke or unstable:
+                    counts[repo]["wrong"] += gone
+                else:
+                    counts[repo]["safe"] += gone
+                if new[rule] > old[rule]:
+                    counts[repo]["wrong"] += new[rule] - old[rule]
+                    counts[repo]["left"] -= new[rule] - old[rule]
+                    cases.append(("wrong", where, rule,
+                                  f"{new[rule] - old[rule]} more finding(s) after fix"))
+            for finding in after_units.get((path, cell), []):
+                cases.append(("left", f"{where}:{finding['line']}", finding["rule"],
+                              f"{finding['safety']}: {finding['message'][:140]}"))
+        for cell, source in new_units.items():
+            flagged = {f["line"] for f in after_units.get((path, cell), [])}
+            for line, marker, kind in sorted(set(marker_sites(source))):
+                if line not in flagged:
+                    counts[repo]["silent"] += 1
+                    where = path if cell is None else f"{path}[cell {cell}]"
+                    cases.append(("silent", f"{where}:{line}", marker,
+                                  f"{kind} still uses it after fix, no finding on the line"))
+
+    rows = []
+    total = collections.Counter()
+    for repo in sorted(counts, key=str.lower):
+        total.update(counts[repo])
+        rows.append(row(repo, counts[repo]))
+    rows.append(row("**total**", total))
+    table = ["| repository | files | sites | fixed safely | left to a person | wrong | silent |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |", *rows]
+    listing = [f"- {kind}: `{where}` {what}: {why}" for kind, where, what, why in cases
+               if kind in ("wrong", "silent")]
+    text = "\n".join(table) + "\n"
+    print(text)
+    print("\n".join(listing) if listing else "no wrong or silent case")
+    if options.markdown:
+        options.markdown.write_text(text + "\n" + "\n".join(listing) + "\n")
+    if options.json:
+        options.json.write_text(json.dumps(
+            {"counts": {repo: dict(c) for repo, c in counts.items()}, "total": dict(total),
+             "cases": [dict(zip(("class", "where", "what", "why"), case)) for case in cases]},
+            indent=1) + "\n")
+    if options.diffs:
+        with options.diffs.open("w") as out:
+            for path in sorted(original):
+                if original[path] != fixed[path]:
+                    out.writelines(difflib.unified_diff(
+                        original[path].decode("utf-8", "replace").splitlines(True),
+                        fixed[path].decode("utf-8", "replace").splitlines(True),
+                        f"a/{path}", f"b/{path}"))
+    return 0
+
+
+def row(name, count):
+    sites = count["safe"] + count["left"] + count["wrong"] + count["silent"]
+    share = f" ({100 * count['safe'] / sites:.1f}%)" if sites else ""
+    return (f"| {name} | {count['files']} | {sites} | {count['safe']}{share} | {count['left']} "
+            f"| {count['wrong']} | {count['silent']} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
