@@ -43,6 +43,25 @@ OPTIMIZER_NAME = re.compile(
     r"(?i)(adam\w*|sgd\w*|rmsprop|adagrad|adadelta|adamax|nadam|ftrl|lamb|lars|yogi|novograd|"
     r"\w*optimizer)$")
 TEXT_MARKERS = {name: pattern for name, pattern in COMPILED.items() if name != "lr="}
+# Under `import tensorflow.compat.v1 as tf` these names are the TF1 classes, which TF 2.4.1
+# still has (checked: tf.compat.v1.distribute.experimental.TPUStrategy and
+# MultiWorkerMirroredStrategy exist there); only the TF2 ones moved.
+COMPAT_V1_ALIAS = re.compile(r"^\s*import\s+tensorflow\.compat\.v1\s+as\s+tf\b", re.M)
+KEPT_IN_COMPAT_V1 = {"experimental.TPUStrategy", "experimental.MultiWorkerMirroredStrategy",
+                     "experimental.ParameterServerStrategy"}
+# A type check that names the stable class beside the experimental one is what TPU104 and
+# TPU108 write: it keeps matching strategies built with either class.
+STABLE_CLASS_BESIDE = {
+    "experimental.TPUStrategy": re.compile(r"distribute\s*\.\s*TPUStrategy\b"),
+    "experimental.MultiWorkerMirroredStrategy":
+        re.compile(r"distribute\s*\.\s*MultiWorkerMirroredStrategy\b"),
+}
+# A class of the project's own that defines the old method name (a stand-in strategy) is
+# no use of the moved API; its callers are.
+DEFINITION = re.compile(r"^\s*def\s+\w+\s*\(")
+# An alias bound to the namespace by an import (`from ... import experimental as mp`) is a
+# site only where the alias is used: the namespace itself exists until TF 2.9 (TPU409).
+IMPORT_LINE = re.compile(r"^\s*(from\s+\S+\s+)?import\s")
 DOCTEST_LINE = re.compile(r"^\s*(>>>|\.\.\.)\s")
 CLI_OPTIONS = ["--isolated", "--no-cache", "--no-gitignore", "--no-progress", "--quiet"]
 
@@ -113,8 +132,27 @@ def parses(source):
         return False
 
 
-def marker_sites(source):
-    """[(line, marker, where)] of moved APIs left in code; where is 'code' or 'doctest'."""
+def imported_modules(sources):
+    """{name: module it is imported from} over all of a file's code (a notebook's cells)."""
+    bound = {}
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    bound[alias.asname or alias.name.split(".")[0]] = alias.name
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                for alias in node.names:
+                    bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return bound
+
+
+def marker_sites(source, imports, compat_v1):
+    """[(line, marker, where)] of moved APIs left in code; where is 'code' or 'doctest'.
+    imports maps the file's imported names to modules; compat_v1 says `tf` is the v1 API."""
     sites = []
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
@@ -137,16 +175,27 @@ def marker_sites(source):
                     for name, pattern in TEXT_MARKERS.items():
                         if pattern.search(text):
                             sites.append((token.start[0] + offset, name, "doctest"))
-    for number, chars in enumerate(blanked, 1):
-        code = "".join(chars)
+    code_lines = ["".join(chars) for chars in blanked]
+    for number, code in enumerate(code_lines, 1):
+        if DEFINITION.match(code):
+            continue
         for name, pattern in TEXT_MARKERS.items():
-            if pattern.search(code):
-                sites.append((number, name, "code"))
+            if not pattern.search(code):
+                continue
+            if compat_v1 and name in KEPT_IN_COMPAT_V1:
+                continue
+            # The stable class may follow on the next lines of the same tuple.
+            nearby = " ".join(code_lines[number - 1:number + 2])
+            if name in STABLE_CLASS_BESIDE and STABLE_CLASS_BESIDE[name].search(
+                    pattern.sub("", nearby)):
+                continue
+            if IMPORT_LINE.match(code) and not alias_used(code, code_lines):
+                continue
+            sites.append((number, name, "code"))
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return sites
-    standalone_keras = bool(re.search(r"^\s*(import keras\b|from keras\b)", source, re.M))
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
@@ -155,11 +204,25 @@ def marker_sites(source):
         callee = ast.unparse(node.func)
         if not OPTIMIZER_NAME.search(callee.split(".")[-1]):
             continue
-        root = callee.split(".")[0]
-        if root in ("torch", "optim") or (standalone_keras and root in ("keras", "optimizers")):
-            continue  # another framework's optimizer: no TensorFlow move
+        if "raw_ops" in callee or "training_ops" in callee:
+            continue  # a kernel's own `lr` input, not a Keras optimizer argument
+        # Only TensorFlow's optimizers (tf.keras, its internal keras, TF Addons) moved;
+        # standalone Keras, PyTorch and other packages keep their own `lr`.
+        module = imports.get(callee.split(".")[0], "")
+        if not module.startswith(("tensorflow", "tensorflow_addons")):
+            continue
         sites.append((node.lineno, "lr=", "code"))
     return sites
+
+
+def alias_used(import_code, code_lines):
+    """Whether the name an import binds is used on any other line."""
+    bound = re.search(r"\bas\s+(\w+)\s*$", import_code.strip()) or re.search(
+        r"import\s+(\w+)\s*$", import_code.strip())
+    if bound is None:
+        return True
+    use = re.compile(rf"\b{bound.group(1)}\b")
+    return sum(1 for line in code_lines if use.search(line)) > 1
 
 
 def repository_of(path):
@@ -223,9 +286,11 @@ def main():
             for finding in after_units.get((path, cell), []):
                 cases.append(("left", f"{where}:{finding['line']}", finding["rule"],
                               f"{finding['safety']}: {finding['message'][:140]}"))
+        imports = imported_modules(new_units.values())
+        compat_v1 = any(COMPAT_V1_ALIAS.search(source) for source in new_units.values())
         for cell, source in new_units.items():
             flagged = {f["line"] for f in after_units.get((path, cell), [])}
-            for line, marker, kind in sorted(set(marker_sites(source))):
+            for line, marker, kind in sorted(set(marker_sites(source, imports, compat_v1))):
                 if line not in flagged:
                     counts[repo]["silent"] += 1
                     where = path if cell is None else f"{path}[cell {cell}]"
