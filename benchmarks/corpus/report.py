@@ -253,6 +253,7 @@ def main():
         after_units = findings_by_unit(tree, after)
 
     counts = collections.defaultdict(collections.Counter)
+    by_rule = collections.defaultdict(collections.Counter)
     cases = []  # (class, file:line, rule or marker, why)
     for path in sorted(original):
         repo = repository_of(path)
@@ -274,10 +275,13 @@ def main():
             for rule in sorted(set(old) | set(new)):
                 gone = max(old[rule] - new[rule], 0)
                 counts[repo]["left"] += new[rule]
+                by_rule[rule]["left"] += new[rule]
                 if broke or unstable:
                     counts[repo]["wrong"] += gone
+                    by_rule[rule]["wrong"] += gone
                 else:
                     counts[repo]["safe"] += gone
+                    by_rule[rule]["safe"] += gone
                 if new[rule] > old[rule]:
                     counts[repo]["wrong"] += new[rule] - old[rule]
                     counts[repo]["left"] -= new[rule] - old[rule]
@@ -293,6 +297,7 @@ def main():
             for line, marker, kind in sorted(set(marker_sites(source, imports, compat_v1))):
                 if line not in flagged:
                     counts[repo]["silent"] += 1
+                    by_rule[f"silent: {marker}"]["silent"] += 1
                     where = path if cell is None else f"{path}[cell {cell}]"
                     cases.append(("silent", f"{where}:{line}", marker,
                                   f"{kind} still uses it after fix, no finding on the line"))
@@ -305,6 +310,11 @@ def main():
     rows.append(row("**total**", total))
     table = ["| repository | files | sites | fixed safely | left to a person | wrong | silent |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |", *rows]
+    table += ["", "| rule | sites | fixed safely | left to a person | wrong | silent |",
+              "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for rule in sorted(by_rule):
+        table.append(row(rule, by_rule[rule])[: -0 or None].replace(
+            f"| {rule} | {by_rule[rule]['files']} |", f"| {rule} |"))
     listing = [f"- {kind}: `{where}` {what}: {why}" for kind, where, what, why in cases
                if kind in ("wrong", "silent")]
     text = "\n".join(table) + "\n"
