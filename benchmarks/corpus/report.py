@@ -35,7 +35,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from markers import COMPILED  # noqa: E402
-from paths import DEFAULT_CORPUS  # noqa: E402
+from paths import DEFAULT_CORPUS, HERE  # noqa: E402
+
+# Fixes judged wrong by reading (a machine cannot tell that a rename changes meaning).
+JUDGED = HERE / "judged.json"
 
 # `lr=` is found through the syntax tree, on calls of what is named like an optimizer;
 # `lr=` on the project's own functions is no moved API.
@@ -208,8 +211,8 @@ def marker_sites(source, imports, compat_v1):
             continue  # a kernel's own `lr` input, not a Keras optimizer argument
         # Only TensorFlow's optimizers (tf.keras, its internal keras, TF Addons) moved;
         # standalone Keras, PyTorch and other packages keep their own `lr`.
-        module = imports.get(callee.split(".")[0], "")
-        if not module.startswith(("tensorflow", "tensorflow_addons")):
+        module = imports.get(callee.split(".")[0])
+        if module is not None and not module.startswith(("tensorflow", "tensorflow_addons")):
             continue
         sites.append((node.lineno, "lr=", "code"))
     return sites
@@ -252,6 +255,9 @@ def main():
         before_units = findings_by_unit(tree, before)
         after_units = findings_by_unit(tree, after)
 
+    judged = collections.defaultdict(list)
+    for entry in json.loads(JUDGED.read_text())["wrong"]:
+        judged[(entry["path"], entry.get("cell"), entry["rule"])].append(entry)
     counts = collections.defaultdict(collections.Counter)
     by_rule = collections.defaultdict(collections.Counter)
     cases = []  # (class, file:line, rule or marker, why)
@@ -276,12 +282,17 @@ def main():
                 gone = max(old[rule] - new[rule], 0)
                 counts[repo]["left"] += new[rule]
                 by_rule[rule]["left"] += new[rule]
+                read_wrong = judged.get((path, cell, rule), [])[:gone]
+                for entry in read_wrong:
+                    cases.append(("wrong", f"{where}:{entry['line']}", rule, entry["why"]))
                 if broke or unstable:
                     counts[repo]["wrong"] += gone
                     by_rule[rule]["wrong"] += gone
                 else:
-                    counts[repo]["safe"] += gone
-                    by_rule[rule]["safe"] += gone
+                    counts[repo]["safe"] += gone - len(read_wrong)
+                    by_rule[rule]["safe"] += gone - len(read_wrong)
+                    counts[repo]["wrong"] += len(read_wrong)
+                    by_rule[rule]["wrong"] += len(read_wrong)
                 if new[rule] > old[rule]:
                     counts[repo]["wrong"] += new[rule] - old[rule]
                     counts[repo]["left"] -= new[rule] - old[rule]
