@@ -7,9 +7,10 @@ every moved-API site:
 - fixed safely: a finding before `fix` that is gone after it, in a file that still parses
   and that a second `fix` leaves byte-identical;
 - left to a person: a finding still there after `fix` (manual, unsafe, or a note);
-- wrong (suspected): a fixed site in a file that no longer parses or that a second `fix`
-  changes again, or a rule with more findings after `fix` than before. Whether a fix
-  changes meaning is judged by reading: --diffs writes every change for that;
+- wrong: a fixed site in a file that no longer parses, that uses a name `fix` left
+  undefined (checked with pyflakes when it is installed) or that a second `fix` changes
+  again; a rule with more findings after `fix` than before; a fix judged by reading to
+  change meaning (judged.json; --diffs writes every change for that reading);
 - silent: a moved API still in the code after `fix` (found as text in the catalogue's
   names, comments and strings aside, doctest lines included) with no finding on its line.
 
@@ -228,6 +229,17 @@ def alias_used(import_code, code_lines):
     return sum(1 for line in code_lines if use.search(line)) > 1
 
 
+def undefined_names(source):
+    """Names pyflakes finds used but never bound, or None without pyflakes or a parse."""
+    try:
+        from pyflakes import checker, messages
+        tree = ast.parse(source)
+    except (ImportError, SyntaxError, ValueError):
+        return None
+    found = checker.Checker(tree).messages
+    return {m.message_args[0] for m in found if isinstance(m, messages.UndefinedName)}
+
+
 def repository_of(path):
     return path.split("/", 1)[0].replace("__", "/", 1)
 
@@ -266,10 +278,20 @@ def main():
         counts[repo]["files"] += 1
         old_units = dict(code_units(path, original[path]))
         new_units = dict(code_units(path, fixed[path]))
-        broke = any(parses(old_units.get(cell, "")) and not parses(source)
-                    for cell, source in new_units.items())
+        unparsable = any(parses(old_units.get(cell, "")) and not parses(source)
+                         for cell, source in new_units.items())
+        broke = unparsable
         unstable = fixed[path] != refixed[path]
-        if broke:
+        # A fix that drops an import still used, or uses an alias never bound, parses but
+        # fails at run time: compare the undefined names of the whole program.
+        if original[path] != fixed[path]:
+            old_names = undefined_names("\n".join(old_units.values()))
+            new_names = undefined_names("\n".join(new_units.values()))
+            if old_names is not None and new_names is not None and new_names - old_names:
+                broke = True
+                cases.append(("wrong", path, "-", "fix leaves undefined name(s) "
+                              + ", ".join(sorted(new_names - old_names))))
+        if unparsable:
             cases.append(("wrong", path, "-", "no longer parses after fix"))
         if unstable:
             cases.append(("wrong", path, "-", "a second fix changes it again"))
@@ -326,6 +348,11 @@ def main():
     for rule in sorted(by_rule):
         table.append(row(rule, by_rule[rule])[: -0 or None].replace(
             f"| {rule} | {by_rule[rule]['files']} |", f"| {rule} |"))
+    try:
+        import pyflakes  # noqa: F401
+    except ImportError:
+        print("pyflakes is not installed: names left undefined by fix were not checked",
+              file=sys.stderr)
     listing = [f"- {kind}: `{where}` {what}: {why}" for kind, where, what, why in cases
                if kind in ("wrong", "silent")]
     text = "\n".join(table) + "\n"
