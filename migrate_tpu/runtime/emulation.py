@@ -33,9 +33,9 @@ enforced here:
   rank of ``computation_shape``/``computation_stride`` against it.
 
 The emulated machine is a single TPU host with ``replicas`` cores (8: a v3-8),
-laid out as 2 cores per chip.  Strategy class names deliberately do not start
-with ``TPUStrategy``: Keras keys TPU-only code paths on that prefix, and those
-need real TPU internals.
+laid out as 2 cores per chip.  Strategy classes carry TensorFlow's own names
+(``TPUStrategy``, ``TPUStrategyV2``, ``TPUStrategyV1``): Keras decides by that
+name how a TPU combines per-replica logs and creates metric variables.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -910,23 +910,22 @@ class _StableTPUStrategy(object):
         return tf.identity(tensor)
 
 
-class EmulatedTPUStrategyExperimental(_ExperimentalTPUStrategy, _EmulatedTPUStrategyBase):
-    """``tf.distribute.experimental.TPUStrategy`` on one emulated TPU host."""
+class TPUStrategy(_ExperimentalTPUStrategy, _EmulatedTPUStrategyBase):
+    """``tf.distribute.experimental.TPUStrategy`` on emulated TPU cores.
+
+    The class names are TensorFlow's own (``TPUStrategy``, ``TPUStrategyV2``,
+    ``TPUStrategyV1``): Keras and tf-keras decide how a TPU differs by the class
+    name's prefix (per-replica logs take the first replica's value, metric
+    variables are ON_WRITE, ...), so the emulation must answer those checks as a
+    TPU does.
+    """
 
 
-class EmulatedTPUStrategyV2(_StableTPUStrategy, _EmulatedTPUStrategyBase):
-    """``tf.distribute.TPUStrategy`` (TF >= 2.3) on one emulated TPU host."""
+class TPUStrategyV2(_StableTPUStrategy, _EmulatedTPUStrategyBase):
+    """``tf.distribute.TPUStrategy`` (TF >= 2.3) on emulated TPU cores."""
 
 
-class EmulatedPodTPUStrategyExperimental(_ExperimentalTPUStrategy, _EmulatedPodStrategyBase):
-    """``tf.distribute.experimental.TPUStrategy`` on one host of an emulated pod."""
-
-
-class EmulatedPodTPUStrategyV2(_StableTPUStrategy, _EmulatedPodStrategyBase):
-    """``tf.distribute.TPUStrategy`` (TF >= 2.3) on one host of an emulated pod."""
-
-
-class EmulatedTPUStrategyCompatV1(_EmulatedTPU, tf.compat.v1.distribute.MirroredStrategy):
+class TPUStrategyV1(_EmulatedTPU, tf.compat.v1.distribute.MirroredStrategy):
     """``tf.compat.v1.distribute.experimental.TPUStrategy`` on one emulated TPU host: the
     TF1-style API (``experimental_run``, ``make_dataset_iterator``, ...) of a
     ``compat.v1`` MirroredStrategy, with ``steps_per_run``."""
@@ -950,12 +949,19 @@ class EmulatedTPUStrategyCompatV1(_EmulatedTPU, tf.compat.v1.distribute.Mirrored
         return self.extended.steps_per_run
 
 
+# One host of a multi-process pod; named as TensorFlow's classes for the same reason.
+PodTPUStrategy = type("TPUStrategy", (_ExperimentalTPUStrategy, _EmulatedPodStrategyBase), {
+    "__doc__": "``tf.distribute.experimental.TPUStrategy`` on one host of an emulated pod."})
+PodTPUStrategyV2 = type("TPUStrategyV2", (_StableTPUStrategy, _EmulatedPodStrategyBase), {
+    "__doc__": "``tf.distribute.TPUStrategy`` (TF >= 2.3) on one host of an emulated pod."})
+
+
 def strategy_classes():
     """(experimental, stable) emulated TPUStrategy classes for this process: one host, or
     one host of a pod."""
     if STATE.hosts > 1:
-        return EmulatedPodTPUStrategyExperimental, EmulatedPodTPUStrategyV2
-    return EmulatedTPUStrategyExperimental, EmulatedTPUStrategyV2
+        return PodTPUStrategy, PodTPUStrategyV2
+    return TPUStrategy, TPUStrategyV2
 
 
 
@@ -1007,39 +1013,6 @@ def _modules(path, v1=True):
         if obj is not None and all(obj is not f for f in found):
             found.append(obj)
     return found
-
-
-def _keras_metrics_written_on_update():
-    """TF 2.1: give Keras metrics TPU's ON_WRITE variables under the emulated strategy.
-
-    On a TPU, Keras (2.1 and 2.4 alike) creates metric variables ON_WRITE, so
-    every replica's update is summed into every copy.  Under MirroredStrategy
-    they are ON_READ, and TF 2.1 (unlike 2.4) reads an ON_READ variable outside
-    the strategy's scope from one replica only: ``metric.result()`` in eager
-    code would count one replica's examples.  Keras decides by the strategy's
-    class name; only ``Metric.add_weight`` is told, so no other Keras path
-    turns TPU-specific.
-    """
-    try:
-        from tensorflow.python.keras.metrics import Metric
-    except ImportError:
-        return
-    original = Metric.__dict__.get("add_weight")
-    if original is None:
-        return
-
-    def add_weight(self, *args, **kwargs):
-        if tf.distribute.has_strategy() and isinstance(tf.distribute.get_strategy(),
-                                                       _EmulatedTPU):
-            on_write = tf.VariableSynchronization.ON_WRITE
-            if len(args) > 3:
-                args = args[:3] + (on_write,) + args[4:]
-            else:
-                kwargs["synchronization"] = on_write
-        return original(self, *args, **kwargs)
-
-    add_weight.__doc__ = original.__doc__
-    _patch(Metric, "add_weight", add_weight)
 
 
 # --------------------------------------------------------------------------
@@ -1260,9 +1233,7 @@ def install(replicas=None, tf_api=None):
         if getattr(mod, "TPUStrategy", None) is not None:
             _patch(mod, "TPUStrategy", stable)
     _patch(getattr(getattr(getattr(tf.compat, "v1", None), "distribute", None), "experimental", None),
-           "TPUStrategy", EmulatedTPUStrategyCompatV1)
-    if tf_version() < (2, 2):
-        _keras_metrics_written_on_update()
+           "TPUStrategy", TPUStrategyV1)
     if STATE.hosts > 1 and STATE.task_id > 0:
         _one_writer_per_pod()
     STATE.installed = True
