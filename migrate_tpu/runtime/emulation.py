@@ -33,7 +33,10 @@ enforced here:
   rank of ``computation_shape``/``computation_stride`` against it.
 
 The emulated machine is a single TPU host with ``replicas`` cores (8: a v3-8),
-laid out as 2 cores per chip.  Strategy classes carry TensorFlow's own names
+laid out as 2 cores per chip, or a pod of ``hosts`` such hosts
+(:func:`configure_pod`) in this one process, as a pod's one client sees it: the
+strategy's input workers are the hosts, so a dataset function runs once per host
+and host k's pipeline feeds its own cores.  Strategy classes carry TensorFlow's own names
 (``TPUStrategy``, ``TPUStrategyV2``, ``TPUStrategyV1``): Keras decides by that
 name how a TPU combines per-replica logs and creates metric variables.
 """
@@ -93,10 +96,8 @@ EXPERIMENTAL_DEPRECATION = (
 class _State(object):
     def __init__(self):
         self.installed = False
-        self.replicas = None       # emulated cores in all (every host)
-        self.local_replicas = None # emulated cores of this host
-        self.hosts = 1             # hosts of the emulated pod (worker processes)
-        self.task_id = 0           # this host's index (its TF_CONFIG task index)
+        self.replicas = None       # emulated cores in all (every host, all in this process)
+        self.hosts = 1             # TPU hosts of the emulated pod (input pipelines)
         self.tf_api = None
         self.devices = []          # logical device names, one per emulated TPU core
         self.device_type = "CPU"
@@ -104,8 +105,6 @@ class _State(object):
         self.connected = None      # resolver given to experimental_connect_to_cluster
         self.originals = []        # (module, name, value or _MISSING) for uninstall
         self.shared_gpu = False    # logical GPUs split from one physical GPU
-        self.pod_strategies = []   # emulated TPUStrategy objects of a pod host
-        self.scratch = None        # host K > 0's folder for its private checkpoint writes
 
 
 _MISSING = object()
@@ -171,15 +170,13 @@ def configure_devices(replicas):
         pass
     STATE.devices = []
     STATE.device_type = kind
-    STATE.local_replicas = replicas
-    if STATE.replicas is None or STATE.hosts == 1:
-        STATE.replicas = replicas * STATE.hosts
+    STATE.replicas = replicas
 
 
 def local_devices():
-    """Names of this host's emulated cores (initialises TensorFlow's context)."""
+    """Names of the emulated cores, every host's (initialises TensorFlow's context)."""
     if not STATE.devices:
-        wanted = STATE.local_replicas or STATE.replicas
+        wanted = STATE.replicas
         names = [d.name for d in _list_logical(STATE.device_type)]
         if len(names) < wanted:
             raise RuntimeError(
@@ -190,19 +187,23 @@ def local_devices():
     return list(STATE.devices)
 
 
-def configure_pod(hosts, task_id, replicas):
-    """Make this process host ``task_id`` of an emulated pod of ``hosts`` hosts with
-    ``replicas`` cores in all (``replicas // hosts`` here).  The hosts find each
-    other through ``TF_CONFIG`` (one ``worker`` task per host) and all-reduce
-    with TensorFlow's collective runtime.  Call before :func:`configure_devices`."""
-    hosts, task_id, replicas = int(hosts), int(task_id), int(replicas)
-    if hosts < 1 or not 0 <= task_id < hosts:
-        raise ValueError("host {} of {} hosts does not exist".format(task_id, hosts))
+def configure_pod(hosts, replicas):
+    """Make the emulated TPU a pod of ``hosts`` hosts with ``replicas`` cores in all, in
+    this one process, as a pod's client sees it: one program, whose dataset functions
+    run once per host (``input_pipeline_id`` 0..hosts-1), host k feeding cores
+    ``k*replicas/hosts .. (k+1)*replicas/hosts - 1``.  Call before
+    :func:`configure_devices` (with all ``replicas``)."""
+    hosts, replicas = int(hosts), int(replicas)
+    if hosts < 1:
+        raise ValueError("a pod needs at least one host; got {}".format(hosts))
     if replicas % hosts:
         raise ValueError("{} replicas cannot be spread evenly over {} hosts".format(replicas, hosts))
     STATE.hosts = hosts
-    STATE.task_id = task_id
     STATE.replicas = replicas
+
+
+def cores_per_host():
+    return STATE.replicas // STATE.hosts
 
 
 # --------------------------------------------------------------------------
@@ -305,26 +306,21 @@ class Topology(object):
         return self._lookup(device_coordinates)[1]
 
     def cpu_device_name_at_coordinates(self, device_coordinates, job=None):
-        return _host_device_name(job, self.task_ordinal_at_coordinates(device_coordinates))
+        # every emulated host is this process: its CPU, where the host's pipeline runs
+        del job
+        return "/job:localhost/replica:0/task:0/device:CPU:0"
 
     def tpu_device_name_at_coordinates(self, device_coordinates, job=None):
+        # the logical device that plays the core (a name ``tf.device`` can place on)
+        del job
         task, ordinal = self._lookup(device_coordinates)
-        if STATE.hosts > 1:
-            return "/job:{}/replica:0/task:{}/device:{}:{}".format(
-                job or "worker", task, STATE.device_type, ordinal)
-        return local_devices()[ordinal]
+        return local_devices()[task * self.num_tpus_per_task + ordinal]
 
     def serialized(self):
         return b""
 
     def __repr__(self):
         return "Topology(mesh_shape={})".format(list(self._mesh_shape))
-
-
-def _host_device_name(job, task):
-    if STATE.hosts > 1:
-        return "/job:{}/replica:0/task:{}/device:CPU:0".format(job or "worker", task)
-    return "/job:localhost/replica:0/task:0/device:CPU:0"
 
 
 class DeviceAssignment(object):
@@ -476,8 +472,9 @@ class TPUClusterResolver(tf.distribute.cluster_resolver.ClusterResolver):
         self._coordinator_name = coordinator_name
         self._coordinator_address = coordinator_address
         self._credentials = credentials
+        # the client of a pod is task 0 of the TPU workers' job, as TF 2.4.1's resolver sets it
         self._task_type = job_name
-        self._task_id = STATE.task_id
+        self._task_id = 0
         self._rpc_layer = "grpc"
         if not tpu and not (STATE.tf_api == "2.1" and tpu == ""):
             # None (and from 2.2 on also ''): the TPU the environment announces
@@ -522,7 +519,11 @@ class TPUClusterResolver(tf.distribute.cluster_resolver.ClusterResolver):
 
     def cluster_spec(self):
         if STATE.hosts > 1:
-            return tf.train.ClusterSpec({self._job_name: pod_addresses()})
+            # the TPU hosts (and the coordinator, when named); the addresses are never dialled
+            jobs = {self._job_name: ["10.240.1.{}:8470".format(2 + k) for k in range(STATE.hosts)]}
+            if self._coordinator_name:
+                jobs[self._coordinator_name] = [self._coordinator_address or "localhost:8471"]
+            return tf.train.ClusterSpec(jobs)
         if not self._master:
             return tf.train.ClusterSpec({})
         return tf.train.ClusterSpec({self._job_name: [self._master[len("grpc://"):]]})
@@ -530,7 +531,7 @@ class TPUClusterResolver(tf.distribute.cluster_resolver.ClusterResolver):
     def num_accelerators(self, task_type=None, task_id=None, config_proto=None):
         """TPU cores of one host, as TensorFlow reports them."""
         del task_type, task_id, config_proto
-        return {"TPU": STATE.local_replicas or STATE.replicas or 8}
+        return {"TPU": cores_per_host() if STATE.replicas else 8}
 
     def get_tpu_system_metadata(self):
         return _system_metadata()
@@ -565,13 +566,6 @@ class TPUClusterResolver(tf.distribute.cluster_resolver.ClusterResolver):
 
     def __repr__(self):
         return "TPUClusterResolver(emulated, tpu={!r}, master={!r})".format(self._requested, self._master)
-
-
-def pod_addresses():
-    """``host:port`` of every host of the emulated pod, from ``TF_CONFIG``."""
-    import json
-    config = json.loads(os.environ.get("TF_CONFIG") or "{}")
-    return list(config.get("cluster", {}).get("worker", []))
 
 
 def _system_metadata():
@@ -654,45 +648,11 @@ def reject_eager_plain_function(fn, message):
 
 def _mirrored_run(strategy, fn, args, kwargs, options):
     base = tf.distribute.Strategy
-    graph = None
-    if isinstance(strategy, _EmulatedPodStrategyBase) and not tf.executing_eagerly():
-        graph = tf.compat.v1.get_default_graph()
-        known = len(graph.get_operations())
     if hasattr(base, "run"):
         if options is None:
-            result = base.run(strategy, fn, args=args, kwargs=kwargs)
-        else:
-            result = base.run(strategy, fn, args=args, kwargs=kwargs, options=options)
-    else:
-        result = base.experimental_run_v2(strategy, fn, args=args, kwargs=kwargs)
-    if graph is not None:
-        _keep_collectives(graph, graph.get_operations()[known:])
-    return result
-
-
-def _keep_collectives(graph, operations):
-    """Make every collective op in ``operations`` an output of the function ``graph``.
-
-    On a TPU every replica runs the whole step.  A ``tf.function`` prunes what
-    its outputs do not need, and TF 2.4 does not keep its (v1) collective ops
-    for their effect: a step that returns one replica's value of a
-    replica-context ``all_reduce`` (``experimental_local_results(v)[0]``) would
-    run that collective on the first core of each host only, and its peers on
-    the other cores would wait for ever.  TF 2.5+ keeps its collective ops
-    itself; those are left alone.
-    """
-    outputs = getattr(graph, "control_outputs", None)
-    if outputs is None:  # not a function being traced
-        return
-    try:
-        from tensorflow.python.framework import auto_control_deps
-        kept = auto_control_deps.op_is_stateful
-    except (ImportError, AttributeError):  # pragma: no cover - pods need TF >= 2.4
-        return
-    present = set(id(op) for op in outputs)
-    for op in operations:
-        if op.type.startswith("Collective") and not kept(op) and id(op) not in present:
-            outputs.append(op)
+            return base.run(strategy, fn, args=args, kwargs=kwargs)
+        return base.run(strategy, fn, args=args, kwargs=kwargs, options=options)
+    return base.experimental_run_v2(strategy, fn, args=args, kwargs=kwargs)
 
 
 class _EmulatedTPU(object):
@@ -741,78 +701,43 @@ class _EmulatedTPU(object):
 
 
 class _EmulatedTPUStrategyBase(_EmulatedTPU, tf.distribute.MirroredStrategy):
-    """One TPU host: a MirroredStrategy with one replica per emulated core of the assignment."""
+    """The TPU system (one host or a pod): a MirroredStrategy with one replica per emulated
+    core of the assignment, whose input workers are the TPU hosts."""
 
     _mirrored_class = tf.distribute.MirroredStrategy
 
     def _start_replicas(self, device_assignment):
         devices = local_devices()
-        devices = [devices[device_assignment.tpu_ordinal(r, 0)]
-                   for r in range(device_assignment.num_replicas)]
+        topology = device_assignment.topology
+        per_task = topology.num_tpus_per_task
+        placed = []
+        for r in range(device_assignment.num_replicas):
+            task, ordinal = topology._lookup(device_assignment.coordinates(r, 0))
+            placed.append(devices[task * per_task + ordinal])
         cross_device_ops = tf.distribute.ReductionToOneDevice() if STATE.shared_gpu else None
-        self._mirrored_class.__init__(self, devices=devices, cross_device_ops=cross_device_ops)
+        self._mirrored_class.__init__(self, devices=placed, cross_device_ops=cross_device_ops)
+        if STATE.hosts > 1:
+            _one_input_worker_per_host(self.extended, placed)
 
 
-def _collective_strategy_class():
-    """TensorFlow's multi-worker all-reduce strategy class (stable from TF 2.4 on)."""
-    stable = getattr(tf.distribute, "MultiWorkerMirroredStrategy", None)
-    if stable is not None:
-        return stable
-    return tf.distribute.experimental.MultiWorkerMirroredStrategy
+def _one_input_worker_per_host(extended, devices):
+    """Make each emulated TPU host an input worker of ``extended`` feeding its own cores.
 
-
-def _spread_over(extended, devices):
-    """Give a multi-worker strategy's ``extended`` these local devices (one replica each)
-    in place of the one CPU device TensorFlow picks on a CPU-only worker.
-
-    The all-reduce is TensorFlow's own ``CollectiveAllReduce`` over the group of
-    every host's devices; the replicas, the input pipeline and the default device
-    are set up by TensorFlow's own single-worker initialiser, as the multi-worker
-    constructor does for GPUs.
+    TensorFlow's MirroredStrategy then does what TPUStrategy does on a pod: it calls a
+    dataset function once per input worker (``InputContext(num_input_pipelines=H,
+    input_pipeline_id=k)``), shards a distributed dataset per worker, and host k's
+    pipeline feeds replicas ``k*N/H .. (k+1)*N/H - 1``.  Every host's pipeline runs on
+    this process's CPU (checked on TF 2.4.1 and 2.21, whose MirroredExtended keeps the
+    (host device, compute devices) pairs in ``_input_workers_devices``).
     """
-    from tensorflow.python.distribute import cross_device_ops, mirrored_strategy
-    kwargs = {"devices": devices, "group_size": len(devices) * extended._num_workers,
-              "collective_keys": extended._collective_keys}
-    try:
-        params = inspect.signature(cross_device_ops.CollectiveAllReduce.__init__).parameters
-    except (TypeError, ValueError):
-        params = {}
-    if "options" in params:
-        kwargs["options"] = extended._communication_options
-    extended._cross_device_ops = cross_device_ops.CollectiveAllReduce(**kwargs)
-    default_device = extended._default_device
-    mirrored_strategy.MirroredExtended._initialize_single_worker(extended, devices)
-    extended._default_device = default_device
-    if hasattr(extended, "_num_devices_per_worker"):
-        extended._num_devices_per_worker = len(devices)
-
-
-# Looked up now: ``--tf-api 2.1`` later hides the stable name from ``tf.distribute``.
-_COLLECTIVE_STRATEGY = _collective_strategy_class()
-
-
-class _EmulatedPodStrategyBase(_EmulatedTPU, _COLLECTIVE_STRATEGY):
-    """One host of a TPU pod: TensorFlow's multi-worker strategy (``TF_CONFIG``, gRPC,
-    collective all-reduce across the host processes) with this host's cores as its
-    local replicas."""
-
-    def _start_replicas(self, device_assignment):
-        if tf_version() < (2, 4):
-            raise NotImplementedError(
-                "migrate_tpu.runtime: an emulated pod's TPUStrategy needs TensorFlow >= 2.4 "
-                "(this is {}); run the pod with --python tf2.4 --tf-api 2.1".format(tf.__version__))
-        resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
-        spec = resolver.cluster_spec().as_dict()
-        if len(spec.get("worker", ())) != STATE.hosts:
-            raise RuntimeError("migrate_tpu.runtime: TF_CONFIG names {} workers for a pod of {} "
-                               "hosts".format(len(spec.get("worker", ())), STATE.hosts))
-        _COLLECTIVE_STRATEGY.__init__(self, cluster_resolver=resolver)
-        ext = self.extended
-        worker = "/job:{}/task:{}".format(resolver.task_type, resolver.task_id)
-        ordinals = [device_assignment.tpu_ordinal(r, 0)
-                    for r in device_assignment.lookup_replicas(STATE.task_id, 0)]
-        _spread_over(ext, ["{}/device:{}:{}".format(worker, STATE.device_type, i) for i in ordinals])
-        STATE.pod_strategies.append(self)
+    if not hasattr(extended, "_input_workers_devices"):
+        raise NotImplementedError(
+            "migrate_tpu.runtime: an emulated pod needs TensorFlow >= 2.4 (this is {}); run "
+            "the pod with --python tf2.4 --tf-api 2.1".format(tf.__version__))
+    per_host = len(devices) // STATE.hosts
+    host_device = extended._input_workers_devices[0][0]
+    extended._input_workers_devices = tuple(
+        (host_device, tuple(devices[k * per_host:(k + 1) * per_host])) for k in range(STATE.hosts))
 
 
 def _strategy_run(self, fn, args=(), kwargs=None, options=None):
@@ -934,10 +859,6 @@ class TPUStrategyV1(_EmulatedTPU, tf.compat.v1.distribute.MirroredStrategy):
     _mirrored_class = tf.compat.v1.distribute.MirroredStrategy
 
     def __init__(self, tpu_cluster_resolver=None, steps_per_run=None, device_assignment=None):
-        if STATE.hosts > 1:
-            raise NotImplementedError(
-                "migrate_tpu.runtime: tf.compat.v1.distribute.experimental.TPUStrategy is emulated "
-                "on one host only; use tf.distribute.TPUStrategy on an emulated pod")
         self._emulated_init(tpu_cluster_resolver, device_assignment)
         self.extended.steps_per_run = steps_per_run or 1
 
@@ -949,20 +870,9 @@ class TPUStrategyV1(_EmulatedTPU, tf.compat.v1.distribute.MirroredStrategy):
         return self.extended.steps_per_run
 
 
-# One host of a multi-process pod; named as TensorFlow's classes for the same reason.
-PodTPUStrategy = type("TPUStrategy", (_ExperimentalTPUStrategy, _EmulatedPodStrategyBase), {
-    "__doc__": "``tf.distribute.experimental.TPUStrategy`` on one host of an emulated pod."})
-PodTPUStrategyV2 = type("TPUStrategyV2", (_StableTPUStrategy, _EmulatedPodStrategyBase), {
-    "__doc__": "``tf.distribute.TPUStrategy`` (TF >= 2.3) on one host of an emulated pod."})
-
-
 def strategy_classes():
-    """(experimental, stable) emulated TPUStrategy classes for this process: one host, or
-    one host of a pod."""
-    if STATE.hosts > 1:
-        return PodTPUStrategy, PodTPUStrategyV2
+    """(experimental, stable) emulated TPUStrategy classes."""
     return TPUStrategy, TPUStrategyV2
-
 
 
 # --------------------------------------------------------------------------
@@ -1015,172 +925,6 @@ def _modules(path, v1=True):
     return found
 
 
-# --------------------------------------------------------------------------
-# Checkpoints on a pod: one writer, as on a TPU
-# --------------------------------------------------------------------------
-
-_SINGLE_FILE_SUFFIXES = (".h5", ".hdf5", ".keras")
-
-
-def _host_scratch():
-    """This host's private folder for the files it would otherwise write over host 0's
-    (made on first use, removed when the host exits)."""
-    if getattr(STATE, "scratch", None) is None:
-        import atexit
-        import shutil
-        import tempfile
-        STATE.scratch = tempfile.mkdtemp(prefix="migrate-tpu-host{}-".format(STATE.task_id))
-        atexit.register(shutil.rmtree, STATE.scratch, True)
-    return STATE.scratch
-
-
-def _private_path(path):
-    """Where host K > 0 writes what the script saves at ``path``: the same path under
-    this host's scratch folder (local paths only; ``None`` when ``path`` is not one)."""
-    if hasattr(path, "__fspath__"):
-        path = path.__fspath__()
-    if isinstance(path, bytes):
-        path = path.decode("utf-8", "surrogateescape")
-    if not isinstance(path, str) or not path or "://" in path:
-        return None
-    private = os.path.join(_host_scratch(), os.path.abspath(path).lstrip(os.sep))
-    parent = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(parent):  # a missing folder fails here as it fails on host 0
-        try:
-            os.makedirs(os.path.dirname(private))
-        except OSError:
-            pass
-    return private
-
-
-def _internal_modules(*names):
-    """TensorFlow's internal modules of these names that this version has (they moved
-    between releases: ``tensorflow.python.training`` in 2.4, ``.checkpoint`` later)."""
-    found = []
-    for name in names:
-        try:
-            found.append(__import__(name, fromlist=["_"]))
-        except ImportError:
-            pass
-    return found
-
-
-def _saver_class():
-    for module in _internal_modules("tensorflow.python.checkpoint.functional_saver",
-                                    "tensorflow.python.training.saving.functional_saver"):
-        if hasattr(module, "MultiDeviceSaver"):
-            return module.MultiDeviceSaver
-    return None
-
-
-def _private_checkpoint_bookkeeping():
-    """What a ``CheckpointManager`` (or ``Checkpoint.save``) of host K > 0 deletes and the
-    ``checkpoint`` state file it writes go to its private folder too.
-
-    A manager made after host 0 saved recovers host 0's checkpoints from the shared
-    folder's state file and sweeps the oldest by their paths: without this, host K
-    deleted host 0's files (host 2 then failed to restore ``ckpt-5``)."""
-    for module in _internal_modules("tensorflow.python.checkpoint.checkpoint_management",
-                                    "tensorflow.python.training.checkpoint_management"):
-        name = module.__name__
-        for function, parameter, folder in (("_delete_file_if_exists", "filespec", False),
-                                            ("update_checkpoint_state_internal", "save_dir", True)):
-            original = module.__dict__.get(function)
-            if original is not None and getattr(original, "__module__", None) == name:  # defined there, not re-exported
-                _patch(module, function, _privately(original, parameter, folder))
-
-
-def _privately(original, parameter, folder):
-    """``original`` with its ``parameter`` (a file pattern, or a ``folder`` it writes in,
-    made if missing) moved under this host's scratch folder."""
-    def move(path):
-        private = _private_path(path)
-        if private is None:
-            return path
-        if folder:
-            try:
-                os.makedirs(private)
-            except OSError:
-                pass
-        return private
-
-    def function(*args, **kwargs):
-        if args:
-            args = (move(args[0]),) + tuple(args[1:])
-        elif parameter in kwargs:
-            kwargs[parameter] = move(kwargs[parameter])
-        return original(*args, **kwargs)
-    function.__doc__ = getattr(original, "__doc__", None)
-    function.__name__ = getattr(original, "__name__", "function")
-    return function
-
-
-def _one_writer_per_pod():
-    """On host K > 0 of a pod, send checkpoint writes to a private folder.
-
-    A real TPU pod runs the script once (one client drives every host), so a checkpoint,
-    ``save_weights`` or ``model.save`` is written once.  Here every host runs the script:
-    writing the same files from H processes clashes (``MergeV2Checkpoints``: the
-    ``_temp`` folder of another host's save is gone; h5py: ``unable to lock file``).
-    Host 0 writes where the script says; the others write the same bytes to their own
-    scratch folder.  Reads are not redirected: every host restores host 0's files."""
-    saver = _saver_class()
-    if saver is not None and "save" in saver.__dict__:
-        original_save = saver.__dict__["save"]
-
-        def save(self, file_prefix, *args, **kwargs):
-            if tf.executing_eagerly():
-                value = file_prefix
-                if hasattr(value, "numpy") and getattr(value, "dtype", None) == tf.string:
-                    value = value.numpy()
-                private = _private_path(value)
-                if private is not None:
-                    file_prefix = (tf.constant(private) if hasattr(file_prefix, "numpy")
-                                   else private)
-            return original_save(self, file_prefix, *args, **kwargs)
-
-        save.__doc__ = original_save.__doc__
-        _patch(saver, "save", save)
-    _private_checkpoint_bookkeeping()
-
-    keras = getattr(tf, "keras", None)
-    model = getattr(keras, "Model", None)
-    if model is None:
-        return
-
-    def single_file(filepath, save_format):
-        if str(save_format or "").lower() in ("h5", "hdf5", "keras"):
-            return True
-        path = filepath.__fspath__() if hasattr(filepath, "__fspath__") else filepath
-        return isinstance(path, str) and path.lower().endswith(_SINGLE_FILE_SUFFIXES)
-
-    def redirected(original, first):
-        def method(*args, **kwargs):
-            args = list(args)
-            if len(args) > first:
-                filepath = args[first]
-            else:
-                filepath = kwargs.get("filepath")
-            if filepath is not None and single_file(filepath, kwargs.get("save_format")):
-                private = _private_path(filepath)
-                if private is not None:
-                    if len(args) > first:
-                        args[first] = private
-                    else:
-                        kwargs["filepath"] = private
-            return original(*args, **kwargs)
-        method.__doc__ = getattr(original, "__doc__", None)
-        method.__name__ = getattr(original, "__name__", "save")
-        return method
-
-    for name in ("save", "save_weights"):
-        if name in model.__dict__:
-            _patch(model, name, redirected(model.__dict__[name], 1))
-    models = getattr(keras, "models", None)
-    if getattr(models, "save_model", None) is not None:
-        _patch(models, "save_model", redirected(models.save_model, 1))
-
-
 def install(replicas=None, tf_api=None):
     """Switch the emulation on.  Idempotent; ``configure_devices`` runs if it has not."""
     if STATE.installed:
@@ -1191,7 +935,7 @@ def install(replicas=None, tf_api=None):
         raise ValueError("tf_api must be '2.1' or '2.4'; got {!r}".format(tf_api))
     if tf_api == "2.4" and tf_version() < (2, 2):
         raise ValueError("--tf-api 2.4 needs TensorFlow >= 2.4; this is TensorFlow {}".format(tf.__version__))
-    if STATE.local_replicas is None:
+    if STATE.replicas is None:
         configure_devices(replicas or 8)
     STATE.tf_api = tf_api
 
@@ -1234,8 +978,6 @@ def install(replicas=None, tf_api=None):
             _patch(mod, "TPUStrategy", stable)
     _patch(getattr(getattr(getattr(tf.compat, "v1", None), "distribute", None), "experimental", None),
            "TPUStrategy", TPUStrategyV1)
-    if STATE.hosts > 1 and STATE.task_id > 0:
-        _one_writer_per_pod()
     STATE.installed = True
     return STATE
 
@@ -1258,9 +1000,9 @@ def uninstall():
 def describe():
     """One line about the emulated system, for the runner's banner."""
     if STATE.hosts > 1:
-        return ("TPU emulation: host {} of a {}-host pod, {} replicas in all, {} on logical {} "
-                "devices here, TF {} with the TF {} API".format(
-                    STATE.task_id, STATE.hosts, STATE.replicas, STATE.local_replicas,
+        return ("TPU emulation: a {}-host pod, {} replicas ({} per host) on {} logical {} "
+                "devices in this one process, TF {} with the TF {} API".format(
+                    STATE.hosts, STATE.replicas, cores_per_host(), STATE.replicas,
                     STATE.device_type, tf.__version__, STATE.tf_api))
     return "TPU emulation: {} replicas on {} logical {} devices, TF {} with the TF {} API".format(
         STATE.replicas, STATE.replicas, STATE.device_type, tf.__version__, STATE.tf_api)
