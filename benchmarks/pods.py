@@ -4,12 +4,14 @@
 
 Each size runs the same small program through the real CLI (``python -m migrate_tpu run
 --hosts H --replicas N``): a TPUStrategy over N cores in all, a 2-layer model, a custom
-training step (``strategy.run`` + ``reduce``) on a global batch of 64.  Every host reports
+training step (``strategy.run`` + ``reduce``) on a global batch of 64.  A pod is one program
+(its client), in one process; it reports
 
-* ``ready_s``: from its interpreter's start to the strategy being built and the first step
-  done (TensorFlow import, the emulation, gRPC servers joining, the first trace);
+* ``ready_s``: from the launch to the strategy being built and the first step done
+  (interpreter, TensorFlow import, the emulation, the first trace);
 * ``step_ms``: median wall time of one step after the first, over ``--steps`` steps;
-* ``rss_mb``: the host process's peak resident memory.
+* ``rss_mb``: the process's peak resident memory;
+* ``load``: the 1-minute load average when the run started.
 
 The launcher's wall time for the whole run is ``total_s``.  Results go to stdout as a
 markdown table; benchmarks/pods.md records them with the machine they were taken on.
@@ -81,6 +83,7 @@ def measure(python, hosts, replicas, steps):
         env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         env["POD_BENCH_STEPS"] = str(steps)
         env["TF_CPP_MIN_LOG_LEVEL"] = "2"
+        load = os.getloadavg()[0]
         start = time.time()
         env["POD_BENCH_T0"] = repr(start)
         done = subprocess.run([sys.executable, "-m", "migrate_tpu", "run", "--python", python,
@@ -88,14 +91,10 @@ def measure(python, hosts, replicas, steps):
                                str(program)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               universal_newlines=True)
         total = time.time() - start
-    reports = [json.loads(m.group(1)) for m in re.finditer(r"^(?:\[host \d+\] )?BENCH (.*)$", done.stdout, re.M)]
-    if done.returncode != 0 or len(reports) != hosts:
+    reports = [json.loads(m.group(1)) for m in re.finditer(r"^BENCH (.*)$", done.stdout, re.M)]
+    if done.returncode != 0 or len(reports) != 1:  # one program: one report
         raise SystemExit("H={} failed (exit {}):\n{}".format(hosts, done.returncode, done.stderr[-3000:]))
-    return {"hosts": hosts, "total_s": total,
-            "ready_s": max(r["ready_s"] for r in reports),
-            "step_ms": max(r["step_ms"] for r in reports),
-            "rss_mb": max(r["rss_mb"] for r in reports),
-            "rss_mb_all": sum(r["rss_mb"] for r in reports)}
+    return dict(reports[0], hosts=hosts, total_s=total, load=load)
 
 
 def main():
@@ -105,12 +104,11 @@ def main():
     parser.add_argument("--replicas", type=int, default=8)
     parser.add_argument("--steps", type=int, default=20)
     options = parser.parse_args()
-    print("| hosts | cores/host | total wall s | start-up s (slowest host) | step ms (median, slowest host) "
-          "| peak RSS MB per host (max) | peak RSS MB all hosts |")
+    print("| hosts | cores/host | total wall s | start-up s | step ms (median) | peak RSS MB | load (1 min) |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for hosts in options.hosts:
         row = measure(options.python, hosts, options.replicas, options.steps)
-        print("| {hosts} | {per} | {total_s:.1f} | {ready_s:.1f} | {step_ms:.1f} | {rss_mb:.0f} | {rss_mb_all:.0f} |"
+        print("| {hosts} | {per} | {total_s:.1f} | {ready_s:.1f} | {step_ms:.1f} | {rss_mb:.0f} | {load:.1f} |"
               .format(per=options.replicas // hosts, **row), flush=True)
 
 

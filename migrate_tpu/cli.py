@@ -387,7 +387,7 @@ def explain(rule: str) -> None:
 @click.option("--python", "python", default=None, metavar="PATH|ENV", help="Interpreter to run in: a path, or an env made by `migrate-tpu envs` (tf2.1, tf2.4, tf2.21).")
 @click.option("--no-emulation", is_flag=True, help="Use the real TPU; emulate nothing.")
 @click.option("--hosts", type=click.IntRange(min=1), default=None,
-              help="Emulate a pod of this many hosts: one worker process each, joined by TF_CONFIG (--replicas then counts all hosts' cores; default 8 per host).")
+              help="Emulate a TPU pod of this many hosts, in one program as a pod's client runs it (one input pipeline per host; --replicas then counts all hosts' cores; default 8 per host). A script that builds MultiWorkerMirroredStrategy itself runs as that many workers on a localhost cluster.")
 @click.option("--tpu-env", type=click.Choice(["colab", "none"]), default=None,
               help="Machine the emulated TPU is attached to: colab (TPU_NAME announces it; default) or none (TPUClusterResolver(tpu='') fails as on TF >= 2.2 without TPU_NAME).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",

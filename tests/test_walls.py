@@ -287,3 +287,22 @@ def test_an_import_circle_is_found():
         ("migrate_tpu.engine.source", "import os\n", False),
     ]
     assert import_circles(import_graph(modules)) == [["migrate_tpu.engine.notebook", "migrate_tpu.engine.pipeline"]]
+
+
+# The emulated TPU, bottom-up: each module imports only the ones before it.
+TPU_EMULATION_LAYERS = ("tpu_system", "topology", "resolver", "strategies", "emulation", "legacy")
+
+
+def test_tpu_emulation_modules_import_only_those_below():
+    modules = [
+        (_module_name(path), path.read_text("utf-8"), path.name == "__init__.py")
+        for path in MODULES
+        if path.relative_to(PACKAGE).parts[0] == "runtime"
+    ]
+    graph = import_graph(modules)
+    names = ["migrate_tpu.runtime." + name for name in TPU_EMULATION_LAYERS]
+    upward = [(names[i], target) for i, name in enumerate(names)
+              for target in graph.get(name, ()) if target in names[i:]]
+    assert upward == []
+    # the test sees the imports it checks
+    assert "migrate_tpu.runtime.tpu_system" in graph["migrate_tpu.runtime.strategies"]

@@ -5,17 +5,23 @@ machine.  It is built on TensorFlow's own ``tf.distribute`` machinery: a real
 ``MirroredStrategy`` over N logical CPU devices (or GPUs) stands in for the TPU,
 and the parts where a TPU behaves differently are added on top:
 
-* :mod:`migrate_tpu.runtime.emulation` -- ``TPUClusterResolver``,
-  ``initialize_tpu_system``, ``DeviceAssignment``/``Topology`` and the two
-  ``TPUStrategy`` classes, with TPU's eager-``run`` rule and logical-device
-  argument checks;
+* the emulated TPU, in modules that each import only those listed before them:
+  :mod:`~migrate_tpu.runtime.tpu_system` (versions, messages, the logical devices
+  that play the cores of one host or of a pod's H hosts),
+  :mod:`~migrate_tpu.runtime.topology` (``Topology``, ``DeviceAssignment``),
+  :mod:`~migrate_tpu.runtime.resolver` (``TPUClusterResolver``,
+  ``initialize_tpu_system``), :mod:`~migrate_tpu.runtime.strategies` (the
+  ``TPUStrategy`` classes: TPU's eager-``run`` rule, logical-device argument
+  checks, one input worker per host) and :mod:`~migrate_tpu.runtime.emulation`
+  (``install``: puts them in the ``tf`` namespace);
 * :mod:`migrate_tpu.runtime.legacy` -- the TF 2.1 API surface
   (``experimental_run_v2``, ``experimental_make_numpy_dataset``, ...) on a
   newer TensorFlow, so code written before the migration can execute;
 * :mod:`migrate_tpu.runtime.runner` -- runs a script or notebook under both;
 * :mod:`migrate_tpu.runtime.launch` -- starts the runner in any interpreter;
-* :mod:`migrate_tpu.runtime.pod` -- starts and supervises the host processes of
-  an emulated pod (``--hosts``).
+* :mod:`migrate_tpu.runtime.pod` -- starts and supervises the worker processes of
+  a script that builds ``MultiWorkerMirroredStrategy`` itself (``--hosts``; a TPU
+  pod is one process).
 
 This package module and ``launch`` import neither TensorFlow nor anything
 outside the standard library, and everything here keeps Python 3.7 syntax, so

@@ -100,9 +100,10 @@ def launch(script, args, replicas=None, tf_api=None, python=None, emulation=True
     ``python`` picks the interpreter (default: this one; ``tf2.1``, ``tf2.4`` and
     ``tf2.21`` name the environments that ``migrate-tpu envs`` builds); ``tf_api`` is
     ``'2.1'``, ``'2.4'`` or ``None`` (the interpreter's own TF); ``emulation``
-    False runs on a real TPU.  ``hosts`` runs an emulated pod of that many
-    worker processes (see :mod:`migrate_tpu.runtime.pod`), ``replicas`` then
-    counting the cores of all hosts; ``tpu_env`` names the machine the emulated
+    False runs on a real TPU.  ``hosts`` emulates a pod of that many TPU hosts
+    in the one process of the pod's client (``replicas`` then counting the cores of all
+    hosts), or, for a script that builds ``MultiWorkerMirroredStrategy`` itself, runs
+    that many worker processes (see :mod:`migrate_tpu.runtime.pod`); ``tpu_env`` names the machine the emulated
     TPU is attached to (``colab``, ``none``); ``timeout`` (seconds) stops every process
     after that long (exit status 124).  Unless ``verbose``, TensorFlow's start-up
     noise is taken out of the script's stderr (:mod:`migrate_tpu.runtime.noise`)
@@ -129,8 +130,8 @@ def launch(script, args, replicas=None, tf_api=None, python=None, emulation=True
     temporary = isolated_root() if _is_shared(root) else None
     try:
         env = environment(root=temporary or root)
-        if hosts is not None or timeout is not None:
-            count = int(hosts or 1)
+        if hosts is not None and pod.is_multi_client_script(script):
+            count = int(hosts)
             argvs = [command(script, args, pod_replicas(count, replicas), tf_api, resolved,
                              emulation, hosts=count, quiet=k > 0, tpu_env=tpu_env, verbose=verbose)
                      for k in range(count)]
@@ -138,10 +139,16 @@ def launch(script, args, replicas=None, tf_api=None, python=None, emulation=True
             for config in pod.tf_configs(count):
                 host_env = dict(env)
                 host_env["TF_CONFIG"] = config
+                host_env[pod.MULTI_CLIENT_VARIABLE] = "1"
                 envs_.append(host_env)
             return pod.run_hosts(argvs, envs_, timeout=timeout, filter_noise=not verbose)
-        argv = command(script, args, replicas, tf_api, resolved, emulation, tpu_env=tpu_env,
-                       verbose=verbose)
+        # A TPU program, on one host or a pod: one process, the pod's one client.
+        if hosts is not None:
+            replicas = pod_replicas(hosts, replicas)
+        argv = command(script, args, replicas, tf_api, resolved, emulation, hosts=hosts,
+                       tpu_env=tpu_env, verbose=verbose)
+        if timeout is not None:
+            return pod.run_hosts([argv], [env], timeout=timeout, filter_noise=not verbose)
         read_end, write_end = os.pipe()  # closes when this process ends: the runner ends too
         env[pod.WATCH_FD_VARIABLE] = str(read_end)
         try:

@@ -36,7 +36,7 @@ import types
 
 import tensorflow as tf
 
-from migrate_tpu.runtime import emulation
+from migrate_tpu.runtime import emulation, strategies, tpu_system
 
 _originals = []
 _MISSING = object()
@@ -49,7 +49,7 @@ def _set(owner, name, value):
 
 
 def _is_tpu_strategy(strategy):
-    if isinstance(strategy, emulation._EmulatedTPU):
+    if isinstance(strategy, strategies._EmulatedTPU):
         return True
     return type(strategy).__name__.startswith("TPUStrategy")
 
@@ -57,7 +57,7 @@ def _is_tpu_strategy(strategy):
 def experimental_run_v2(self, fn, args=(), kwargs=None):
     """TF 2.1's ``Strategy.experimental_run_v2``: ``run`` under its old name."""
     if _is_tpu_strategy(self):
-        emulation.reject_eager_plain_function(fn, emulation.EAGER_RUN_MESSAGE_2_1)
+        strategies.reject_eager_plain_function(fn, tpu_system.EAGER_RUN_MESSAGE_2_1)
     return self.run(fn, args=args, kwargs=kwargs)
 
 
@@ -124,7 +124,7 @@ def _mixed_precision_experimental(mp):
 def install(emulated=True):
     """Add the TF 2.1 names that this TensorFlow lacks.  Idempotent."""
     if any(name == "experimental_run_v2" for _, name, _ in _originals) or \
-            emulation.tf_version() < (2, 2):
+            tpu_system.tf_version() < (2, 2):
         return
     strategy = tf.distribute.Strategy
     if not hasattr(strategy, "experimental_run_v2"):
@@ -316,7 +316,7 @@ def restrict_to_2_1():
     def replica_context_name(context, getattribute):
         # a TPU strategy's replicas have TensorFlow's TPU replica context
         strategy = getattribute(context, "_strategy")
-        return "_TPUReplicaContext" if isinstance(strategy, emulation._EmulatedTPU) else None
+        return "_TPUReplicaContext" if isinstance(strategy, strategies._EmulatedTPU) else None
 
     _set(replica_base, "__getattribute__",
          _strategy_attributes_of_2_1(replica_base, lambda klass: replica_names, replica_context_name))

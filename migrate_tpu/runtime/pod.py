@@ -1,32 +1,35 @@
-"""Start and supervise the worker processes of ``migrate-tpu run`` (standard library only).
+"""Start and supervise the worker processes of a multi-client ``migrate-tpu run`` (standard
+library only).
 
-An emulated pod of H hosts is H processes of the runner on this machine, one
-per host.  They find each other through ``TF_CONFIG``: one ``worker`` task per
-host, at ``localhost:PORT`` on ports that were free when the pod started, and
-host K is task K.  TensorFlow's own gRPC server and collective runtime join
-them (the emulated ``TPUStrategy`` is a ``MultiWorkerMirroredStrategy`` there).
+A TPU program runs once even on an emulated pod (the pod's one client, in one process;
+see :mod:`migrate_tpu.runtime.emulation`).  A script that builds
+``MultiWorkerMirroredStrategy`` itself is multi-client in TensorFlow: ``--hosts H`` runs
+it as H worker processes of the runner on this machine.  They find each other through
+``TF_CONFIG``: one ``worker`` task each, at ``localhost:PORT`` on ports that were free
+when the cluster started, and worker K is task K.
 
 Supervision keeps the promise that no process outlives ``run``:
 
-* each host runs in its own session (process group), so ending a host ends
+* each worker runs in its own session (process group), so ending a worker ends
   whatever it started;
-* each host watches a pipe from the launcher and ends its own process group
+* each worker watches a pipe from the launcher and ends its own process group
   when the pipe closes, which also happens when the launcher is killed with
   SIGKILL (see :func:`watch_launcher`);
-* the first host to fail, a ``timeout`` or Ctrl-C stops every other host:
+* the first worker to fail, a ``timeout`` or Ctrl-C stops every other worker:
   SIGTERM to its group, then SIGKILL after :data:`GRACE_SECONDS`.
 
-Hosts end together.  A host whose script is done crosses a finish line held by
+Workers end together.  A worker whose script is done crosses a finish line held by
 the launcher (:class:`FinishLine`): it says so on a pipe of its own and waits
-until the launcher has heard from every host (or seen it exit).  A collective
-can end on one host while a peer is still receiving that host's part of it; a
-host that left then would close its sockets under the peer, which reports an
+until the launcher has heard from every worker (or seen it exit).  A collective
+can end on one worker while a peer is still receiving that worker's part of it; a
+worker that left then would close its sockets under the peer, which reports an
 ``UnavailableError``.  A barrier over TensorFlow's own collectives has the same
 hole at its last step; the launcher's, outside TensorFlow, does not.
 
-Host 0's stdout and stderr are the launcher's own; the other hosts' lines are
-prefixed ``[host K] ``.  The exit status is the first failing host's (128+N for
-a host killed by signal N), 124 after a timeout, 130 after Ctrl-C.
+Worker 0's stdout and stderr are the launcher's own; the other workers' lines are
+prefixed ``[host K] ``.  The exit status is the first failing worker's (128+N for
+a worker killed by signal N), 124 after a timeout, 130 after Ctrl-C.  A single
+process run with ``--timeout`` goes through the same supervision.
 """
 
 import io
@@ -52,6 +55,34 @@ WATCH_FD_VARIABLE = "MIGRATE_TPU_LAUNCHER_FD"
 
 #: Environment variable with a host's two finish-line descriptors, "DONE,RELEASE".
 FINISH_FDS_VARIABLE = "MIGRATE_TPU_FINISH_FDS"
+
+
+#: Set by the launcher on the workers of a multi-client cluster (a script that builds
+#: ``MultiWorkerMirroredStrategy`` itself); an emulated TPU pod is one process without it.
+MULTI_CLIENT_VARIABLE = "MIGRATE_TPU_MULTI_CLIENT"
+
+
+def is_multi_client_worker(environ=None):
+    """Whether this process is one worker of a multi-client localhost cluster."""
+    return (os.environ if environ is None else environ).get(MULTI_CLIENT_VARIABLE) == "1"
+
+
+def is_multi_client_script(path):
+    """Whether the script at ``path`` builds ``MultiWorkerMirroredStrategy`` itself and no
+    TPU strategy: TensorFlow runs such a program once per worker.  A TPU program runs once,
+    on a pod's one client, whatever the number of hosts."""
+    try:
+        with io.open(path, "rb") as handle:
+            text = handle.read()
+    except (OSError, TypeError):
+        return False
+    return b"MultiWorkerMirroredStrategy" in text and b"TPUStrategy" not in text
+
+
+def tf_config_workers(environ=None):
+    """``host:port`` of every worker that ``TF_CONFIG`` names."""
+    config = json.loads((os.environ if environ is None else environ).get("TF_CONFIG") or "{}")
+    return list(config.get("cluster", {}).get("worker", []))
 
 
 def free_ports(count, host="localhost"):

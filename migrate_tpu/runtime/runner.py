@@ -309,7 +309,8 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, t
           verbose=False):
     """Import TensorFlow and switch on what was asked for.  Returns a description."""
     prepare_environment(emulation, verbose)
-    task = pod_task(hosts) if hosts else 0
+    if hosts and pod.is_multi_client_worker():
+        pod_task(hosts)  # a worker of a multi-client cluster: TF_CONFIG must name it
     try:
         import tensorflow  # noqa: F401
     except ImportError as error:
@@ -328,10 +329,13 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, t
                 tpu_env, ", ".join(sorted(TPU_ENVIRONMENTS))))
         for name, value in TPU_ENVIRONMENTS[tpu_env].items():
             os.environ.setdefault(name, value)
-        if hosts:
+        if hosts and pod.is_multi_client_worker():
+            # one worker of the script's own MultiWorkerMirroredStrategy: its share of the cores
+            emu.configure_devices((replicas or DEFAULT_REPLICAS * hosts) // hosts)
+        elif hosts:
             replicas = replicas or DEFAULT_REPLICAS * hosts
-            emu.configure_pod(hosts, task, replicas)
-            emu.configure_devices(replicas // hosts)
+            emu.configure_pod(hosts, replicas)
+            emu.configure_devices(replicas)
         else:
             emu.configure_devices(replicas or DEFAULT_REPLICAS)
         emu.install(tf_api=tf_api)
@@ -385,7 +389,8 @@ def main(argv=None):
     options = parser.parse_args(sys.argv[1:] if argv is None else argv)
     pod.watch_launcher()
     finish_line = pod.FinishLine.take()
-    if options.hosts:
+    multi_client = bool(options.hosts) and pod.is_multi_client_worker()
+    if multi_client:
         pod.whole_lines()
     if options.replicas is not None and options.replicas < 1:
         parser.error("--replicas must be >= 1")
@@ -405,21 +410,34 @@ def main(argv=None):
         sys.stderr.write("migrate-tpu run: {}\n".format(error))
         return EXIT_USAGE
     status = execute(options.script, options.args)
-    if status == 0 and options.hosts and emulate:
-        _end_pod_host(finish_line)
+    if status == 0 and multi_client and emulate:
+        _end_pod_host(finish_line, pod_task(options.hosts))
+    if options.hosts and emulate:
+        _end_without_teardown(status)
     return status
 
 
-def _end_pod_host(finish_line):
-    """End one host of a pod once the script is done: together with the others (the
+def _end_without_teardown(status):
+    """End an emulated pod's program once its exit functions ran, skipping the interpreter's
+    teardown: TF 2.21 could hang there for ever with several hosts' input pipelines (seen
+    at 4 hosts, after the script had finished and printed everything)."""
+    import atexit
+    run_exit_functions = getattr(atexit, "_run_exitfuncs", None)
+    if run_exit_functions is not None:
+        run_exit_functions()
+    _flush()
+    os._exit(status)
+
+
+def _end_pod_host(finish_line, task):
+    """End one worker of a multi-client cluster once the script is done: together with the others (the
     launcher's finish line), the first host last, and without TensorFlow's slow
     teardown, during which the coordination service would report the host as lost."""
     import atexit
-    from migrate_tpu.runtime import emulation
     if finish_line is not None:
         finish_line.cross()
-    if emulation.STATE.task_id == 0:
-        pod.wait_until_closed(emulation.pod_addresses()[1:])
+    if task == 0:
+        pod.wait_until_closed(pod.tf_config_workers()[1:])
     run_exit_functions = getattr(atexit, "_run_exitfuncs", None)
     if run_exit_functions is not None:
         run_exit_functions()

@@ -120,7 +120,8 @@ def test_stable_and_experimental_classes(config):
                                  "stable_is_stable": True}
     assert obs["stable_kw_device_assignment"]["error"] == "TypeError"
     assert "device_assignment" in obs["stable_kw_device_assignment"]["message"]
-    assert not obs["stable_class_name"].startswith("TPUStrategy")  # Keras would take TPU-only paths
+    # TensorFlow's own class name: Keras picks a TPU's log reduction and metric variables by it
+    assert obs["stable_class_name"] == "TPUStrategyV2"
 
 
 @pytest.mark.parametrize("config", ALL)

@@ -253,3 +253,18 @@ def test_a_host_writes_whole_lines(unbuffered):
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["[host 1] a relayed line", "host 0 says hello"]
     assert done.stderr.splitlines() == ["[host 1] relayed", "an error of host 0"]
+
+
+def test_only_a_script_that_builds_mwms_itself_is_multi_client(tmp_path):
+    """A TPU program is one program on a pod (its client); a script that builds
+    MultiWorkerMirroredStrategy and no TPUStrategy is TensorFlow's multi-client model."""
+    cases = {
+        "mwms.py": ("strategy = tf.distribute.MultiWorkerMirroredStrategy()\n", True),
+        "tpu.py": ("strategy = tf.distribute.TPUStrategy(resolver)\n", False),
+        "both.py": ("a = tf.distribute.TPUStrategy(r)\nb = tf.distribute.MultiWorkerMirroredStrategy()\n", False),
+        "plain.py": ("print('hello')\n", False),
+    }
+    for name, (source, expected) in cases.items():
+        (tmp_path / name).write_text(source)
+        assert pod.is_multi_client_script(str(tmp_path / name)) is expected, name
+    assert pod.is_multi_client_script(str(tmp_path / "missing.py")) is False
