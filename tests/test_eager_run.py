@@ -207,11 +207,19 @@ LOOP_CASES = {
         "def make_step(k):\n    def step(x):\n        return x * k\n    return step\n\n\n"
         "step_2 = tf.function(make_step(3.0))\nfor batch in dataset:\n    strategy.run(step_2, args=(batch,))\n",
     ),
+    # In a function the program runs once (called once, from module-level code outside a loop).
     "nested def, in a function": (
         "def train(dataset, scale):\n    # the loop\n    for batch in dataset:\n        # scaled\n"
-        "        def inner(x):\n            return x * scale\n\n        strategy.run(inner, args=(batch,))\n",
+        "        def inner(x):\n            return x * scale\n\n        strategy.run(inner, args=(batch,))\n"
+        "\n\nif __name__ == '__main__':\n    train(dataset, 2.0)\n",
         "def train(dataset, scale):\n    # the loop\n    # scaled\n    @tf.function\n    def inner(x):\n"
-        "        return x * scale\n    for batch in dataset:\n        strategy.run(inner, args=(batch,))\n",
+        "        return x * scale\n    for batch in dataset:\n        strategy.run(inner, args=(batch,))\n"
+        "\n\nif __name__ == '__main__':\n    train(dataset, 2.0)\n",
+    ),
+    "lambda, in the main function app.run starts": (
+        "def main(argv):\n    for batch in dataset:\n        strategy.run(lambda v: v * 2, args=(batch,))\n\n\napp.run(main)\n",
+        "def main(argv):\n    step_fn_2 = tf.function(lambda v: v * 2)\n    for batch in dataset:\n"
+        "        strategy.run(step_fn_2, args=(batch,))\n\n\napp.run(main)\n",
     ),
     "outermost loop that keeps the names": (
         "for epoch in range(2):\n    for batch in dataset:\n        strategy.run(lambda v: v * 2, args=(batch,))\n",
@@ -232,6 +240,45 @@ def test_a_callable_made_per_iteration_is_made_once_before_the_loop(case):
     assert "before the loop" in found[0].message
     again, found_again = _tpu301(outcome.code)
     assert again.code == outcome.code and found_again == []
+
+
+TRAIN_EPOCH = (
+    "def train_epoch(dataset):\n    for batch in dataset:\n        strategy.run(lambda v: v * 2, args=(batch,))\n\n\n"
+)
+
+
+@pytest.mark.parametrize(
+    "callers",
+    [
+        "for epoch in range(3):\n    train_epoch(dataset)\n",  # in a loop
+        "train_epoch(dataset)\ntrain_epoch(dataset)\n",  # twice
+        "",  # not called here: another module may call it on every epoch
+        "def fit():\n    train_epoch(dataset)\n",  # from a function
+    ],
+    ids=["in a loop", "twice", "not called in the file", "from another function"],
+)
+def test_a_hoist_in_a_function_that_may_run_again_is_unsafe(callers):
+    # Made before the loop, the tf.function would still be made, and traced, again on every
+    # call of train_epoch: on a TPU a compilation per epoch. Never a safe fix.
+    source = HEADER + TRAIN_EPOCH + callers
+    outcome, found = _tpu301(source)
+    assert outcome.code == source
+    assert [(r.safety, r.applied, r.line) for r in found] == [("unsafe", False, 8)]
+    assert "again on every call of `train_epoch`: safe only if `train_epoch` runs once per program" in found[0].message
+    unsafe, found_unsafe = _tpu301(source, unsafe_fixes=True)
+    assert "    step_fn = tf.function(lambda v: v * 2)\n    for batch in dataset:\n" in unsafe.code
+    assert [(r.safety, r.applied) for r in found_unsafe] == [("unsafe", True)]
+
+
+def test_a_method_holding_the_loop_is_unsafe_to_hoist_in():
+    source = HEADER + (
+        "class Trainer:\n    def epoch(self, dataset):\n        for batch in dataset:\n"
+        "            strategy.run(lambda v: v * 2, args=(batch,))\n"
+    )
+    outcome, found = _tpu301(source)
+    assert outcome.code == source
+    assert [(r.safety, r.applied) for r in found] == [("unsafe", False)]
+    assert "again on every call of `epoch`" in found[0].message
 
 
 @pytest.mark.parametrize(

@@ -85,7 +85,11 @@ call such as `make_step(k)`) is never wrapped there, which would trace a new
 made once, right before the outermost such loop (`step_fn = tf.function(...)`,
 a name that collides with nothing; the `def`, or the line `step = make_step(k)`,
 moved there under `tf.function`); when it reads what the loop changes, the finding says so and
-there is no fix. One bound before the loop is not wrapped inside it either
+there is no fix. A loop inside a function is such a place only when the function runs
+once per program (called once from module-level code outside any loop, an
+`if __name__ == "__main__":` block included, or handed to `app.run`); otherwise
+the `tf.function` would still be made and traced again on every call of it, and
+the move is an unsafe fix. One bound before the loop is not wrapped inside it either
 (`run(tf.function(step))` there makes a new one on every iteration). A `def`
 nested in a function and run from it would be a new `tf.function` on every call
 of that function: its fix is unsafe (make it once, outside, or run the function
@@ -402,6 +406,7 @@ def eager(x):
         self._caught: Dict[int, str] = {}
         self._wrappers: List[Tuple[cst.Call, Scope]] = []
         self._graph_mode: List[Tuple[cst.Call, Scope]] = []  # calls that may open a TF1 session
+        self._entry_points: Optional[Set[str]] = None  # module-level functions that run once (``_entry_points``)
 
     def visit_Call(self, node: cst.Call, analysis: Analysis) -> None:
         func = node.func
@@ -738,7 +743,8 @@ def eager(x):
         except LookupError:
             return False
         reasons = self._hoist_reasons(value, resolved, moved_def, scope, analysis)
-        safety = Safety.UNSAFE if reasons else Safety.SAFE
+        per_call = self._made_per_call(scope, analysis)
+        safety = Safety.UNSAFE if reasons or per_call else Safety.SAFE
         newline = analysis.module.default_newline
         if moved_def is not None:
             name = moved_def.name.value
@@ -788,6 +794,8 @@ def eager(x):
         if reasons:
             message += f"; in a `tf.function` its Python code runs only while tracing, and {'; '.join(reasons)}"
             message += _FIRST_TRACE if any(_VARIABLES in r for r in reasons) else ""
+        if per_call:
+            message += "; " + per_call
         self.report(
             value,
             message,
@@ -854,6 +862,7 @@ def eager(x):
         reasons = self._hoist_reasons(value, resolved, None, scope, analysis)
         if len(readers) > 2:  # the target and the argument of `run`
             reasons.append(f"other code in the loop reads `{name}`, which is now a `tf.function`")
+        per_call = self._made_per_call(scope, analysis)
         taken = {}
 
         def take_out(updated, index=index):
@@ -869,17 +878,39 @@ def eager(x):
         if reasons:
             message += f"; in a `tf.function` its Python code runs only while tracing, and {'; '.join(reasons)}"
             message += _FIRST_TRACE if any(_VARIABLES in r for r in reasons) else ""
+        if per_call:
+            message += "; " + per_call
         self.report(
             fn.value,
             message,
             analysis=analysis,
             changes=[Change(loops[0], take_out), Change(target, put_before)],
-            safety=Safety.UNSAFE if reasons else Safety.SAFE,
+            safety=Safety.UNSAFE if reasons or per_call else Safety.SAFE,
             imports=[needed] if needed else [],
             suggestion=f"{name} = {text}({self._code(value)})  # once, before the loop",
             fix_title=f"Move `{name} = {text}(...)` before the loop",
         )
         return True
+
+    def _made_per_call(self, scope: Scope, analysis: Analysis) -> Optional[str]:
+        """Why a ``tf.function`` made before a loop that runs in ``scope`` may still be made
+        again, on every call of the function holding the loop; None where that code runs once
+        per program: at module level, or in a module-level function the file calls only from
+        module-level code outside any loop (``train()`` under ``if __name__ == "__main__":``)
+        or hands to ``app.run``. Made again, it is traced again: on a TPU, compiled again."""
+        if scope.kind == "module":
+            return None
+        function = scope.node
+        name = function.name.value if isinstance(function, cst.FunctionDef) else "its function"
+        again = (
+            f"the loop is in `{name}`, so the `tf.function` is still made, and traced, again on every call of "
+            f"`{name}`: safe only if `{name}` runs once per program (otherwise make it once where `{name}` is called)"
+        )
+        if not isinstance(function, cst.FunctionDef) or scope.parent is None or scope.parent.kind != "module":
+            return again  # a method or a nested function: its callers are not in view here
+        if self._entry_points is None:
+            self._entry_points = _entry_points(analysis)
+        return None if name in self._entry_points else again
 
     def _hoist_reasons(self, value, resolved: "_Callable", moved_def, scope: Scope, analysis: Analysis) -> List[str]:
         """Why making the callable once, as a ``tf.function``, may change what the program does."""
@@ -1171,6 +1202,62 @@ def _in_comprehension(ancestors: Sequence[cst.CSTNode]) -> bool:
         if isinstance(node, _COMPREHENSIONS):
             return True
     return False
+
+
+def _entry_points(analysis: Analysis) -> Set[str]:
+    """Functions of the module that run once per program: called once, by module-level code
+    outside any loop (an ``if __name__ == "__main__":`` block counts), or never called but
+    handed to ``app.run`` (``app.run(main)``, ``tf.compat.v1.app.run(main)``)."""
+    in_loop: Set[int] = set()
+    handed: Set[str] = set()
+
+    def visit(statements) -> None:
+        for statement in statements:
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            if isinstance(statement, (cst.For, cst.While)):
+                in_loop.update(id(node) for node in iter_tree(statement))
+                continue
+            if isinstance(statement, (cst.If, cst.Try, cst.With, cst.Else, cst.ExceptHandler, cst.Finally)):
+                visit(_blocks_of(statement))
+                continue
+            for node in iter_tree(statement):
+                if (
+                    isinstance(node, cst.Call)
+                    and isinstance(node.func, cst.Attribute)
+                    and node.func.attr.value == "run"
+                    and node.args
+                    and isinstance(node.args[0].value, cst.Name)
+                ):
+                    handed.add(node.args[0].value.value)
+
+    visit(analysis.module.body)
+    once = set()
+    for name in set(analysis.calls_by_name) | handed:
+        calls = analysis.calls_by_name.get(name, [])
+        at_top = [call for call, scope in calls if scope.kind == "module" and id(call) not in in_loop]
+        if len(at_top) == len(calls) and (len(calls) == 1 or (not calls and name in handed)):
+            once.add(name)
+    return once
+
+
+def _blocks_of(statement: cst.CSTNode) -> List[cst.CSTNode]:
+    """The statements directly under a compound statement's blocks (``if``/``elif``/``else``,
+    ``try``/``except``/``finally``, ``with``)."""
+    found: List[cst.CSTNode] = []
+    parts = [statement]
+    if isinstance(statement, cst.If) and isinstance(statement.orelse, cst.If):
+        found.append(statement.orelse)  # an ``elif``: visited as an ``if`` of its own
+    elif isinstance(statement, cst.If) and statement.orelse is not None:
+        parts.append(statement.orelse)
+    if isinstance(statement, cst.Try):
+        parts.extend(statement.handlers)
+        parts.extend(part for part in (statement.orelse, statement.finalbody) if part is not None)
+    for part in parts:
+        body = part.body
+        if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+            found.extend(body.body)
+    return found
 
 
 def _has_defaults(function: cst.FunctionDef) -> bool:
