@@ -145,6 +145,7 @@ class Plan:
     after_program: Path
     original_label: str
     extra_path: Optional[str]
+    after_label: str = ""
 
 
 def plan(target: str, entry: Optional[str], after: Optional[str], fix_options: dict) -> Plan:
@@ -175,8 +176,10 @@ def plan(target: str, entry: Optional[str], after: Optional[str], fix_options: d
             if errors:
                 raise VerifyError("the migration failed: " + "; ".join(e.replace(str(after_root / name), target) for e in errors))
         relative = Path(name) / entry if entry else Path(name)
+        label = str(source / entry) if entry else str(source)
+        after_label = str(after) if after else str(source)
         return Plan(workdir, before_root, after_root, before_root / relative, after_root / relative,
-                    str(source / entry) if entry else str(source), None if source.is_dir() else str(source.resolve().parent))
+                    label, None if source.is_dir() else str(source.resolve().parent), after_label)
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
         raise
@@ -239,6 +242,8 @@ def run_one(program: Path, root: Path, args: Sequence[str], tf_api: str, python:
         status = launch(str(program), list(args), replicas=replicas, tf_api=tf_api, python=python,
                         hosts=hosts, timeout=timeout, tpu_env=tpu_env)
     seconds = time.monotonic() - started
+    if status == 130:  # the run was interrupted (Ctrl-C): so is verification
+        raise KeyboardInterrupt
     record = None
     if record_path.exists():
         record = json.loads(record_path.read_text("utf-8"))
@@ -365,8 +370,8 @@ def _where(location: Optional[str], run: RunResult, label_root: str) -> Optional
     try:
         relative = path.resolve().relative_to(run.root.resolve())
         parts = relative.parts
-        shown = str(Path(label_root).parent / Path(*parts)) if len(parts) > 0 else label_root
-        shown = os.path.normpath(shown)
+        # the copy's first part is the copied file or folder, which the user calls label_root
+        shown = os.path.normpath(str(Path(label_root).joinpath(*parts[1:]))) if parts else label_root
     except ValueError:
         pass
     if cell is not None:
@@ -398,7 +403,8 @@ def _describe_kind(kind: str) -> str:
             "evaluate": "the evaluate results", "predict": "the predict outputs"}.get(kind, kind)
 
 
-def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label: str, hosts: Optional[int] = None) -> Verdict:
+def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label: str, hosts: Optional[int] = None,
+            after_label: Optional[str] = None) -> Verdict:
     """The verdict on two runs' records."""
     verdict = Verdict(SAME, tolerance={"rtol": rtol, "atol": atol}, hosts=hosts)
     verdict.before = _run_summary(before)
@@ -431,7 +437,8 @@ def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label
         return verdict
     steps = min(b.get("steps", 0), a.get("steps", 0))
     verdict.steps = steps
-    divergence = _first_event_divergence(b, a, before, after, label, rtol, atol, steps)
+    after_label = after_label or label
+    divergence = _first_event_divergence(b, a, before, after, label, after_label, rtol, atol, steps)
     if divergence is None and a.get("exit_status") != 0:
         exception = a.get("exception") or {}
         divergence = {"step": a.get("steps", 0) + 1, "kind": "exception", "where": None, "before": None,
@@ -449,6 +456,9 @@ def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label
         return verdict
     retrace = _retrace(b, a, steps)
     if retrace is not None:
+        place = _where(retrace.get("where"), after, after_label)
+        if place is not None:
+            retrace["where"] = f"{place['file']}:{place['line']}"
         verdict.verdict = RETRACED
         verdict.retraced = retrace
     return verdict
@@ -478,7 +488,8 @@ def _run_summary(run: RunResult) -> dict:
             "tensorflow": record.get("tensorflow"), "exception": record.get("exception")}
 
 
-def _first_event_divergence(b: dict, a: dict, before: RunResult, after: RunResult, label: str, rtol, atol, steps: int) -> Optional[dict]:
+def _first_event_divergence(b: dict, a: dict, before: RunResult, after: RunResult, label: str, after_label: str, rtol, atol,
+                            steps: int) -> Optional[dict]:
     b_events = [e for e in b.get("events", []) if e["step"] <= steps]
     a_events = [e for e in a.get("events", []) if e["step"] <= steps]
     for index in range(max(len(b_events), len(a_events))):
@@ -488,13 +499,13 @@ def _first_event_divergence(b: dict, a: dict, before: RunResult, after: RunResul
             present = eb or ea
             return {"step": present["step"], "kind": present["kind"], "what": "a recorded value is missing in the "
                     + ("original" if eb is None else "migrated program") if (eb is None or ea is None) else "different calls",
-                    "where": {"before": _where(eb and eb["where"], before, label), "after": _where(ea and ea["where"], after, label)},
+                    "where": {"before": _where(eb and eb["where"], before, label), "after": _where(ea and ea["where"], after, after_label)},
                     "before": eb and eb["kind"], "after": ea and ea["kind"], "replica": None}
         try:
             _compare_plain(eb["value"], ea["value"], rtol, atol)
         except _Mismatch as mismatch:
             return {"step": ea["step"], "kind": ea["kind"], "what": f"{_describe_kind(ea['kind'])} ({mismatch.what})",
-                    "where": {"before": _where(eb["where"], before, label), "after": _where(ea["where"], after, label)},
+                    "where": {"before": _where(eb["where"], before, label), "after": _where(ea["where"], after, after_label)},
                     "replica": mismatch.replica, "before": _short(mismatch.before), "after": _short(mismatch.after)}
     return None
 
@@ -599,7 +610,7 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
             return verdict
         after_run = run_one(the_plan.after_program, the_plan.after_root, args, AFTER_API, python,
                             record_path=the_plan.workdir / "after.json", **common)
-        verdict = compare(before, after_run, rtol, atol, the_plan.original_label, hosts)
+        verdict = compare(before, after_run, rtol, atol, target, hosts, the_plan.after_label)
         if verdict.verdict == ERROR:
             verdict.error += _stderr_tail(after_run.stderr)
         return verdict
