@@ -185,3 +185,14 @@ def test_real_tf_2_1_before_and_2_4_after(tmp_path):
     status, report, stderr = verify(tmp_path, "--before-python", before, "--python", after, "--steps", "3",
                                     "--after", str(PROGRAMS / "wrong_update_twice.py"), str(PROGRAMS / "train_loop.py"))
     assert (status, report["verdict"], report["first_divergence"]["step"]) == (1, "diverged", 2), json.dumps(report, indent=1) + stderr
+
+
+def test_a_notebook_divergence_names_the_cell(tmp_path):
+    python = require("tf2.21")
+    status, report, stderr = verify(tmp_path, "--python", python, "--steps", "2", "--after", str(PROGRAMS / "wrong_reduce_mean.ipynb"),
+                                    str(PROGRAMS / "train_loop.ipynb"))
+    assert (status, report["verdict"]) == (1, "diverged"), json.dumps(report, indent=1) + stderr
+    divergence = report["first_divergence"]
+    assert divergence["step"] == 1
+    assert divergence["where"]["after"] == {"file": "{} cell 4".format(PROGRAMS / "wrong_reduce_mean.ipynb"), "line": 3,
+                                            "source": "loss = train_step(iterator)"}
