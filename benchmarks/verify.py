@@ -1,6 +1,7 @@
 """What `migrate-tpu verify` costs, against two plain `migrate-tpu run`s, on a 200-step program.
 
-Measured, each REPEAT times in turn (interleaved, so that load drifts alike), medians reported:
+Measured, each REPEAT times in turn (interleaved, so that load drifts alike); the fastest of
+each is compared (on a shared machine, load only ever adds time), the medians shown too:
 - plain:    `run --tf-api 2.1 ORIGINAL` then `run --tf-api 2.4 MIGRATED` (what a user does by hand);
 - recorded: the same two runs with the recorder on (MIGRATE_TPU_RECORD): the recording's cost;
 - verify:   `migrate-tpu verify ORIGINAL` (migration, copies, both runs recorded, comparison).
@@ -58,12 +59,12 @@ def main() -> int:
                 runs[name].append(timed(cli + ["run", "--python", options.python, "--tf-api", "2.1", str(original)], run_env)
                                   + timed(cli + ["run", "--python", options.python, "--tf-api", "2.4", str(migrated)], run_env))
             runs["verify"].append(timed(cli + ["verify", "--python", options.python, str(original)], env))
-    median = {name: statistics.median(values) for name, values in runs.items()}
-    print(f"{options.steps}-step program, {options.python}, median of {options.repeat} (seconds, both runs together):")
+    fastest = {name: min(values) for name, values in runs.items()}
+    print(f"{options.steps}-step program, {options.python}, {options.repeat} repeats (seconds, both runs together):")
     for name, values in runs.items():
-        print(f"  {name:9} {median[name]:7.2f}  ({', '.join(f'{v:.2f}' for v in values)})")
-    recording_cost = median["recorded"] / median["plain"]
-    print(f"  recording: {recording_cost:.3f} x plain (target <= 1.10); verify: {median['verify'] / median['plain']:.3f} x plain")
+        print(f"  {name:9} fastest {fastest[name]:7.2f}  median {statistics.median(values):7.2f}  ({', '.join(f'{v:.2f}' for v in values)})")
+    recording_cost = fastest["recorded"] / fastest["plain"]
+    print(f"  recording: {recording_cost:.3f} x plain (target <= 1.10); verify: {fastest['verify'] / fastest['plain']:.3f} x plain")
     return 0 if recording_cost <= 1.10 else 1
 
 

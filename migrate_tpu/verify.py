@@ -421,7 +421,7 @@ def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label
         return _error(verdict, f"the {which} timed out", "raise --timeout, or verify fewer steps with --steps N")
     if before.record is None:
         return _error(verdict, "the original did not run: " + _last_line(before.stderr),
-                      _no_record_advice(before.stderr, "--before-python"))
+                      _no_record_advice(before.stderr))
     if b.get("exit_status") != 0:
         exception = b.get("exception") or {}
         message = f"{exception.get('type')}: {exception.get('message')}" if exception else f"exit status {b.get('exit_status')}"
@@ -430,7 +430,7 @@ def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label
                       "verify compares against a working original")
     if after.record is None:
         if after.status in (2, 127) and "TensorFlow" in after.stderr:
-            return _error(verdict, "the migrated program did not run: " + _last_line(after.stderr), _no_record_advice(after.stderr, "--python"))
+            return _error(verdict, "the migrated program did not run: " + _last_line(after.stderr), _no_record_advice(after.stderr))
         verdict.verdict = DIVERGED
         verdict.first_divergence = {"step": 1, "kind": "exit", "where": None, "before": 0, "after": after.status,
                                     "message": _last_line(after.stderr)}
@@ -476,9 +476,10 @@ def _last_line(text: str) -> str:
     return lines[-1].strip() if lines else "(no output)"
 
 
-def _no_record_advice(stderr: str, option: str) -> str:
+def _no_record_advice(stderr: str) -> str:
     if "TensorFlow" in stderr:
-        return f"give an interpreter that has TensorFlow with {option} (e.g. {option} tf2.21; `migrate-tpu envs` builds them)"
+        return ("give an interpreter that has TensorFlow with --python (the original's own with --before-python), "
+                "e.g. --python tf2.21 (`migrate-tpu envs` builds it)")
     return "run it with `migrate-tpu run` to see why"
 
 

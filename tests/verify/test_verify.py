@@ -196,3 +196,11 @@ def test_a_notebook_divergence_names_the_cell(tmp_path):
     assert divergence["step"] == 1
     assert divergence["where"]["after"] == {"file": "{} cell 4".format(PROGRAMS / "wrong_reduce_mean.ipynb"), "line": 3,
                                             "source": "loss = train_step(iterator)"}
+
+
+def test_no_tensorflow_is_an_error_that_names_the_option(tmp_path):
+    # this interpreter (the tool's own) has no TensorFlow: nothing can be verified
+    status, report, _ = verify(tmp_path, "--python", sys.executable, str(PROGRAMS / "train_loop.py"))
+    assert (status, report["verdict"]) == (2, "error")
+    assert "cannot import TensorFlow" in report["error"]
+    assert "--python" in report["advice"]
