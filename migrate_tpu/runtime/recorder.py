@@ -343,8 +343,54 @@ def _result_wrapper(recorder, tf, kind):
     return make
 
 
+def _unwrapped(python_function):
+    """The user's own function under TensorFlow's wrappers (a tf.function method's
+    ``python_function`` is TensorFlow's bound-method wrapper: ``__wrapped__`` leads on)."""
+    for _ in range(10):
+        code = getattr(python_function, "__code__", None)
+        if code is not None and not is_library_file(code.co_filename):
+            return python_function
+        inner = getattr(python_function, "__wrapped__", None) or getattr(python_function, "__func__", None)
+        if inner is None:
+            return python_function
+        python_function = inner
+    return python_function
+
+
+def _users_function(python_function, function, depth=0):
+    """The user's Python function behind ``python_function``, or ``None``.
+
+    TensorFlow traces its own copy of a user's tf.function in places: an eager
+    MirroredStrategy.run of a tf.function calls a clone whose Python function closes
+    over the user's (TF >= 2.5) or is a ``functools.partial`` of it (TF 2.4).  Those
+    traces are the user's function's."""
+    python_function = _unwrapped(python_function)
+    code = getattr(python_function, "__code__", None)
+    if code is not None and not is_library_file(code.co_filename):
+        return python_function
+    if depth >= 3:
+        return None
+    candidates = []
+    if hasattr(python_function, "func") and hasattr(python_function, "args"):  # functools.partial
+        candidates += [python_function.func] + list(python_function.args) + list((python_function.keywords or {}).values())
+    for cell in getattr(python_function, "__closure__", None) or ():
+        try:
+            candidates.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            continue
+    for candidate in candidates:
+        if candidate is function or not callable(candidate):
+            continue
+        candidate = getattr(candidate, "python_function", candidate)
+        found = _users_function(candidate, function, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
 def _function_key(function):
     python_function = getattr(function, "python_function", None)
+    python_function = _users_function(python_function, function) or _unwrapped(python_function)
     code = getattr(python_function, "__code__", None)
     if code is None:
         return None, None, None

@@ -204,3 +204,13 @@ def test_no_tensorflow_is_an_error_that_names_the_option(tmp_path):
     assert (status, report["verdict"]) == (2, "error")
     assert "cannot import TensorFlow" in report["error"]
     assert "--python" in report["advice"]
+
+
+def test_a_tf_function_defined_inside_a_method_is_retraced_on_real_tf_2_4(tmp_path):
+    python = require("tf2.4")
+    wrong = PROGRAMS / "wrong_method_retrace.py"
+    status, report, stderr = verify(tmp_path, "--python", python, "--after", str(wrong), str(PROGRAMS / "method_step.py"))
+    assert (status, report["verdict"]) == (1, "retraced"), json.dumps(report, indent=1) + stderr
+    assert report["retraced"]["function"] == "Trainer.step.<locals>.step_fn"
+    assert report["traces"]["after"]["Trainer.step.<locals>.step_fn"] == 5  # once per call
+    assert report["traces"]["before"] == {"Trainer.step": 1}
