@@ -42,6 +42,8 @@ BEFORE_API, AFTER_API = "2.1", "2.4"
 TIMED_OUT = 124
 # A number in a printed line (the lowest-priority signal).
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+# A printed line about time or speed differs from run to run: never compared.
+_TIMING = re.compile(r"(?i)(\btime|\btook\b|elapsed|\bsec|\bseconds?\b|\d\s*m?s\b|/s\b|/sec\b|per second|\bETA\b)")
 
 
 class VerifyError(Exception):
@@ -533,7 +535,7 @@ def _printed_numbers(text: str) -> List[Tuple[int, str, List[float]]]:
     lines = []
     for number, line in enumerate(text.splitlines(), 1):
         found = _NUMBER.findall(line)
-        if found:
+        if found and not _TIMING.search(line):
             lines.append((number, _NUMBER.sub("#", line), [float(x) for x in found]))
     return lines
 

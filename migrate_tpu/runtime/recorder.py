@@ -504,6 +504,9 @@ def from_environment(environ=None):
     env = os.environ if environ is None else environ
     path = env.get(RECORD_VARIABLE)
     if not path:
+        if env.get(SEED_VARIABLE):  # seeds and deterministic ops alone, nothing recorded
+            import tensorflow as tf
+            _seed(tf, int(env[SEED_VARIABLE]))
         return None
     steps = env.get(STEPS_VARIABLE)
     seed = env.get(SEED_VARIABLE)

@@ -58,3 +58,17 @@ def test_a_failing_migration_diverges_and_a_failing_original_is_an_error():
     assert (verdict.verdict, verdict.first_divergence["kind"], verdict.first_divergence["after"]) == ("diverged", "exception", "ValueError: boom")
     error = compare(result(failing), result(record([1.0])), 0.0, 0.0, "t.py")
     assert error.verdict == "error" and "ValueError: boom" in error.error
+
+
+def test_printed_numbers_are_compared_where_the_words_agree():
+    same_values = record([1.0])
+    before = RunResult(0, 1.0, same_values, "epoch 1 loss 0.50\ndone in 3.1 s\n", "", Path("/nowhere"))
+    after = RunResult(0, 1.0, same_values, "epoch 1 loss 0.75\nfinished after 2.0 s\n", "", Path("/nowhere"))
+    verdict = compare(before, after, 0.0, 0.0, "t.py")
+    assert (verdict.verdict, verdict.first_divergence["kind"]) == ("diverged", "printed")
+    assert verdict.first_divergence["before"] == "epoch 1 loss 0.50"  # the reworded line is not compared
+    reworded_only = RunResult(0, 1.0, same_values, "epoch 1 loss 0.50\nfinished after 2.0 s\n", "", Path("/nowhere"))
+    assert compare(before, reworded_only, 0.0, 0.0, "t.py").verdict == "same"
+    timings = [RunResult(0, 1.0, same_values, text, "", Path("/nowhere")) for text in
+               ("step 3: 0.21s, 450 examples/s\nelapsed 12\n", "step 3: 0.34s, 300 examples/s\nelapsed 15\n")]
+    assert compare(*timings, 0.0, 0.0, "t.py").verdict == "same"  # times and speeds differ from run to run
