@@ -63,9 +63,19 @@ class StopAfterSteps(BaseException):
     A BaseException so that a script's ``except Exception`` does not swallow it."""
 
 
+_LIBRARY_FILE = {}  # filename -> is_library_file(filename): asked on every call recorded
+
+
 def is_library_file(filename):
     """Whether code in ``filename`` is TensorFlow's, the standard library's or this
     package's, never the user's (whose frames name a step's source line)."""
+    known = _LIBRARY_FILE.get(filename)
+    if known is None:
+        known = _LIBRARY_FILE[filename] = _is_library_file(filename)
+    return known
+
+
+def _is_library_file(filename):
     if not filename or filename.startswith("<"):
         return True
     path = os.path.abspath(filename)
@@ -89,9 +99,19 @@ def user_frame(start=None):
 def _called_from_user_code(depth=2):
     """Whether the direct caller (past the emulation's and recorder's frames) is the user's."""
     frame = sys._getframe(depth)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_FOLDER + os.sep):
+    while frame is not None and _in_package(frame.f_code.co_filename):
         frame = frame.f_back
     return frame is not None and not is_library_file(frame.f_code.co_filename)
+
+
+_IN_PACKAGE = {}
+
+
+def _in_package(filename):
+    known = _IN_PACKAGE.get(filename)
+    if known is None:
+        known = _IN_PACKAGE[filename] = os.path.abspath(filename).startswith(_PACKAGE_FOLDER + os.sep)
+    return known
 
 
 class Recorder(object):
@@ -114,6 +134,7 @@ class Recorder(object):
         self.saw_run_in_trace = False
         self.step_codes = set()
         self.functions = {}  # id -> (tf.function, key, where): the user's functions called
+        self.keys = {}  # id -> (tf.function, its _function_key): every tf.function called
         self.tf = None
 
     # ---- values ---------------------------------------------------------------------
@@ -402,7 +423,10 @@ def _function_key(function):
 def _function_wrapper(recorder, tf):
     def make(original):
         def __call__(self, *args, **kwargs):
-            code, name, where = _function_key(self)
+            known = recorder.keys.get(id(self))
+            if known is None or known[0] is not self:
+                known = recorder.keys[id(self)] = (self, _function_key(self))
+            code, name, where = known[1]
             if code is not None and not is_library_file(code.co_filename):
                 recorder.functions.setdefault(id(self), (self, name, where))
             if recorder.depth or not tf.executing_eagerly() or not _on_main_thread(recorder):
