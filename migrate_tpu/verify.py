@@ -58,6 +58,7 @@ class RunResult:
     stdout: str
     stderr: str
     root: Path  # the copy the program ran from
+    host_records: List[Optional[dict]] = field(default_factory=list)  # hosts 1.. of a pod (--hosts)
 
 
 @dataclass
@@ -249,7 +250,12 @@ def run_one(program: Path, root: Path, args: Sequence[str], tf_api: str, python:
     record = None
     if record_path.exists():
         record = json.loads(record_path.read_text("utf-8"))
-    return RunResult(status, seconds, record, out_path.read_text("utf-8", "replace"), err_path.read_text("utf-8", "replace"), root)
+    host_records = []
+    for host in range(1, int(hosts or 1)):  # the recorder of host K writes RECORD.hostK
+        path = Path(f"{record_path}.host{host}")
+        host_records.append(json.loads(path.read_text("utf-8")) if path.exists() else None)
+    return RunResult(status, seconds, record, out_path.read_text("utf-8", "replace"), err_path.read_text("utf-8", "replace"), root,
+                     host_records)
 
 
 # --------------------------------------------------------------------------
@@ -450,6 +456,11 @@ def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label
                       "message": "the two programs ran a different number of steps"}
     if divergence is None:
         divergence = _variable_divergence(b, a, rtol, atol, steps)
+    if hosts and hosts > 1:
+        if divergence is not None:
+            divergence["host"] = 0
+        else:
+            divergence = _host_divergence(before, after, label, after_label, rtol, atol, steps)
     if divergence is None:
         divergence = _printed_divergence(before.stdout, after.stdout, rtol, atol, steps)
     if divergence is not None:
@@ -510,6 +521,19 @@ def _first_event_divergence(b: dict, a: dict, before: RunResult, after: RunResul
             return {"step": ea["step"], "kind": ea["kind"], "what": f"{_describe_kind(ea['kind'])} ({mismatch.what})",
                     "where": {"before": _where(eb["where"], before, label), "after": _where(ea["where"], after, after_label)},
                     "replica": mismatch.replica, "before": _short(mismatch.before), "after": _short(mismatch.after)}
+    return None
+
+
+def _host_divergence(before: RunResult, after: RunResult, label: str, after_label: str, rtol, atol, steps: int) -> Optional[dict]:
+    """The first divergence on hosts 1.. of a pod (host 0's record is the main one)."""
+    for host, (hb, ha) in enumerate(zip(before.host_records, after.host_records), 1):
+        if hb is None or ha is None:
+            continue
+        divergence = (_first_event_divergence(hb, ha, before, after, label, after_label, rtol, atol, steps)
+                      or _variable_divergence(hb, ha, rtol, atol, steps))
+        if divergence is not None:
+            divergence["host"] = host
+            return divergence
     return None
 
 
@@ -649,6 +673,8 @@ def _where_text(where: Optional[dict]) -> str:
 
 def _divergence_lines(divergence: dict) -> List[str]:
     replica = f", replica {divergence['replica']}" if divergence.get("replica") is not None else ""
+    if divergence.get("host") is not None:
+        replica = f", host {divergence['host']}" + replica
     lines = [f"first divergence at step {divergence['step']}: {divergence.get('what', divergence['kind'])}{replica}"]
     where = _where_text(divergence.get("where"))
     if where.startswith("\n"):

@@ -72,3 +72,13 @@ def test_printed_numbers_are_compared_where_the_words_agree():
     timings = [RunResult(0, 1.0, same_values, text, "", Path("/nowhere")) for text in
                ("step 3: 0.21s, 450 examples/s\nelapsed 12\n", "step 3: 0.34s, 300 examples/s\nelapsed 15\n")]
     assert compare(*timings, 0.0, 0.0, "t.py").verdict == "same"  # times and speeds differ from run to run
+
+
+def test_a_pod_divergence_names_the_host():
+    def pod(losses_per_host):
+        first, *others = [record(losses) for losses in losses_per_host]
+        return RunResult(0, 1.0, first, "", "", Path("/nowhere"), others)
+
+    verdict = compare(pod([[1.0], [2.0]]), pod([[1.0], [2.5]]), 0.0, 0.0, "t.py", hosts=2)
+    assert (verdict.verdict, verdict.first_divergence["host"], verdict.first_divergence["step"]) == ("diverged", 1, 1)
+    assert compare(pod([[1.0], [2.0]]), pod([[1.0], [2.0]]), 0.0, 0.0, "t.py", hosts=2).verdict == "same"
