@@ -82,3 +82,16 @@ def test_a_pod_divergence_names_the_host():
     verdict = compare(pod([[1.0], [2.0]]), pod([[1.0], [2.5]]), 0.0, 0.0, "t.py", hosts=2)
     assert (verdict.verdict, verdict.first_divergence["host"], verdict.first_divergence["step"]) == ("diverged", 1, 1)
     assert compare(pod([[1.0], [2.0]]), pod([[1.0], [2.0]]), 0.0, 0.0, "t.py", hosts=2).verdict == "same"
+
+
+def test_reports_show_the_verdict_and_the_first_divergence():
+    from migrate_tpu.verify import report
+
+    verdict = compare(result(record([0.5, 0.25])), result(record([0.5, 0.75])), 0.0, 0.0, "t.py")
+    markdown = report(verdict, "markdown", "t.py")
+    assert markdown.startswith("### ❌ migrate-tpu verify: diverged")
+    assert "first divergence at step 2" in markdown and "before: 0.25" in markdown and "after:  0.75" in markdown
+    github = report(verdict, "github", "t.py")
+    assert github.splitlines()[-1].startswith("::error") and "diverged at step 2" in github.splitlines()[-1]
+    import json
+    assert json.loads(report(verdict, "json", "t.py"))["first_divergence"]["step"] == 2
