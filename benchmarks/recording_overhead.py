@@ -10,6 +10,7 @@ Prints the ratio; exit status 1 when recording costs more than 10%.
 """
 
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -54,12 +55,15 @@ def main():
 
     plain, recorded = [], []
     folder = tempfile.mkdtemp(prefix="migrate-tpu-overhead-")
-    for index in range(rounds):
-        plain.append(loop())
-        recording = recorder.install(os.path.join(folder, "record{}.json".format(index)))
-        recorded.append(loop())
-        recording.finish(0)
-        recorder.uninstall()
+    try:
+        for index in range(rounds):
+            plain.append(loop())
+            recording = recorder.install(os.path.join(folder, "record{}.json".format(index)))
+            recorded.append(loop())
+            recording.finish(0)
+            recorder.uninstall()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     ratio = min(recorded) / min(plain)
     print("{} warm steps, fastest of {} rounds: plain {:.3f}s, recorded {:.3f}s: recording {:.3f} x plain "
           "({:+.2f} ms a step)".format(steps, rounds, min(plain), min(recorded), ratio,
