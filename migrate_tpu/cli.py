@@ -11,6 +11,7 @@ options given here win over it.
 from __future__ import annotations
 
 import io
+import os
 import re
 import shlex
 import sys
@@ -436,6 +437,59 @@ def _run_options_in(args: List[str], command: click.Command) -> Tuple[List[str],
             if value is not None:
                 moved.append(value)
     return moved, rest
+
+
+@main.command(context_settings={"allow_interspersed_args": False})
+@click.option("--after", "after", type=click.Path(exists=True), default=None, metavar="FILE", help="Compare against this version (migrated by hand or by an earlier fix) instead of fix's.")
+@click.option("--entry", default=None, metavar="FILE", help="TARGET is a folder: migrate the whole tree (in a copy) and run this entry point of it.")
+@click.option("--steps", type=click.IntRange(min=1), default=None, metavar="N", help="Stop both runs after step N (a step: one outermost run call, or tf.function containing one, or Keras execution).")
+@click.option("--python", "python", default=None, metavar="PATH|ENV", help="Interpreter of the migrated program (and of the original without --before-python).")
+@click.option("--before-python", default=None, metavar="PATH|ENV", help="Interpreter of the original (e.g. tf2.1).")
+@click.option("--rtol", type=click.FloatRange(min=0), default=None, help=f"Relative tolerance (default 0 with one interpreter, {1e-5:g} with two).")
+@click.option("--atol", type=click.FloatRange(min=0), default=None, help=f"Absolute tolerance (default 0 with one interpreter, {1e-6:g} with two).")
+@click.option("--replicas", type=click.IntRange(min=1), default=None, help="Emulated TPU replicas (default 8).")
+@click.option("--hosts", type=click.IntRange(min=1), default=None, help="Emulate a pod of this many hosts (as for run).")
+@click.option("--tpu-env", type=click.Choice(["colab", "none"]), default=None, help="Machine the emulated TPU is attached to (as for run).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS", help="Stop each run after this long (verdict error).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of Python random, NumPy and TensorFlow in both runs.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown", "github"]), default="text", help="Report format.")
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the report here instead of stdout.")
+@click.option("--target", type=click.Choice(TARGETS), default=None, help="As for fix.")
+@click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="As for fix.")
+@click.option("--select", multiple=True, metavar="IDS", help="As for fix.")
+@click.option("--ignore", multiple=True, metavar="IDS", help="As for fix.")
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None, help="As for fix.")
+@click.option("--isolated", is_flag=True, help="As for fix.")
+@click.argument("target_path", metavar="SCRIPT|NOTEBOOK|FOLDER", type=click.Path(exists=True))
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def verify(after, entry, steps, python, before_python, rtol, atol, replicas, hosts, tpu_env, timeout, seed, output_format, output_file,
+           target, unsafe_fixes, select, ignore, config_file, isolated, target_path, args) -> None:
+    """Run the original (TF 2.1 surface) and its migration (TF 2.4 surface) and compare what they compute, step by step.
+
+    The migrated version is what `fix` makes, written to a temporary copy: your files are
+    never written. Exit status: 0 same, 1 diverged or retraced, 2 error. Arguments after
+    the script (or after --) are the script's. See docs/verify.md.
+    """
+    from migrate_tpu import verify as verifying
+
+    args = list(args)
+    if args[:1] == ["--"]:
+        args = args[1:]
+    fix_options = {"target": target, "unsafe_fixes": unsafe_fixes, "select": _split_ids(select), "ignore": _split_ids(ignore),
+                   "config_file": config_file, "isolated": isolated}
+    try:
+        verdict = verifying.verify(target_path, args, entry=entry, after=after, steps=steps, python=python, before_python=before_python,
+                                   rtol=rtol, atol=atol, replicas=replicas, hosts=hosts, tpu_env=tpu_env, timeout=timeout, seed=seed,
+                                   fix_options=fix_options)
+    except verifying.VerifyError as error:
+        _fail(str(error))
+    label = os.path.join(target_path, entry) if entry else target_path
+    _write_output(output_file, verifying.report(verdict, output_format, label).encode("utf-8"))
+    sys.exit(verdict.exit_status)
+
+
+def _split_ids(values) -> Tuple[str, ...]:
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
 
 
 @main.command(context_settings={"ignore_unknown_options": True})

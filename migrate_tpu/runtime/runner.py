@@ -38,7 +38,8 @@ import types
 
 from migrate_tpu import magics
 from migrate_tpu.runtime import (DEFAULT_REPLICAS, DEFAULT_TPU_ENVIRONMENT, TF_API_CHOICES,
-                                 TPU_ENVIRONMENT_VARIABLE, TPU_ENVIRONMENTS, pod, real_tpu_reachable)
+                                 TPU_ENVIRONMENT_VARIABLE, TPU_ENVIRONMENTS, pod, real_tpu_reachable,
+                                 recorder)
 
 EXIT_USAGE = 2
 
@@ -248,6 +249,8 @@ def execute(path, args):
                 source = handle.read()
             code = compile(source, display_path, "exec", dont_inherit=True)
             exec(code, main.__dict__)
+    except recorder.StopAfterSteps:  # verify's --steps: the steps asked for are done
+        return 0
     except SystemExit as stop:
         return _exit_status(stop.code)
     except KeyboardInterrupt:
@@ -255,6 +258,7 @@ def execute(path, args):
         return 130
     except BaseException:
         exc_type, exc, tb = sys.exc_info()
+        recorder.note_exception(exc)
         # drop this function's frame (and the cell runner's, for notebooks)
         _print_exception(exc_type, exc, tb, 2 if is_notebook else 1)
         return 1
@@ -409,7 +413,10 @@ def main(argv=None):
     except ValueError as error:
         sys.stderr.write("migrate-tpu run: {}\n".format(error))
         return EXIT_USAGE
+    recording = recorder.from_environment()  # verify's record (MIGRATE_TPU_RECORD), else None
     status = execute(options.script, options.args)
+    if recording is not None:
+        recording.finish(status)  # before a pod's exit below, which skips the interpreter's teardown
     if status == 0 and multi_client and emulate:
         _end_pod_host(finish_line, pod_task(options.hosts))
     if options.hosts and emulate:

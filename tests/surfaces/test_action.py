@@ -28,10 +28,13 @@ def test_action_shape():
     action = _action()
     assert action["runs"]["using"] == "composite"
     assert {"paths", "args", "version", "annotations", "summary", "sarif-file", "fail-on-findings"} <= set(action["inputs"])
-    assert set(action["outputs"]) == {"exit-code", "markdown-file", "findings"}
-    step = _check_step()
-    # Inputs reach the script through the environment only, never spliced into it.
-    assert "${{" not in step["run"]
+    assert set(action["outputs"]) == {"exit-code", "markdown-file", "findings", "verify-exit-code"}
+    assert {"verify", "verify-args"} <= set(action["inputs"])
+    verify = next(step for step in action["runs"]["steps"] if step.get("id") == "verify")
+    assert verify["if"] == "inputs.verify != ''"  # no verify step unless entry points are named
+    # Inputs reach the scripts through the environment only, never spliced into them.
+    for step in (_check_step(), verify):
+        assert "${{" not in step["run"]
     assert all(step["shell"] == "bash" for step in action["runs"]["steps"] if "run" in step)
 
 

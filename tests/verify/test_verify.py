@@ -1,0 +1,216 @@
+"""``migrate-tpu verify`` through the real CLI, on real TensorFlow interpreters.
+
+Right migrations verify ``same``; planted wrong ones (a changed number, an update
+applied twice, a step traced again on every call) are caught at their step; an
+original that cannot run is an error; the user's files are never written and no
+process outlives verify.  Each verify starts two TensorFlow processes, so the
+programs are small and ``--steps`` keeps them short.
+"""
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from migrate_tpu.runtime import envs
+from tests.conftest import missing_tf_env
+
+REPO = Path(__file__).resolve().parents[2]
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+EXAMPLE = REPO / "examples" / "tpu_classifier"
+TIMEOUT = 600
+
+
+def require(name):
+    python = envs.interpreter(name)
+    if python is None:
+        missing_tf_env("!!! NO {} INTERPRETER under {}: verify NOT RUN; create it with `migrate-tpu envs {}`".format(
+            name, envs.envs_dir(), name))
+    return name
+
+
+def cli_env(tmp_path):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["TMPDIR"] = str(tmp_path)  # verify's copies go here: a test can look for what is left
+    return env
+
+
+def verify(tmp_path, *args):
+    """(exit status, JSON report, stderr) of ``migrate-tpu verify --format json ARGS``."""
+    report = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-m", "migrate_tpu", "verify", "--format", "json", "--output-file", str(report)] + list(args),
+                          cwd=str(tmp_path), env=cli_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=TIMEOUT)
+    assert report.is_file(), "no report (exit {}):\n{}{}".format(done.returncode, done.stdout, done.stderr)
+    return done.returncode, json.loads(report.read_text("utf-8")), done.stderr
+
+
+def tree_digest(path):
+    digest = hashlib.sha256()
+    for file in sorted(p for p in Path(path).rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(str(file.relative_to(path)).encode())
+        digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def line_of(path, text):
+    for number, line in enumerate(Path(path).read_text("utf-8").splitlines(), 1):
+        if text in line:
+            return number
+    raise AssertionError("{!r} not in {}".format(text, path))
+
+
+def leftovers(tmp_path):
+    """Processes whose command line names something under tmp_path (verify's copies)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+        except OSError:
+            continue
+        if str(tmp_path) in command:
+            found.append(command)
+    return found
+
+
+def test_a_right_migration_is_same_and_the_file_is_not_written(tmp_path):
+    python = require("tf2.21")
+    program = tmp_path / "train_loop.py"
+    program.write_bytes((PROGRAMS / "train_loop.py").read_bytes())
+    before = program.read_bytes()
+    status, report, stderr = verify(tmp_path, "--python", python, "--steps", "3", str(program))
+    assert (status, report["verdict"]) == (0, "same"), json.dumps(report, indent=1) + stderr
+    assert report["steps"] == 3
+    assert report["first_divergence"] is None
+    assert report["traces"]["before"] == report["traces"]["after"] and "train_step" in report["traces"]["after"]
+    assert report["before"]["exit_status"] == 0 and report["after"]["exit_status"] == 0
+    assert program.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json", "train_loop.py"]  # copies removed
+
+
+def test_the_shipped_example_verifies_same(tmp_path):
+    python = require("tf2.21")
+    digest = tree_digest(EXAMPLE)
+    status, report, stderr = verify(tmp_path, "--python", python, "--steps", "2", "--entry", "train.py", str(EXAMPLE))
+    assert (status, report["verdict"], report["steps"]) == (0, "same", 2), json.dumps(report, indent=1) + stderr
+    assert report["variables_compared"] > 0
+    assert tree_digest(EXAMPLE) == digest
+
+
+@pytest.mark.parametrize("wrong, verdict, step, kind", [
+    ("wrong_reduce_mean.py", "diverged", 1, "function"),   # the first loss already differs
+    ("wrong_update_twice.py", "diverged", 2, "function"),  # step 1's loss is computed before its update
+    ("wrong_retrace.py", "retraced", None, None),
+])
+def test_a_wrong_migration_is_caught_at_its_step(tmp_path, wrong, verdict, step, kind):
+    python = require("tf2.21")
+    status, report, stderr = verify(tmp_path, "--python", python, "--steps", "3", "--after", str(PROGRAMS / wrong),
+                                    str(PROGRAMS / "train_loop.py"))
+    assert (status, report["verdict"]) == (1, verdict), json.dumps(report, indent=1) + stderr
+    if verdict == "diverged":
+        divergence = report["first_divergence"]
+        assert (divergence["step"], divergence["kind"]) == (step, kind)
+        where = divergence["where"]
+        assert where["after"]["file"] == str(PROGRAMS / wrong)
+        assert where["after"]["line"] == line_of(PROGRAMS / wrong, "loss = train_step(iterator)")
+        assert where["before"]["line"] == line_of(PROGRAMS / "train_loop.py", "loss = train_step(iterator)")
+        assert divergence["before"] != divergence["after"]
+    else:
+        retraced = report["retraced"]
+        assert retraced["function"] == "train_step.<locals>.step"
+        assert retraced["after"] >= 3 > retraced["before"]  # one trace a step at least
+        assert retraced["where"] == "{}:{}".format(PROGRAMS / wrong, line_of(PROGRAMS / wrong, "def step(iterator)") - 1)  # its decorator
+        assert report["first_divergence"] is None  # the numbers agree: only the tracing is wrong
+
+
+def test_an_original_that_cannot_run_is_an_error(tmp_path):
+    python = require("tf2.21")
+    status, report, _ = verify(tmp_path, "--python", python, str(PROGRAMS / "broken_original.py"))
+    assert (status, report["verdict"]) == (2, "error")
+    assert "the original fails under the TF 2.1 surface: AttributeError" in report["error"]
+    assert "migrate-tpu run --tf-api 2.1" in report["advice"]
+    assert report["after"] is None  # the migrated program is not run against a broken original
+
+
+def test_a_time_out_is_an_error_and_leaves_no_process(tmp_path):
+    python = require("tf2.21")
+    status, report, _ = verify(tmp_path, "--python", python, "--timeout", "2", str(PROGRAMS / "train_loop.py"))
+    assert (status, report["verdict"]) == (2, "error")
+    assert "timed out" in report["error"]
+    assert leftovers(tmp_path) == []
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
+
+
+def test_ctrl_c_leaves_no_process(tmp_path):
+    python = require("tf2.21")
+    verifying = subprocess.Popen([sys.executable, "-m", "migrate_tpu", "verify", "--python", python, str(PROGRAMS / "train_loop.py")],
+                                 cwd=str(tmp_path), env=cli_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        # wait for the original's TensorFlow process
+        while not any("migrate_tpu.runtime" in c for c in leftovers(tmp_path)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert leftovers(tmp_path), "the original never started"
+        time.sleep(2)  # into TensorFlow's start-up
+        verifying.send_signal(signal.SIGINT)
+        verifying.wait(timeout=60)
+    finally:
+        if verifying.poll() is None:
+            verifying.kill()
+            verifying.wait()
+    assert verifying.returncode != 0
+    deadline = time.monotonic() + 15  # the runner ends when verify's end closes its watch pipe
+    while leftovers(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert leftovers(tmp_path) == []
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.roundtrip
+def test_real_tf_2_1_before_and_2_4_after(tmp_path):
+    before, after = require("tf2.1"), require("tf2.4")
+    status, report, stderr = verify(tmp_path, "--before-python", before, "--python", after, "--steps", "3", str(PROGRAMS / "train_loop.py"))
+    assert (status, report["verdict"], report["steps"]) == (0, "same", 3), json.dumps(report, indent=1) + stderr
+    assert (report["before"]["tensorflow"], report["after"]["tensorflow"]) == ("2.1.0", "2.4.1")
+    assert report["tolerance"] == {"rtol": 1e-05, "atol": 1e-06}  # two interpreters: the documented default
+    status, report, stderr = verify(tmp_path, "--before-python", before, "--python", after, "--steps", "3",
+                                    "--after", str(PROGRAMS / "wrong_update_twice.py"), str(PROGRAMS / "train_loop.py"))
+    assert (status, report["verdict"], report["first_divergence"]["step"]) == (1, "diverged", 2), json.dumps(report, indent=1) + stderr
+
+
+def test_a_notebook_divergence_names_the_cell(tmp_path):
+    python = require("tf2.21")
+    status, report, stderr = verify(tmp_path, "--python", python, "--steps", "2", "--after", str(PROGRAMS / "wrong_reduce_mean.ipynb"),
+                                    str(PROGRAMS / "train_loop.ipynb"))
+    assert (status, report["verdict"]) == (1, "diverged"), json.dumps(report, indent=1) + stderr
+    divergence = report["first_divergence"]
+    assert divergence["step"] == 1
+    assert divergence["where"]["after"] == {"file": "{} cell 4".format(PROGRAMS / "wrong_reduce_mean.ipynb"), "line": 3,
+                                            "source": "loss = train_step(iterator)"}
+
+
+def test_no_tensorflow_is_an_error_that_names_the_option(tmp_path):
+    # this interpreter (the tool's own) has no TensorFlow: nothing can be verified
+    status, report, _ = verify(tmp_path, "--python", sys.executable, str(PROGRAMS / "train_loop.py"))
+    assert (status, report["verdict"]) == (2, "error")
+    assert "cannot import TensorFlow" in report["error"]
+    assert "--python" in report["advice"]
+
+
+def test_a_tf_function_defined_inside_a_method_is_retraced_on_real_tf_2_4(tmp_path):
+    python = require("tf2.4")
+    wrong = PROGRAMS / "wrong_method_retrace.py"
+    status, report, stderr = verify(tmp_path, "--python", python, "--after", str(wrong), str(PROGRAMS / "method_step.py"))
+    assert (status, report["verdict"]) == (1, "retraced"), json.dumps(report, indent=1) + stderr
+    assert report["retraced"]["function"] == "Trainer.step.<locals>.step_fn"
+    assert report["traces"]["after"]["Trainer.step.<locals>.step_fn"] == 5  # once per call
+    assert report["traces"]["before"] == {"Trainer.step": 1}
