@@ -634,21 +634,27 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
             verdict.after = None
             if verdict.verdict != ERROR:
                 verdict = _error(verdict, "the original did not run", "run it with `migrate-tpu run --tf-api 2.1`")
-            verdict.error = (verdict.error or "") + _stderr_tail(before.stderr)
+            verdict.error = _with_stderr_tail(verdict.error, before.stderr)
             return verdict
         after_run = run_one(the_plan.after_program, the_plan.after_root, args, AFTER_API, python,
                             record_path=the_plan.workdir / "after.json", **common)
         verdict = compare(before, after_run, rtol, atol, target, hosts, the_plan.after_label)
         if verdict.verdict == ERROR:
-            verdict.error = (verdict.error or "") + _stderr_tail(after_run.stderr)
+            verdict.error = _with_stderr_tail(verdict.error, after_run.stderr)
         return verdict
     finally:
         shutil.rmtree(the_plan.workdir, ignore_errors=True)
 
 
-def _stderr_tail(stderr: str, lines: int = 12) -> str:
+def _with_stderr_tail(error: Optional[str], stderr: str, lines: int = 12) -> str:
+    """``error`` and the last lines the run wrote to stderr, less a last line the error
+    already quotes (its headline is often the run's own last line)."""
+    error = error or ""
     kept = [line for line in stderr.splitlines() if line.strip() and not line.startswith("migrate-tpu run: TPU emulation")]
-    return ("\n" + "\n".join(kept[-lines:])) if kept else ""
+    kept = kept[-lines:]
+    if kept and error and kept[-1].strip() in error.splitlines()[0]:
+        kept.pop()
+    return error + ("\n" + "\n".join(kept) if kept else "")
 
 
 # --------------------------------------------------------------------------
