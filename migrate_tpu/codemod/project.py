@@ -56,6 +56,15 @@ class ProjectLookup:
         summary, symbol = found
         return summary["traced_methods"].get(symbol)
 
+    def compile_owners(self, dotted: str, importing_path: str) -> Optional[str]:
+        """For the tree's class ``dotted``: whose ``compile`` it has (``compile_arguments.py``:
+        "keras", "own", "none" or "unknown"), or None when it is not in view."""
+        found = self._summary_of(dotted, importing_path)
+        if found is None:
+            return None
+        summary, symbol = found
+        return summary["compile_owners"].get(symbol)
+
     def _summary_of(self, dotted: str, importing_path: str):
         """(summary of the module defining ``dotted``, the symbol's name), when it is in the tree."""
         if dotted.startswith("tensorflow") or "." not in dotted.strip("."):
@@ -76,6 +85,7 @@ class ProjectLookup:
         from migrate_tpu.codemod.analysis import Analysis
         from migrate_tpu.codemod.checking import run_rules
         from migrate_tpu.codemod.optimizers import module_optimizer_summary
+        from migrate_tpu.codemod.rules.compile_arguments import module_compile_owners
         from migrate_tpu.codemod.strategies import module_strategy_summary
         from migrate_tpu.codemod.tracing import module_class_tracing
         from migrate_tpu.codemod.version_guards import module_version_summary
@@ -90,5 +100,6 @@ class ProjectLookup:
         summary["optimizers"] = module_optimizer_summary(analysis)
         summary["versions"] = module_version_summary(analysis)
         summary["traced_methods"] = module_class_tracing(analysis)
+        summary["compile_owners"] = module_compile_owners(analysis)
         self._summaries[path] = summary
         return summary
