@@ -62,6 +62,28 @@ class ProjectFiles:
 
         return decode(read_bytes(Path(path))).text
 
+    def tree_files(self, importing_path: str) -> Tuple[str, ...]:
+        """The Python files of the tree ``importing_path`` belongs to: the run's folder holding
+        it, else the outermost package above it (or its own folder). Hidden folders and
+        virtual environments are not the tree's."""
+        start = Path(importing_path).resolve().parent
+        holding = [Path(r) for r in self.roots if start == Path(r) or Path(r) in start.parents]
+        if holding:
+            top = min(holding, key=lambda root: len(root.parts))
+        else:
+            top = start
+            while (top / "__init__.py").exists() and top.parent != top:
+                top = top.parent
+        found = []
+        for folder, folders, files in os.walk(top):
+            folders[:] = sorted(
+                name for name in folders
+                if not name.startswith(".") and name not in ("__pycache__", "node_modules", "site-packages")
+                and not (Path(folder) / name / "pyvenv.cfg").exists()
+            )
+            found += [os.path.join(folder, name) for name in sorted(files) if name.endswith(".py")]
+        return tuple(found)
+
 
 class EngineMigrator:
     """The codemod as the engine's pipeline wants it (picklable: it travels to workers).

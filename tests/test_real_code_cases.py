@@ -55,3 +55,52 @@ def test_super_compile_of_a_tree_base_with_its_own_compile_is_left_alone(tmp_pat
     ]
     _cli(tmp_path, "TPU401", "fix")
     assert "super().compile(gen_model, dis_model, metrics=gen_optimizer, loss_weights=dis_optimizer)" in (tmp_path / "melgan.py").read_text()
+
+
+STAND_IN = """\
+class SingleDeviceStrategy(object):
+  def experimental_run_v2(self, fn, args, kwargs): return fn(*args, **kwargs)
+"""
+
+TRAINER = """\
+import tensorflow as tf
+class Trainer(object):
+  def __init__(self, strategy): self.strategy = strategy
+  @tf.function
+  def step(self, x):
+    return self.strategy.experimental_run_v2(tf.square, args=(x,), kwargs={})
+"""
+
+TPU_ONLY = """\
+import tensorflow as tf
+strategy = tf.distribute.experimental.TPUStrategy(tf.distribute.cluster_resolver.TPUClusterResolver("t"))
+@tf.function
+def step(x): return strategy.experimental_run_v2(tf.square, args=(x,))
+"""
+
+
+def test_experimental_run_v2_that_may_reach_a_stand_in_class_of_another_module_is_unsafe(tmp_path):
+    """A trainer's strategy comes from a parameter, and another module of the tree (not even
+    imported here) defines a stand-in with `experimental_run_v2` and no `run`: renaming the call
+    would raise AttributeError on the non-TPU path, so the fix is unsafe and names the class.
+    A receiver that can only be a TPUStrategy is renamed safely, as before."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "__init__.py").write_text("")
+    (tmp_path / "lib" / "utils.py").write_text(STAND_IN)
+    (tmp_path / "lib" / "train.py").write_text(TRAINER)
+    (tmp_path / "lib" / "tpu.py").write_text(TPU_ONLY)
+    assert _findings(tmp_path, "TPU101") == [
+        ("tpu.py", "TPU101", 4, "safe", "`experimental_run_v2` was renamed to `run`"),
+        (
+            "train.py", "TPU101", 6, "unsafe",
+            "`experimental_run_v2` was renamed to `run`; `self.strategy` may be an instance of the tree's "
+            "`SingleDeviceStrategy` (utils.py), which defines `experimental_run_v2` and no `run`: add "
+            "`run = experimental_run_v2` to that class (or rename both), or this call raises AttributeError on it",
+        ),
+    ]
+    _cli(tmp_path, "TPU101", "fix")
+    assert (tmp_path / "lib" / "train.py").read_text() == TRAINER
+    assert "strategy.run(tf.square" in (tmp_path / "lib" / "tpu.py").read_text()
+    # Once the stand-in has `run` too, the rename is safe everywhere.
+    (tmp_path / "lib" / "utils.py").write_text(STAND_IN + "  run = experimental_run_v2\n")
+    assert [(f[0], f[3]) for f in _findings(tmp_path, "TPU101")] == [("train.py", "safe")]

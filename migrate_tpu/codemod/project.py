@@ -7,7 +7,9 @@ what to look for in it. Summaries are computed once per file and process.
 
 from __future__ import annotations
 
-from typing import Callable, Dict, FrozenSet, Optional
+import ast
+import os
+from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
@@ -15,11 +17,51 @@ import libcst as cst
 ModuleResolver = Callable[[str, str], Optional[str]]
 
 
+# path of a file -> the Python files of its tree.
+TreeFiles = Callable[[str], Tuple[str, ...]]
+
+
 class ProjectLookup:
-    def __init__(self, resolve_module: ModuleResolver, read_text: Callable[[str], str]) -> None:
+    def __init__(self, resolve_module: ModuleResolver, read_text: Callable[[str], str], tree_files: Optional[TreeFiles] = None) -> None:
         self._resolve = resolve_module
         self._read = read_text
+        self._tree_files = tree_files
         self._summaries: Dict[str, Optional[dict]] = {}
+        self._trees: Dict[str, Tuple[str, ...]] = {}
+        self._stand_ins: Dict[Tuple[Tuple[str, ...], str, str], List[Tuple[str, str]]] = {}
+
+    def stand_in_classes(self, method: str, instead: str, importing_path: str) -> List[Tuple[str, str]]:
+        """(class name, path) of every class of the tree (imported or not) that defines
+        ``method`` and no ``instead``: a stand-in for a TensorFlow object with the old name
+        only (a ``SingleDeviceStrategy`` with ``experimental_run_v2``). Once per tree and
+        process; a file is parsed (by ``ast``) only when its text names ``method``."""
+        if self._tree_files is None:
+            return []
+        folder = os.path.dirname(os.path.abspath(importing_path))
+        files = self._trees.get(folder)
+        if files is None:
+            files = self._trees[folder] = self._tree_files(importing_path)
+        key = (files, method, instead)
+        found = self._stand_ins.get(key)
+        if found is None:
+            found = self._stand_ins[key] = []
+            for path in files:
+                try:
+                    text = self._read(path)
+                except Exception:  # a file we cannot read offers nothing
+                    continue
+                if method not in text:
+                    continue
+                try:
+                    tree = ast.parse(text)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    continue
+                for node in ast.walk(tree):
+                    if isinstance(node, ast.ClassDef):
+                        names = _class_attributes(node)
+                        if method in names and instead not in names:
+                            found.append((node.name, path))
+        return found
 
     def factory_kinds(self, dotted: str, importing_path: str, call: bool = True) -> Optional[FrozenSet[str]]:
         """Kinds of strategy that ``dotted(...)`` (or ``dotted`` itself) yields, if known."""
@@ -103,3 +145,16 @@ class ProjectLookup:
         summary["compile_owners"] = module_compile_owners(analysis)
         self._summaries[path] = summary
         return summary
+
+
+def _class_attributes(node: ast.ClassDef) -> set:
+    """Names a class body binds: its methods and assigned attributes."""
+    names = set()
+    for statement in node.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(statement.name)
+        elif isinstance(statement, ast.Assign):
+            names.update(t.id for t in statement.targets if isinstance(t, ast.Name))
+        elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            names.add(statement.target.id)
+    return names
