@@ -104,3 +104,18 @@ def test_experimental_run_v2_that_may_reach_a_stand_in_class_of_another_module_i
     # Once the stand-in has `run` too, the rename is safe everywhere.
     (tmp_path / "lib" / "utils.py").write_text(STAND_IN + "  run = experimental_run_v2\n")
     assert [(f[0], f[3]) for f in _findings(tmp_path, "TPU101")] == [("train.py", "safe")]
+
+
+def test_a_stand_in_of_one_project_does_not_reach_another_in_the_same_run(tmp_path):
+    """A run over several projects (the real-code corpus, a folder of checkouts): each project is
+    the folder right under the run's folder unless a marker (`setup.py`, ...) says otherwise, so
+    one project's stand-in class does not make another project's renames unsafe."""
+    (tmp_path / "gsoc" / "lib").mkdir(parents=True)
+    (tmp_path / "gsoc" / "lib" / "utils.py").write_text(STAND_IN)
+    (tmp_path / "gsoc" / "lib" / "train.py").write_text(TRAINER)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "train.py").write_text(TRAINER)
+    assert [(f[0], f[3]) for f in _findings(tmp_path, "TPU101")] == [("train.py", "unsafe"), ("train.py", "safe")]
+    # A marker makes `gsoc/lib` a project of its own, and the stand-in is still beside the trainer.
+    (tmp_path / "gsoc" / "lib" / "setup.py").write_text("")
+    assert [(f[0], f[3]) for f in _findings(tmp_path, "TPU101")] == [("train.py", "unsafe"), ("train.py", "safe")]

@@ -671,12 +671,17 @@ def _stand_ins(old: str, new: str, analysis: Analysis) -> Tuple[Dict[str, str], 
         for scope in analysis.scopes_by_node.values():
             if scope.kind == "class" and old in scope.bindings and new not in scope.bindings and isinstance(scope.node, cst.ClassDef):
                 local[scope.node.name.value] = "this file"
-    tree: Dict[str, str] = {}
+    places: Dict[str, List[str]] = {}
     if analysis.lookup is not None and analysis.path:
         here = Path(analysis.path).resolve()
         for name, path in analysis.lookup.stand_in_classes(old, new, analysis.path):
             if Path(path).resolve() != here:
-                tree.setdefault(name, _relative(path, here))
+                places.setdefault(name, []).append(_relative(path, here))
+    # Where each class is, the nearest first (a project may have one per sub-project).
+    tree: Dict[str, str] = {}
+    for name, paths in places.items():
+        paths.sort(key=lambda path: (path.count("/"), path))
+        tree[name] = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
     return local, tree
 
 
