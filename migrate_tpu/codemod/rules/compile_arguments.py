@@ -46,7 +46,11 @@ class CompileArguments(Rule):
 In `model.compile(...)`: turns positional arguments after `loss` into keywords
 with their TF 2.1 names, renames `experimental_steps_per_execution=` to
 `steps_per_execution=`, and drops `experimental_run_tf_function=...`,
-`distribute=None` and `target_tensors=None`.
+`distribute=None` and `target_tensors=None`. The `compile` of a class that is no
+Keras model (its own, in this file or another module of the tree) is left alone:
+`super().compile(...)` reaching it, `self.compile(...)` in its methods, and a call
+on a name given only instances of it; `super().compile(...)` whose base is not in
+view is an unsafe fix.
 """
     why = """
 TF 2.4's `compile` has another positional order: the 5th positional argument is
@@ -75,6 +79,19 @@ class GanTrainer(object):
 class MelganTrainer(GanTrainer):
   def compile(self, gen_model, dis_model, gen_optimizer, dis_optimizer, pqmf):
     super().compile(gen_model, dis_model, gen_optimizer, dis_optimizer)
+""",
+            findings=0,
+        ),
+        # The same for an instance of such a class, and for `self.compile` in its methods.
+        tf_example(
+            before="""\
+class GanTrainer(object):
+  def compile(self, gen_model, dis_model, gen_optimizer, dis_optimizer):
+    self.gen_model = gen_model
+  def restart(self):
+    self.compile(self.gen_model, None, None, None)
+trainer = GanTrainer()
+trainer.compile(gen, dis, gen_opt, dis_opt)
 """,
             findings=0,
         ),
@@ -159,8 +176,8 @@ pattern = re.compile("a+", re.IGNORECASE)
             if any(arg.star for arg in call.args):
                 continue
             owner = _super_owner(call, scope, analysis)
-            if owner in (OWN, NONE):
-                continue  # ``super().compile`` of a base that is not a Keras model: its own signature
+            if owner in (OWN, NONE) or (owner is None and _instance_owner(call, scope, analysis) in (OWN, NONE)):
+                continue  # the ``compile`` of a class that is no Keras model: its own signature
             self._check(call, scope, analysis, uses_tensorflow, sure=owner != UNKNOWN)
         return self.findings
 
@@ -248,6 +265,46 @@ def _super_owner(call: cst.Call, scope: Scope, analysis: Analysis) -> Optional[s
     if owner is None or not isinstance(owner.node, cst.ClassDef):
         return UNKNOWN
     return bases_compile_owner(owner.node, analysis)
+
+
+def _instance_owner(call: cst.Call, scope: Scope, analysis: Analysis) -> Optional[str]:
+    """For ``x.compile(...)`` where ``x`` can only be an instance of a class in view (``self`` in
+    its methods, a name every value of which is a call of it): whose ``compile`` that is
+    (``compile_owner``, the first class's when several agree). None when not known."""
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    if not isinstance(receiver, cst.Name):
+        return None
+    method = scope
+    while method.kind in ("lambda", "comprehension") and method.parent is not None:
+        method = method.parent
+    owner = method.enclosing_class()
+    if owner is not None and method.params and receiver.value == method.params[0] and isinstance(owner.node, cst.ClassDef):
+        return compile_owner(owner.node, analysis)
+    found = lookup(scope, receiver.value)
+    if found is None:
+        return None
+    owners = set()
+    for binding in found[1]:
+        value = binding.value if binding.kind == "assign" else None
+        if not isinstance(value, cst.Call):
+            return None
+        owners.add(_class_owner(value.func, binding.scope, analysis))
+    return owners.pop() if len(owners) == 1 else None
+
+
+def _class_owner(func: cst.BaseExpression, scope: Scope, analysis: Analysis) -> Optional[str]:
+    """Whose ``compile`` an instance made by calling ``func`` has, when ``func`` is a class in
+    view (of this file, or of the tree's other modules); None otherwise (a function, say)."""
+    if isinstance(func, cst.Name):
+        found = lookup(scope, func.value)
+        if found is not None and len(found[1]) == 1 and found[1][0].kind == "class" and isinstance(found[1][0].node, cst.ClassDef):
+            return compile_owner(found[1][0].node, analysis)
+    name = qualified_name(func, scope)
+    if name is not None and name.startswith(_KERAS_PACKAGES):
+        return None  # ``tf.keras.Model(...)``: Keras, as any receiver is taken
+    if name is not None and analysis.lookup is not None:
+        return analysis.lookup.compile_owners(name, analysis.path)
+    return None
 
 
 def _defines_compile(class_def: cst.ClassDef) -> bool:
