@@ -46,6 +46,10 @@ SMALL_BATCH = 64
 NOTEBOOK_DIFF_STYLES = ("json", "cells")
 
 
+# What marks the top folder of a project (``ProjectFiles.tree_top``).
+_PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
+
+
 class ProjectFiles:
     """How the codemod finds and reads the other modules of the project (picklable)."""
 
@@ -61,6 +65,39 @@ class ProjectFiles:
         from migrate_tpu.engine.source import decode, read_bytes
 
         return decode(read_bytes(Path(path))).text
+
+    def tree_top(self, importing_path: str) -> Path:
+        """The folder of the project a file belongs to: the nearest one above it that marks a
+        project (``.git``, ``pyproject.toml``, ``setup.py``, ``setup.cfg``); else, in a run
+        over a folder, the folder right under it that holds the file (a run over several
+        projects, such as the real-code corpus, must not make one project's classes
+        another's); else the outermost package above the file, or its own folder."""
+        start = Path(importing_path).resolve().parent
+        for folder in (start, *start.parents):
+            if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
+                return folder
+        for root in (Path(r) for r in self.roots):
+            if start == root:
+                return root
+            if root in start.parents:
+                return root / start.relative_to(root).parts[0]
+        top = start
+        while (top / "__init__.py").exists() and top.parent != top:
+            top = top.parent
+        return top
+
+    def tree_files(self, importing_path: str) -> Tuple[str, ...]:
+        """The Python files of the project ``importing_path`` belongs to (``tree_top``)."""
+        top = self.tree_top(importing_path)
+        found = []
+        for folder, folders, files in os.walk(top):
+            folders[:] = sorted(
+                name for name in folders
+                if not name.startswith(".") and name not in ("__pycache__", "node_modules", "site-packages")
+                and not (Path(folder) / name / "pyvenv.cfg").exists()
+            )
+            found += [os.path.join(folder, name) for name in sorted(files) if name.endswith(".py")]
+        return tuple(found)
 
 
 class EngineMigrator:

@@ -611,3 +611,32 @@ def test_two_nested_defs_of_the_same_name_are_not_both_moved_to_the_module():
     assert [(r.safety, r.applied) for r in found] == [("safe", True), ("unsafe", False)]
     assert outcome.code.count("def replica_step(x):") == 2 and outcome.code.count("@tf.function") == 1
     assert "return x * 3" in outcome.code.split("def second(batch):")[1]
+
+
+SUPPRESSED_MULTILINE = """\
+import tensorflow as tf
+
+resolver = tf.distribute.cluster_resolver.TPUClusterResolver("t")
+strategy = tf.distribute.experimental.TPUStrategy(resolver)
+
+
+def step_fn(x):
+    return x * 2
+
+
+result = strategy.run(  # migrate-tpu: ignore[TPU301]
+    step_fn, args=(1,))
+"""
+
+
+def test_an_ignore_comment_on_the_first_line_of_a_multiline_run_suppresses_its_finding():
+    """TPU301 reports on the step argument (line 12 here): its statement is the `run` call's,
+    whose first line carries the comment, as for every other rule."""
+    found = migrate(SUPPRESSED_MULTILINE, Options(select=("TPU301",), mode="check")).reports
+    assert found == []
+    assert migrate(SUPPRESSED_MULTILINE, Options(select=("TPU301",))).code == SUPPRESSED_MULTILINE
+    # Without the comment, the finding is there, on the argument's line, with a safe fix.
+    bare = SUPPRESSED_MULTILINE.replace("  # migrate-tpu: ignore[TPU301]", "")
+    found = migrate(bare, Options(select=("TPU301",), mode="check")).reports
+    assert [(r.rule, r.line, r.column, r.safety) for r in found] == [("TPU301", 12, 5, "safe")]
+    assert "@tf.function\ndef step_fn(x):" in migrate(bare, Options(select=("TPU301",))).code

@@ -31,7 +31,8 @@ class TPUMigrator:
     def __init__(self, options=None, project=None) -> None:
         """``project``: how to reach the other modules of the project, for
         cross-module facts (a strategy made in another module). An object with
-        ``resolve_module(module, importing_path) -> Optional[str]`` and
+        ``resolve_module(module, importing_path) -> Optional[str]``,
+        ``tree_files(importing_path) -> Tuple[str, ...]`` and
         ``read_text(path) -> str``, picklable; None: each file on its own.
         """
         from migrate_tpu.codemod.options import Options
@@ -76,7 +77,7 @@ class TPUMigrator:
         if self._lookup is None and self.project is not None:
             from migrate_tpu.codemod.project import ProjectLookup
 
-            self._lookup = ProjectLookup(self.project.resolve_module, self.project.read_text)
+            self._lookup = ProjectLookup(self.project.resolve_module, self.project.read_text, self.project.tree_files)
         return self._lookup
 
     def migrate(self, text: str, path: str = "<stdin>", line_offset: int = 0):

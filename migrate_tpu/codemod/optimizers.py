@@ -103,7 +103,8 @@ class OptimizerClass:
     # class of the tree constructing like one of those; "kwargs": a class of the tree
     # whose own ``__init__`` may pass ``lr`` on through ``**kwargs`` (not provable);
     # "ignores": ``lr`` is accepted and dropped (a wrapper), "requires": ``learning_rate``
-    # has no default, so ``lr=`` alone fails (see :class:`LibraryOptimizer`).
+    # has no default, so ``lr=`` alone fails (see :class:`LibraryOptimizer`); "legacy": TF 2.1's
+    # legacy Keras optimizer, whose own parameter is ``lr``, removed by TF 2.4 (``LEGACY_KERAS``).
     kind: str
     # The Keras or library class it comes down to (for a library class: the Keras
     # class it passes ``lr`` to, "" when it reads ``lr`` itself).
@@ -140,6 +141,17 @@ for _prefix in (
 for _package in ("tensorflow.python.keras.optimizer_v2", "keras.optimizer_v2"):
     for _name, _module in _KERAS_MODULES.items():
         KNOWN[f"{_package}.{_module}.{_name}"] = OptimizerClass(f"tf.keras.optimizers.{_name}", 0, "keras")
+# ``tensorflow.python.keras.optimizers.<Name>`` (also ``from tensorflow.python import keras``,
+# ``keras.optimizers.Adam``) is another class: checked on TF 2.1.0, it is the legacy Keras
+# optimizer (``class Adam(Optimizer)`` of python/keras/optimizers.py, ``__init__(self, lr=0.001,
+# ...)``: ``lr`` is its own parameter, ``learning_rate=`` is refused by its base), not
+# ``tf.keras.optimizers.Adam``; on TF 2.4.1 the module defines none of these classes (importing
+# ``Adam`` from it raises ImportError). Renaming ``lr=`` would not help: the class is gone.
+# The ``optimizer_v2`` modules above are the classes of ``tf.keras.optimizers`` (TF 2.4.1:
+# ``optimizer_v2.adam.Adam is tf.keras.optimizers.Adam``, ``adam.Adam(lr=0.004)`` trains at 0.004).
+LEGACY_KERAS = ("SGD", "RMSprop", "Adagrad", "Adadelta", "Adam", "Adamax", "Nadam")
+for _name in LEGACY_KERAS:
+    KNOWN[f"tensorflow.python.keras.optimizers.{_name}"] = OptimizerClass(f"tensorflow.python.keras.optimizers.{_name}", 0, "legacy", _name)
 _KINDS = {"passes": "library", "reads": "library", "ignores": "ignores", "requires": "requires"}
 for _entry in ADDONS_OPTIMIZERS:
     for _module in _entry.modules:

@@ -4,7 +4,10 @@ Three kinds of entry:
 
 * ``method``: an attribute renamed on any receiver (``s.experimental_run_v2`` ->
   ``s.run``). The old names exist only on TensorFlow strategies, so the receiver
-  does not matter; a file that defines its own method of that name is left alone.
+  does not matter, unless the file or its tree defines a class of its own with the
+  old name and not the new one (a stand-in strategy): a call on an instance of it is
+  left alone, one on what may be either is an unsafe fix that says to give the class
+  the new name too, one on what can only be a strategy is renamed.
 * ``symbol``: a TensorFlow symbol that moved (``tf.distribute.experimental.TPUStrategy``
   -> ``tf.distribute.TPUStrategy``), found through any import alias and in every
   position (see ``references.py``). What each position may do follows from how the
@@ -32,6 +35,7 @@ from migrate_tpu.codemod.analysis import Analysis, dotted_name
 from migrate_tpu.codemod.locations import rules_directory
 from migrate_tpu.codemod.names import canonical, expression_for, lookup, possible_names, qualified_name
 from migrate_tpu.codemod.rule import Change, Evidence, Example, Expected, Rule, Safety, register
+from migrate_tpu.codemod.strategies import surely_strategy
 from migrate_tpu.codemod.table_schema import check_document
 
 if sys.version_info >= (3, 11):
@@ -248,15 +252,33 @@ class TableRule(Rule):
         return self.findings
 
     def _finish_methods(self, analysis: Analysis) -> None:
-        for node, _scope, call, position in self._attributes:
+        stand_ins: Dict[str, Tuple[Dict[str, str], Dict[str, str]]] = {}
+        for node, scope, call, position in self._attributes:
             entry = next(e for e in self.entries if e.last == node.attr.value)
-            if entry.last in analysis.defined_names:
-                continue  # the file has its own method of that name
             if call is not None and entry.calls:
                 continue  # another rule rewrites the calls
             if entry.relation != SAME:
+                if entry.last in analysis.defined_names:
+                    continue  # the file has its own method of that name
                 self.report(node.attr, self._manual_message(entry, position), analysis=analysis, suggestion=entry.new)
                 continue
+            if entry.last not in stand_ins:
+                stand_ins[entry.last] = _stand_ins(entry.last, entry.new, analysis)
+            local, tree = stand_ins[entry.last]
+            safety = None
+            message = f"`{entry.old}` was renamed to `{entry.new}`" + (f" ({entry.message})" if entry.message else "")
+            if local or tree:
+                if _stand_in_instance(node.value, scope, local, tree):
+                    continue  # the class's own method: renaming the call would break it
+                if not surely_strategy(node.value, scope, analysis):
+                    names = ", ".join(f"`{name}` ({where})" for name, where in sorted({**tree, **local}.items()))
+                    receiver = analysis.module.code_for_node(node.value)
+                    message += (
+                        f"; `{receiver}` may be an instance of the tree's {names}, which defines `{entry.last}` and "
+                        f"no `{entry.new}`: add `{entry.new} = {entry.last}` to that class (or rename both), "
+                        f"or this call raises AttributeError on it"
+                    )
+                    safety = Safety.UNSAFE
             new = entry.new
 
             def rename(updated, new=new):
@@ -264,9 +286,10 @@ class TableRule(Rule):
 
             self.report(
                 node.attr,
-                f"`{entry.old}` was renamed to `{new}`" + (f" ({entry.message})" if entry.message else ""),
+                message,
                 analysis=analysis,
                 changes=[Change(node, rename)],
+                safety=safety,
                 fix_title=f"Rename to `{new}`",
             )
         for call, old, _scope in self._getattrs:
@@ -638,6 +661,67 @@ def _batched(node_type: str, rules: Sequence[TableRule], hooks: Sequence, own: S
 
         return string
     return None
+
+
+def _stand_ins(old: str, new: str, analysis: Analysis) -> Tuple[Dict[str, str], Dict[str, str]]:
+    """Classes defining ``old`` and not ``new``: {name: where} of this file's, and of the
+    tree's other modules (``project.ProjectLookup.stand_in_classes``)."""
+    local: Dict[str, str] = {}
+    if old in analysis.defined_names:
+        for scope in analysis.scopes_by_node.values():
+            if scope.kind == "class" and old in scope.bindings and new not in scope.bindings and isinstance(scope.node, cst.ClassDef):
+                local[scope.node.name.value] = "this file"
+    places: Dict[str, List[str]] = {}
+    if analysis.lookup is not None and analysis.path:
+        here = Path(analysis.path).resolve()
+        for name, path in analysis.lookup.stand_in_classes(old, new, analysis.path):
+            if Path(path).resolve() != here:
+                places.setdefault(name, []).append(_relative(path, here))
+    # Where each class is, the nearest first (a project may have one per sub-project).
+    tree: Dict[str, str] = {}
+    for name, paths in places.items():
+        paths.sort(key=lambda path: (path.count("/"), path))
+        tree[name] = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    return local, tree
+
+
+def _relative(path: str, here: Path) -> str:
+    """``path`` as the user reads it: relative to the file's folder's tree where it can be."""
+    target = Path(path).resolve()
+    for folder in here.parents:
+        if folder in target.parents:
+            return target.relative_to(folder).as_posix()
+    return target.as_posix()
+
+
+def _stand_in_instance(receiver: cst.BaseExpression, scope, local: Dict[str, str], tree: Dict[str, str], depth: int = 0) -> bool:
+    """Whether ``receiver`` can only be an instance of a stand-in class: ``self`` in one of its
+    methods, a call of the class, or a name every value of which is one."""
+    if depth > 8:
+        return False
+    if isinstance(receiver, cst.Call):
+        func = receiver.func
+        if isinstance(func, cst.Name):
+            found = lookup(scope, func.value)
+            if found is None or len(found[1]) != 1:
+                return False
+            binding = found[1][0]
+            if binding.kind == "class":
+                return func.value in local
+            return binding.kind == "import" and (binding.target or "").rpartition(".")[2] in tree
+        return isinstance(func, cst.Attribute) and func.attr.value in tree and qualified_name(func, scope) is not None
+    if isinstance(receiver, cst.Name):
+        method = scope
+        while method.kind in ("lambda", "comprehension") and method.parent is not None:
+            method = method.parent
+        owner = method.enclosing_class()
+        if owner is not None and method.params and receiver.value == method.params[0] and isinstance(owner.node, cst.ClassDef):
+            return owner.node.name.value in local
+        found = lookup(scope, receiver.value)
+        return found is not None and all(
+            b.kind == "assign" and b.value is not None and _stand_in_instance(b.value, b.scope, local, tree, depth + 1) for b in found[1]
+        )
+    return False
 
 
 class MethodTableRule(TableRule):

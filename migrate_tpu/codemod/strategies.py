@@ -194,3 +194,38 @@ def module_strategy_summary(analysis: Analysis) -> Dict[str, Dict[str, FrozenSet
             if kinds:
                 values[name] = kinds
     return {"factories": factories, "values": values}
+
+
+def surely_strategy(expr: cst.CSTNode, scope: Scope, analysis: Analysis, depth: int = 0) -> bool:
+    """Whether ``expr`` can only be a ``tf.distribute`` strategy (stricter than ``kinds``, which
+    drops what is not one): a strategy constructor or ``get_strategy()``, a call of a function
+    of this file every return of which is one, a name or ``self.`` attribute every value of
+    which is one. A parameter or anything not in view is not."""
+    if depth > 8:
+        return False
+    if isinstance(expr, cst.Call):
+        name = qualified_name(expr.func, scope)
+        if name in CONSTRUCTORS or name in _CURRENT_STRATEGY:
+            return True
+        found = lookup(scope, expr.func.value) if isinstance(expr.func, cst.Name) else None
+        if found is None or not all(b.kind == "def" for b in found[1]):
+            return False
+        for binding in found[1]:
+            own = analysis.scopes_by_node.get(id(binding.node))
+            if own is None or not own.returns or not all(surely_strategy(v, own, analysis, depth + 1) for v in own.returns):
+                return False
+        return True
+    if isinstance(expr, cst.Name):
+        found = lookup(scope, expr.value)
+        return found is not None and all(
+            b.kind == "assign" and b.value is not None and surely_strategy(b.value, b.scope, analysis, depth + 1) for b in found[1]
+        )
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+        method = scope
+        while method.kind in ("lambda", "comprehension") and method.parent is not None:
+            method = method.parent
+        owner = method.enclosing_class()
+        if owner is not None and method.params and expr.value.value == method.params[0]:
+            values = owner.attributes.get(expr.attr.value)
+            return bool(values) and all(surely_strategy(value, where, analysis, depth + 1) for value, where in values)
+    return False

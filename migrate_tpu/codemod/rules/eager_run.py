@@ -538,6 +538,17 @@ def eager(x):
                 )
                 continue
             self._handle(call, fn, scope, loops, graph, decorators, analysis)
+        # Findings sit on the step argument, which the walk did not locate: they belong to the
+        # statement of their `run` call, where a `# migrate-tpu: ignore[TPU301]` comment is
+        # looked for (its first line, as for every rule, not only the argument's line).
+        statements = {}
+        for call, _, _ in self._runs:
+            fn = argument(call, 0, "fn")
+            if fn is not None:
+                statements[id(fn.value)] = analysis.statement_of(call)
+        for finding in self.findings:
+            if finding.statement is None:
+                finding.statement = statements.get(id(finding.node))
         return self.findings
 
     def _unknown_strategy(self, call: cst.Call, scope: Scope, facts: StrategyFacts, graph: Set[int], decorators, analysis) -> None:

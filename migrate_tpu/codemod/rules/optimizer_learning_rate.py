@@ -28,7 +28,9 @@ TensorFlow Addons (`tfa.optimizers.LazyAdam`, `AdamW`, `SGDW`, `RectifiedAdam`,
 `extend_with_decoupled_weight_decay`) and the tree's own, followed through their
 bases across the tree's modules. `lr=` on an Addons wrapper (`Lookahead`,
 `MovingAverage`, `SWA`, `MultiOptimizer`, `COCOB`), which drops it, and on
-`ConditionalGradient`, which requires `learning_rate`, is reported. With
+`ConditionalGradient`, which requires `learning_rate`, is reported, as is `lr=` on
+TF 2.1's legacy optimizers of `tensorflow.python.keras.optimizers`, which TF 2.4
+removed (the `tensorflow.python.keras.optimizer_v2` classes are renamed). With
 `--target latest` it also reports `decay=` on Keras optimizers.
 """
     why = """
@@ -167,6 +169,47 @@ class Scheduled(tf.keras.optimizers.SGD):
 optimizer = Scheduled(lr=0.1)
 """,
         ),
+        # TF 2.1's legacy Keras optimizers under `tensorflow.python.keras.optimizers` take `lr` as
+        # their own parameter, and TF 2.4 removed them: reported, in either import spelling.
+        tf_example(
+            before="""\
+from tensorflow.python.keras.optimizers import Adam
+from tensorflow.python import keras
+
+optimizer = Adam(lr=1e-3)
+other = keras.optimizers.SGD(lr=0.003)
+""",
+            expected=(
+                Expected(
+                    "manual",
+                    4,
+                    13,
+                    "`tensorflow.python.keras.optimizers.Adam` is TF 2.1's legacy Keras optimizer (`lr` is its own parameter); "
+                    "TF 2.4 removed it (ImportError): use `tf.keras.optimizers.Adam(learning_rate=...)`",
+                ),
+                Expected(
+                    "manual",
+                    5,
+                    9,
+                    "`tensorflow.python.keras.optimizers.SGD` is TF 2.1's legacy Keras optimizer (`lr` is its own parameter); "
+                    "TF 2.4 removed it (ImportError): use `tf.keras.optimizers.SGD(learning_rate=...)`",
+                ),
+            ),
+        ),
+        # The `optimizer_v2` classes are `tf.keras.optimizers`' own: renamed as those.
+        tf_example(
+            before="""\
+from tensorflow.python.keras.optimizer_v2 import adam
+
+optimizer = adam.Adam(lr=1e-3)
+""",
+            after="""\
+from tensorflow.python.keras.optimizer_v2 import adam
+
+optimizer = adam.Adam(learning_rate=1e-3)
+""",
+            expected=(Expected("safe", 3, 13, "`lr=` is a deprecated alias of `learning_rate=`; Keras 2.11 and later optimizers ignore it"),),
+        ),
         # A learning rate given twice: `lr=` wins (TF 2.1 and 2.4.1), and renaming it
         # would pass `learning_rate` twice.
         tf_example(
@@ -216,6 +259,16 @@ optimizer = tf.keras.optimizers.SGD(0.1, lr=0.2)
         return self.findings
 
     def _rename_lr(self, call: cst.Call, optimizer: OptimizerClass, keywords, analysis: Analysis) -> None:
+        if optimizer.kind == "legacy":
+            # TF 2.1's legacy class (``optimizers.LEGACY_KERAS``): ``lr`` is right there, and TF 2.4
+            # has no such class; the fix is another class, with its own defaults: left to a person.
+            self.report(
+                call,
+                f"`{optimizer.name}` is TF 2.1's legacy Keras optimizer (`lr` is its own parameter); TF 2.4 removed it "
+                f"(ImportError): use `tf.keras.optimizers.{optimizer.base}(learning_rate=...)`",
+                analysis=analysis,
+            )
+            return
         if optimizer.kind == "ignores":
             # Checked on TF 2.4.1 with Addons 0.12.1: the rate stays the wrapped optimizer's, and
             # ``learning_rate=`` is refused ("Unexpected keyword argument"): no rename can help.
