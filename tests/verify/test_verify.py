@@ -214,3 +214,16 @@ def test_a_tf_function_defined_inside_a_method_is_retraced_on_real_tf_2_4(tmp_pa
     assert report["retraced"]["function"] == "Trainer.step.<locals>.step_fn"
     assert report["traces"]["after"]["Trainer.step.<locals>.step_fn"] == 5  # once per call
     assert report["traces"]["before"] == {"Trainer.step": 1}
+
+
+def test_a_pod_program_verifies_once_as_one_client(tmp_path):
+    # --hosts 2: one program over both hosts' cores (issue 20), recorded once; a right
+    # migration is the same, a planted MEAN is caught at its step as at one host.
+    python = require("tf2.21")
+    pod = REPO / "tests" / "roundtrip" / "programs" / "pod_training.py"
+    status, report, stderr = verify(tmp_path, "--python", python, "--hosts", "2", "--replicas", "4", "--steps", "3", str(pod))
+    assert (status, report["verdict"], report["steps"]) == (0, "same", 3), json.dumps(report, indent=1) + stderr
+    status, report, stderr = verify(tmp_path, "--python", python, "--hosts", "2", "--replicas", "4", "--steps", "2",
+                                    "--after", str(PROGRAMS / "wrong_reduce_mean.py"), str(PROGRAMS / "train_loop.py"))
+    assert (status, report["verdict"]) == (1, "diverged"), json.dumps(report, indent=1) + stderr
+    assert report["first_divergence"]["step"] == 1
