@@ -132,6 +132,12 @@ class EngineMigrator:
                 return migrator
         return self.default
 
+    def consulted_files(self) -> Tuple[str, ...]:
+        consulted = set(self.default.consulted_files())
+        for _, variant in self.variants:
+            consulted.update(variant.consulted_files())
+        return tuple(sorted(consulted))
+
     def migrate(self, text: str, path: str = "<stdin>") -> Outcome:
         from migrate_tpu.codemod.migrator import CannotMigrate
         from migrate_tpu.engine.file_error import FileError

@@ -88,3 +88,47 @@ def test_bad_shard_is_a_usage_error(cli, tmp_path):
     tree(tmp_path / "src", count=1)
     result = cli("check", "src", "--shard", "4/3")
     assert result.returncode == 2 and b"K/N" in result.stderr
+
+
+STAND_IN = b"""class SingleDeviceStrategy(object):
+    def experimental_run_v2(self, fn, args, kwargs):
+        return fn(*args, **kwargs)
+"""
+
+TRAINER = b"""import tensorflow as tf
+
+
+class Trainer(object):
+    def __init__(self, strategy):
+        self.strategy = strategy
+
+    @tf.function
+    def step(self, x):
+        return self.strategy.experimental_run_v2(tf.square, args=(x,), kwargs={})
+"""
+
+
+def _safety(cli, *options):
+    done = cli("check", "--format", "json", "--select", "TPU101", "src", *options)
+    return [(Path(f["path"]).name, f["safety"]) for f in json.loads(done.stdout)["findings"]]
+
+
+def test_a_cached_result_is_not_reused_once_another_file_it_read_changed(cli, tmp_path):
+    # train.py's finding depends on utils.py (a stand-in strategy class of the tree makes the
+    # rename unsafe), which train.py does not even import: the cache must see utils.py change.
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "utils.py").write_bytes(b"class Helper(object):\n    pass\n")
+    (tmp_path / "src" / "train.py").write_bytes(TRAINER)
+    assert _safety(cli) == [("train.py", "safe")]
+    assert entries(tmp_path / ".migrate-tpu-cache")  # the result is cached
+    (tmp_path / "src" / "utils.py").write_bytes(STAND_IN)
+    assert _safety(cli, "--no-cache") == [("train.py", "unsafe")]
+    assert _safety(cli) == [("train.py", "unsafe")]  # not the stale "safe"
+    # Unchanged since, the result comes from the cache (doctored to prove it).
+    stored = [(entry, pickle.loads(entry.read_bytes())) for entry in entries(tmp_path / ".migrate-tpu-cache")]
+    victim, result = max(((e, r) for e, r in stored if r.path.endswith("train.py")), key=lambda item: item[0].stat().st_mtime_ns)
+    assert [Path(path).name for path, _, _ in result.depends_on] == ["utils.py"]
+    result.reports[0].safety = "doctored"
+    victim.write_bytes(pickle.dumps(result))
+    assert _safety(cli) == [("train.py", "doctored")]

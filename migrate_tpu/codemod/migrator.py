@@ -13,6 +13,7 @@ worker and maps what escapes into that file's one-line error, in one place.
 from __future__ import annotations
 
 import sys
+from typing import Tuple
 
 
 class CannotMigrate(Exception):
@@ -72,6 +73,11 @@ class TPUMigrator:
 
             self._prefilter = prefilter_for(self.options.select, self.options.ignore, self.options.target)
         return self._prefilter(data)
+
+    def consulted_files(self) -> Tuple[str, ...]:
+        """The other files of the tree read for the migrations since the last call (their
+        state decides the result too), and a fresh start for the next file."""
+        return self._lookup.take_consulted() if self._lookup is not None else ()
 
     def _project(self):
         if self._lookup is None and self.project is not None:

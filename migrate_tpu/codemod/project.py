@@ -10,7 +10,8 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
+from contextlib import contextmanager
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 
 # (dotted module name, path of the importing file) -> path of the module's file.
@@ -34,6 +35,42 @@ class ProjectLookup:
         self._version_evidence: Dict[str, bool] = {}
         self._imports: Dict[str, Tuple[bool, Tuple[str, ...]]] = {}
         self._stand_ins: Dict[Tuple[Tuple[str, ...], str, str], List[Tuple[str, str]]] = {}
+        # Which files each answer read (its own and those of the answers it used), so that
+        # a file's result can name every other file it depends on: the engine's cache checks
+        # them before reusing the result. The innermost record is the answer being computed;
+        # the outermost, the migration of one file (``take_consulted``).
+        self._recording: List[Set[str]] = [set()]
+        self._depends: Dict[object, FrozenSet[str]] = {}
+
+    def take_consulted(self) -> Tuple[str, ...]:
+        """The files read to answer the lookups since the last call (for the file just
+        migrated), cached answers included; and a fresh record for the next file."""
+        consulted = tuple(sorted(self._recording[0]))
+        self._recording = [set()]
+        return consulted
+
+    def _read_text(self, path: str) -> str:
+        for record in self._recording:
+            record.add(path)
+        return self._read(path)
+
+    def _used(self, key: object) -> None:
+        """A cached answer is used: what it read counts as read now."""
+        files = self._depends.get(key, frozenset())
+        for record in self._recording:
+            record.update(files)
+
+    @contextmanager
+    def _computing(self, key: object) -> Iterator[None]:
+        record: Set[str] = set()
+        self._recording.append(record)
+        try:
+            yield
+        finally:
+            self._recording.pop()
+            self._depends[key] = frozenset(record)
+            for outer in self._recording:
+                outer.update(record)
 
     def stand_in_classes(self, method: str, instead: str, importing_path: str) -> List[Tuple[str, str]]:
         """(class name, path) of every class of the tree (imported or not) that defines
@@ -49,11 +86,14 @@ class ProjectLookup:
             files = self._trees[folder] = self._tree_files(importing_path)
         key = (files, method, instead)
         found = self._stand_ins.get(key)
-        if found is None:
-            found = self._stand_ins[key] = []
+        if found is not None:
+            self._used(("stand-ins", key))
+            return found
+        found = self._stand_ins[key] = []
+        with self._computing(("stand-ins", key)):
             for path in files:
                 try:
-                    text = self._read(path)
+                    text = self._read_text(path)
                 except Exception:  # a file we cannot read offers nothing
                     continue
                 if method not in text:  # the cheap test first: few files name it
@@ -144,14 +184,16 @@ class ProjectLookup:
         Otherwise its summary has no version of any name, and the lookup skips its parse."""
         known = self._version_evidence.get(path)
         if known is not None:
+            self._used(("version", path))
             return known
         # In progress (an import cycle): parse it, as the lookup did before this test.
         self._version_evidence[path] = True
-        direct, imported = self._version_facts(path)
-        result = direct
-        if not result and imported:
-            words = set(re.findall(r"\w+", self._read(path)))
-            result = any(words.intersection(self._version_names(module)) for module in imported)
+        with self._computing(("version", path)):
+            direct, imported = self._version_facts(path)
+            result = direct
+            if not result and imported:
+                words = set(re.findall(r"\w+", self._read_text(path)))
+                result = any(words.intersection(self._version_names(module)) for module in imported)
         self._version_evidence[path] = result
         return result
 
@@ -166,10 +208,17 @@ class ProjectLookup:
         """(names the version or imports a tree package whole, the tree modules it imports from)."""
         known = self._imports.get(path)
         if known is not None:
+            self._used(("imports", path))
             return known
+        with self._computing(("imports", path)):
+            facts = self._read_version_facts(path)
+        self._imports[path] = facts
+        return facts
+
+    def _read_version_facts(self, path: str) -> Tuple[bool, Tuple[str, ...]]:
         facts: Tuple[bool, Tuple[str, ...]] = (False, ())
         try:
-            text = self._read(path)
+            text = self._read_text(path)
         except Exception:  # not read: its summary is not made either
             text = ""
         if _VERSION_WORDS.search(text):
@@ -180,7 +229,6 @@ class ProjectLookup:
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 tree = None  # LibCST may still read it: assume it can
             facts = (True, ()) if tree is None else self._imported_tree_modules(tree, path)
-        self._imports[path] = facts
         return facts
 
     def _imported_tree_modules(self, tree: ast.AST, path: str) -> Tuple[bool, Tuple[str, ...]]:
@@ -203,15 +251,22 @@ class ProjectLookup:
     def _names(self, path: str, symbol: str) -> bool:
         """Whether the module's text holds ``symbol`` as a word (a module not read holds nothing)."""
         try:
-            text = self._read(path)
+            text = self._read_text(path)
         except Exception:  # as ``_summary``: a module we cannot read offers nothing
             return False
         return re.search(rf"\b{re.escape(symbol)}\b", text) is not None
 
     def _summary(self, path: str) -> Optional[dict]:
         if path in self._summaries:
+            self._used(("summary", path))
             return self._summaries[path]
         self._summaries[path] = None  # guards import cycles
+        with self._computing(("summary", path)):
+            summary = self._make_summary(path)
+        self._summaries[path] = summary
+        return summary
+
+    def _make_summary(self, path: str) -> Optional[dict]:
         from migrate_tpu.codemod.analysis import Analysis
         from migrate_tpu.codemod.checking import run_rules
         from migrate_tpu.codemod.optimizers import module_optimizer_summary
@@ -223,7 +278,7 @@ class ProjectLookup:
 
         try:
             # The parse the main path uses (``parsing.py``): a third cheaper, the same tree.
-            module = parse_module(self._read(path))
+            module = parse_module(self._read_text(path))
         except Exception:  # a module we cannot read or parse offers nothing
             return None
         analysis = Analysis(module, (), lookup=self, path=path)
@@ -233,7 +288,6 @@ class ProjectLookup:
         summary["versions"] = module_version_summary(analysis)
         summary["traced_methods"] = module_class_tracing(analysis)
         summary["compile_owners"] = module_compile_owners(analysis)
-        self._summaries[path] = summary
         return summary
 
 

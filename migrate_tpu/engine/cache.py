@@ -6,9 +6,11 @@ provides (tool version, settings, rule tables). Entries are small pickles in
 ``.migrate-tpu-cache/`` (or ``--cache-dir``), written atomically; a damaged
 or unreadable entry is a miss, never an error.
 
-What a cached result cannot know: a change to *another* module that this
-file imports a strategy factory from. The rule tables and the tool version are
-part of the salt; use ``--no-cache`` after editing such a factory.
+A result may also depend on *other* files (a module this file imports a strategy
+factory or a base class from, the classes of its tree): the migrator names them,
+the result keeps each one's size and modification time (:func:`fingerprints`),
+and a cached result is reused only while they are unchanged (:func:`unchanged`).
+A file added to the tree since is not seen: ``--no-cache`` covers that case.
 """
 
 from __future__ import annotations
@@ -18,10 +20,32 @@ import os
 import pickle
 import tempfile
 from pathlib import Path
-from typing import Optional
+from typing import Iterable, Optional, Tuple
 
 CACHE_DIRECTORY = ".migrate-tpu-cache"
-_FORMAT = b"3"  # 3: findings are the engine's FileFinding records; 2: parsed no longer counts failed parses
+# 4: results name the other files they depend on; 3: findings are the engine's FileFinding
+# records; 2: parsed no longer counts failed parses
+_FORMAT = b"4"
+
+Fingerprint = Tuple[str, int, int]  # (path, size, st_mtime_ns); size -1: the file was missing
+
+
+def fingerprints(paths: Iterable[str]) -> Tuple[Fingerprint, ...]:
+    """Each file as it is now, to tell later whether it changed."""
+    return tuple(_fingerprint(path) for path in sorted(set(paths)))
+
+
+def unchanged(depends_on: Iterable[Fingerprint]) -> bool:
+    """Whether every file a result depends on is as it was when the result was made."""
+    return all(_fingerprint(path) == (path, size, mtime) for path, size, mtime in depends_on)
+
+
+def _fingerprint(path: str) -> Fingerprint:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return (path, -1, 0)
+    return (path, status.st_size, status.st_mtime_ns)
 
 
 class ResultCache:

@@ -51,7 +51,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Literal, Optional, Sequence, Tuple, Type, Union
 
-from migrate_tpu.engine.cache import ResultCache
+from migrate_tpu.engine.cache import ResultCache, fingerprints, unchanged
 from migrate_tpu.engine.contracts import Migrator
 from migrate_tpu.engine.file_error import FileError
 from migrate_tpu.engine.file_finding import FileFinding
@@ -114,6 +114,9 @@ class FileResult:
     # False for a path that was never read (missing, a broken link, unreadable): an
     # error, not a scanned file.
     scanned: bool = True
+    # The other files the result depends on, as they were: (path, size, mtime_ns) each
+    # (``cache.fingerprints``); a cached result is reused only while they still match.
+    depends_on: Tuple[Tuple[str, int, int], ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -206,40 +209,53 @@ def _migrate_candidate(path: Path, data: bytes, migrator: Migrator, mode: str) -
     name = display_path(path)
     result = FileResult(name)
     new_data: Optional[bytes] = None
+    migrator.consulted_files()  # what earlier files read is theirs, not this one's
     try:
-        if path.suffix == ".ipynb":
-            from migrate_tpu.engine.notebook import migrate_notebook
-
-            cell_errors: List[FileError] = []
-            changed_data, reports, diff_text = migrate_notebook(data, migrator, str(path), name, want_diff=mode == "diff", cell_errors=cell_errors)
-            if cell_errors:  # cells that do not parse, left as they are; the others are migrated
-                result = _cell_errors_result(name, cell_errors)
-            result.parsed = True
-            result.reports = reports
-            if changed_data != data:
-                result.changed = True
-                if mode == "diff":
-                    result.diff = diff_text.encode("utf-8")
-                elif mode == "fix":
-                    new_data = changed_data
-            return result, new_data
-        decoded = decode(data)
-        outcome = migrator.migrate(decoded.text, str(path))
-        # The migrator may rule the file out unparsed (the codemod's second prefilter stage).
-        result.parsed = outcome.parsed
-        result.skipped = not result.parsed
-        result.reports = [FileFinding.of(report) for report in outcome.reports]
-        if outcome.code != decoded.text:
-            encoded = decoded.encode(outcome.code)
-            result.changed = True
-            if mode == "diff":
-                # A BOM stays part of line 1 in the diff, so that patch and git apply match the bytes.
-                bom = "\ufeff" if decoded.encoding == "utf-8-sig" else ""
-                result.diff = unified_diff(bom + decoded.text, bom + outcome.code, name).encode(decoded.encoding.replace("-sig", ""))
-            elif mode == "fix":
-                new_data = encoded
+        result, new_data = _migrate_text_or_notebook(path, data, migrator, mode, name, result)
     except Exception as error:
         return error_result(name, error), None
+    result.depends_on = fingerprints(other for other in migrator.consulted_files() if not _same_file(other, path))
+    return result, new_data
+
+
+def _same_file(name: str, path: Path) -> bool:
+    return os.path.abspath(name) == os.path.abspath(path)
+
+
+def _migrate_text_or_notebook(path: Path, data: bytes, migrator: Migrator, mode: str, name: str, result: FileResult) -> Tuple[FileResult, Optional[bytes]]:
+    """Parse, migrate, and produce the new bytes or diff (raises what the migrator raises)."""
+    new_data: Optional[bytes] = None
+    if path.suffix == ".ipynb":
+        from migrate_tpu.engine.notebook import migrate_notebook
+
+        cell_errors: List[FileError] = []
+        changed_data, reports, diff_text = migrate_notebook(data, migrator, str(path), name, want_diff=mode == "diff", cell_errors=cell_errors)
+        if cell_errors:  # cells that do not parse, left as they are; the others are migrated
+            result = _cell_errors_result(name, cell_errors)
+        result.parsed = True
+        result.reports = reports
+        if changed_data != data:
+            result.changed = True
+            if mode == "diff":
+                result.diff = diff_text.encode("utf-8")
+            elif mode == "fix":
+                new_data = changed_data
+        return result, new_data
+    decoded = decode(data)
+    outcome = migrator.migrate(decoded.text, str(path))
+    # The migrator may rule the file out unparsed (the codemod's second prefilter stage).
+    result.parsed = outcome.parsed
+    result.skipped = not result.parsed
+    result.reports = [FileFinding.of(report) for report in outcome.reports]
+    if outcome.code != decoded.text:
+        encoded = decoded.encode(outcome.code)
+        result.changed = True
+        if mode == "diff":
+            # A BOM stays part of line 1 in the diff, so that patch and git apply match the bytes.
+            bom = "\ufeff" if decoded.encoding == "utf-8-sig" else ""
+            result.diff = unified_diff(bom + decoded.text, bom + outcome.code, name).encode(decoded.encoding.replace("-sig", ""))
+        elif mode == "fix":
+            new_data = encoded
     return result, new_data
 
 
@@ -704,8 +720,9 @@ class _Pool:
                 slot.cache_key = self.cache.key(display_path(path), self.mode, data)
                 cached = self.cache.load(slot.cache_key)
                 # A cached change still has to be written by fix: only clean results are reused there.
-                # Anything but a result (an entry written by something else) is a miss too.
-                if isinstance(cached, FileResult) and not (self.mode == "fix" and cached.changed):
+                # Anything but a result (an entry written by something else) is a miss too, and
+                # so is a result whose other files (a factory's module, a base class's) changed.
+                if isinstance(cached, FileResult) and not (self.mode == "fix" and cached.changed) and unchanged(cached.depends_on):
                     slot.result = cached
                     return slot
             slot.data = data
