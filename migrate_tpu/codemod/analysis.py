@@ -62,6 +62,24 @@ class Scope:
             return self.parent
         return None
 
+    def _method(self) -> "Scope":
+        """The scope this code runs in, through the lambdas and comprehensions inside it."""
+        method = self
+        while method.kind in ("lambda", "comprehension") and method.parent is not None:
+            method = method.parent
+        return method
+
+    def method_owner(self) -> Optional["Scope"]:
+        """The class scope of the method this code runs in (through lambdas and comprehensions)."""
+        return self._method().enclosing_class()
+
+    def self_class(self, name: str) -> Optional["Scope"]:
+        """The class scope whose instance ``name`` is here: the first parameter of the method
+        this code runs in (``self``); None for any other name or outside a method."""
+        method = self._method()
+        owner = method.enclosing_class()
+        return owner if owner is not None and method.params and name == method.params[0] else None
+
     def module(self) -> "Scope":
         scope = self
         while scope.parent is not None:

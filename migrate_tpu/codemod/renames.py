@@ -711,11 +711,8 @@ def _stand_in_instance(receiver: cst.BaseExpression, scope, local: Dict[str, str
             return binding.kind == "import" and (binding.target or "").rpartition(".")[2] in tree
         return isinstance(func, cst.Attribute) and func.attr.value in tree and qualified_name(func, scope) is not None
     if isinstance(receiver, cst.Name):
-        method = scope
-        while method.kind in ("lambda", "comprehension") and method.parent is not None:
-            method = method.parent
-        owner = method.enclosing_class()
-        if owner is not None and method.params and receiver.value == method.params[0] and isinstance(owner.node, cst.ClassDef):
+        owner = scope.self_class(receiver.value)
+        if owner is not None and isinstance(owner.node, cst.ClassDef):
             return owner.node.name.value in local
         found = lookup(scope, receiver.value)
         return found is not None and all(

@@ -161,11 +161,8 @@ class StrategyFacts:
         named_like = ANY if STRATEGY_LIKE.match(attribute) else None
         receiver = expr.value
         if isinstance(receiver, cst.Name):
-            method = scope
-            while method.kind in ("lambda", "comprehension") and method.parent is not None:
-                method = method.parent
-            owner = method.enclosing_class()
-            if owner is not None and method.params and receiver.value == method.params[0]:
+            owner = scope.self_class(receiver.value)
+            if owner is not None:
                 values = owner.attributes.get(attribute)
                 if values:
                     return _union(*(self.kinds(value, where, depth + 1) for value, where in values))
@@ -221,11 +218,8 @@ def surely_strategy(expr: cst.CSTNode, scope: Scope, analysis: Analysis, depth: 
             b.kind == "assign" and b.value is not None and surely_strategy(b.value, b.scope, analysis, depth + 1) for b in found[1]
         )
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
-        method = scope
-        while method.kind in ("lambda", "comprehension") and method.parent is not None:
-            method = method.parent
-        owner = method.enclosing_class()
-        if owner is not None and method.params and expr.value.value == method.params[0]:
+        owner = scope.self_class(expr.value.value)
+        if owner is not None:
             values = owner.attributes.get(expr.attr.value)
             return bool(values) and all(surely_strategy(value, where, analysis, depth + 1) for value, where in values)
     return False

@@ -258,10 +258,7 @@ def _super_owner(call: cst.Call, scope: Scope, analysis: Analysis) -> Optional[s
     receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
     if not (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "super"):
         return None
-    method = scope
-    while method.kind in ("lambda", "comprehension") and method.parent is not None:
-        method = method.parent
-    owner = method.enclosing_class()
+    owner = scope.method_owner()
     if owner is None or not isinstance(owner.node, cst.ClassDef):
         return UNKNOWN
     return bases_compile_owner(owner.node, analysis)
@@ -274,11 +271,8 @@ def _instance_owner(call: cst.Call, scope: Scope, analysis: Analysis) -> Optiona
     receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
     if not isinstance(receiver, cst.Name):
         return None
-    method = scope
-    while method.kind in ("lambda", "comprehension") and method.parent is not None:
-        method = method.parent
-    owner = method.enclosing_class()
-    if owner is not None and method.params and receiver.value == method.params[0] and isinstance(owner.node, cst.ClassDef):
+    owner = scope.self_class(receiver.value)
+    if owner is not None and isinstance(owner.node, cst.ClassDef):
         return compile_owner(owner.node, analysis)
     found = lookup(scope, receiver.value)
     if found is None:

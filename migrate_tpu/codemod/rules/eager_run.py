@@ -612,11 +612,8 @@ def eager(x):
                 return built
             return _Callable(why=f"`{value.value}` is not a function defined here", bindings=bindings)
         if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name):
-            method = scope
-            while method.kind in ("lambda", "comprehension") and method.parent is not None:
-                method = method.parent
-            owner = method.enclosing_class()
-            if owner is not None and method.params and value.value.value == method.params[0]:
+            owner = scope.self_class(value.value.value)
+            if owner is not None:
                 bindings = owner.bindings.get(value.attr.value, [])
                 defs = [b.node for b in bindings if b.kind == "def"]
                 if len(defs) == 1 and len(bindings) == 1:
