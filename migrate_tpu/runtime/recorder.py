@@ -327,6 +327,15 @@ def _on_main_thread(recorder):
     return threading.current_thread() is recorder.main_thread
 
 
+def _nested(recorder, original, self, args, kwargs):
+    """Call ``original`` one level deeper: what it calls in turn is not an outermost call."""
+    recorder.depth += 1
+    try:
+        return original(self, *args, **kwargs)
+    finally:
+        recorder.depth -= 1
+
+
 def _run_wrapper(recorder, tf):
     def make(original):
         def run(self, *args, **kwargs):
@@ -336,11 +345,7 @@ def _run_wrapper(recorder, tf):
             if recorder.depth or not _on_main_thread(recorder):
                 return original(self, *args, **kwargs)
             where = user_frame()
-            recorder.depth += 1
-            try:
-                result = original(self, *args, **kwargs)
-            finally:
-                recorder.depth -= 1
+            result = _nested(recorder, original, self, args, kwargs)
             recorder.end_step("run", where, result)
             return result
         return run
@@ -354,11 +359,7 @@ def _result_wrapper(recorder, tf, kind):
                     or not _called_from_user_code()):
                 return original(self, *args, **kwargs)
             where = user_frame()
-            recorder.depth += 1
-            try:
-                result = original(self, *args, **kwargs)
-            finally:
-                recorder.depth -= 1
+            result = _nested(recorder, original, self, args, kwargs)
             recorder.add(kind, where, result)
             return result
         return method
