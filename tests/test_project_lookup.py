@@ -39,3 +39,85 @@ def test_a_module_that_cannot_read_the_version_is_not_parsed_for_it(tmp_path):
     # Asked what it offers otherwise (a class's traced methods), the module is summarised.
     assert lookup.class_tracing("pkg.layers.dense", train) is None
     assert any(path.endswith("layers.py") for path in lookup._summaries)
+
+
+def _optimizer_tree(tmp_path: Path) -> ProjectLookup:
+    package = tmp_path / "optim"
+    package.mkdir()
+    # A package whose __init__ re-exports many modules: asking for one name must not
+    # summarise the others (each would be a LibCST parse and analysis).
+    (package / "__init__.py").write_text(
+        "from optim.adam import WarmAdam\nfrom optim.layers import Dense\nfrom optim.loops import Loop\n"
+    )
+    (package / "adam.py").write_text(
+        "import tensorflow as tf\nfrom optim.base import BaseAdam as WarmAdam\n"
+    )
+    (package / "base.py").write_text(
+        "import tensorflow as tf\n\nclass BaseAdam(tf.keras.optimizers.Adam):\n    pass\n"
+    )
+    (package / "layers.py").write_text("import tensorflow as tf\n\nclass Dense(tf.keras.layers.Layer):\n    pass\n")
+    (package / "loops.py").write_text("class Loop:\n    pass\n")
+    # Two modules re-exporting each other's name: a cycle answers nothing, and ends.
+    (package / "cycle_a.py").write_text("from optim.cycle_b import Left\n")
+    (package / "cycle_b.py").write_text("from optim.cycle_a import Left\n")
+    project = ProjectFiles((str(tmp_path),))
+    return ProjectLookup(project.resolve_module, project.read_text, project.tree_files)
+
+
+def _summarised(lookup: ProjectLookup) -> set:
+    return {Path(path).name for path, summary in lookup._summaries.items() if summary is not None}
+
+
+def test_a_re_exported_optimizer_is_followed_through_two_modules(tmp_path):
+    lookup = _optimizer_tree(tmp_path)
+    here = str(tmp_path / "train.py")
+    verdict = lookup.optimizer_class("optim.WarmAdam", here)
+    assert verdict is not None and verdict.kind == "inherited" and verdict.name == "BaseAdam"
+    # Only the chain asked about is summarised: not layers.py or loops.py.
+    assert _summarised(lookup) == {"__init__.py", "adam.py", "base.py"}
+
+
+def test_a_cycle_of_re_exports_answers_nothing(tmp_path):
+    lookup = _optimizer_tree(tmp_path)
+    here = str(tmp_path / "train.py")
+    assert lookup.optimizer_class("optim.cycle_a.Left", here) is None
+    assert lookup.optimizer_class("optim.Dense", here) is None
+    assert {"cycle_a.py", "cycle_b.py", "layers.py"} <= _summarised(lookup)
+
+
+def test_the_stand_in_scan_parses_only_files_that_may_bind_the_method(tmp_path, monkeypatch):
+    import ast
+
+    (tmp_path / "calls.py").write_text("def step(strategy, f):\n    return strategy.experimental_run_v2(f)\n")
+    (tmp_path / "keyword.py").write_text("make(experimental_run_v2=None)\n")  # may bind: parsed, finds no class
+    (tmp_path / "stand_in.py").write_text(
+        "class Single:\n    def experimental_run_v2(self, fn, args=()):\n        return fn(*args)\n"
+    )
+    (tmp_path / "alias.py").write_text("class Aliased:\n    experimental_run_v2 \\\n        = print\n")
+    project = ProjectFiles((str(tmp_path),))
+    lookup = ProjectLookup(project.resolve_module, project.read_text, project.tree_files)
+    parsed = []
+    real_parse = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda text, *a, **k: parsed.append(text) or real_parse(text, *a, **k))
+    found = lookup.stand_in_classes("experimental_run_v2", "run", str(tmp_path / "calls.py"))
+    assert sorted(name for name, _ in found) == ["Aliased", "Single"]
+    assert len(parsed) == 3 and not any("strategy.experimental_run_v2(f)" in text for text in parsed)
+
+
+def test_module_resolution_is_asked_once_per_folder(tmp_path, monkeypatch):
+    from migrate_tpu.engine import discover
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text("")
+    project = ProjectFiles((str(tmp_path),))
+    calls = []
+    real = discover.resolve_module
+    monkeypatch.setattr(discover, "resolve_module", lambda *a: calls.append(a) or real(*a))
+    for name in ("a.py", "b.py", "a.py"):
+        assert project.resolve_module("pkg.mod", str(tmp_path / name)) == str(tmp_path / "pkg" / "mod.py")
+        assert project.resolve_module("pkg.gone", str(tmp_path / name)) is None
+    assert len(calls) == 2
+    # A copy sent to a worker starts with nothing resolved.
+    import pickle
+
+    assert pickle.loads(pickle.dumps(project))._resolved == {}
