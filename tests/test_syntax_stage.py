@@ -177,3 +177,54 @@ def test_a_strategy_made_by_a_factory_of_the_project_is_not_skipped(tmp_path):
     )
     findings = json.loads(done.stdout)["findings"]
     assert [(f["path"].rsplit("/", 1)[-1], f["rule"]) for f in findings] == [("train.py", "TPU301")]
+
+
+STRATEGY = TF + "strategy = tf.distribute.get_strategy()\n\n"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # `run` inside a function that tf.function traces: the rule passes it by.
+        STRATEGY + "@tf.function\ndef train(it):\n    def step(x):\n        return x\n    return strategy.run(step, args=(next(it),))\n",
+        STRATEGY + "@tf.function(experimental_relax_shapes=True)\ndef train(it):\n    return strategy.run(lambda x: x, args=(next(it),))\n",
+        STRATEGY + "from tensorflow.python.eager import def_function\n\n@def_function.function\ndef train(x):\n    return strategy.run(f, args=(x,))\n",
+        TF.replace("tensorflow", "tensorflow.compat.v2") + "strategy = tf.distribute.get_strategy()\n\n@tf.function\ndef train(x):\n    return strategy.run(f, args=(x,))\n",
+        # A def handed to tf.function anywhere in the file (`train = tf.function(train)`), a method by `self.name`.
+        STRATEGY + "def train(x):\n    return strategy.run(f, args=(x,))\n\nif fast:\n    train = tf.function(train)\n",
+        STRATEGY + "class Loop:\n    def __init__(self):\n        self.step = tf.function(self.train)\n\n    def train(self, x):\n        return strategy.run(f, args=(x,))\n",
+    ],
+)
+def test_a_run_that_tf_function_traces_skips_libcst(source):
+    assert not needed(source)
+    assert migrate(source, Options()).reports == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # Traced as the analysis sees it, but not by what this stage can tell: on to LibCST.
+        STRATEGY + "function = make_wrapper()\n\n@function\ndef train(x):\n    return strategy.run(f, args=(x,))\n",
+        # `tf` bound otherwise too, or imported only inside another function (not seen here).
+        STRATEGY + "tf = other\n\n@tf.function\ndef train(x):\n    return strategy.run(f, args=(x,))\n",
+        "def setup():\n    import tensorflow as tf\n\nstrategy = make()\n\n@tf.function\ndef train(x):\n    return strategy.run(f, args=(x,))\n",
+        # A wrapper that is not tf.function, and a method whose name is handed over as a plain name.
+        STRATEGY + "@tf.autograph.experimental.do_not_convert\ndef train(x):\n    return strategy.run(f, args=(x,))\n",
+        STRATEGY + "class Loop:\n    def train(self, x):\n        return strategy.run(f, args=(x,))\n\nstep = tf.function(train)\n",
+        # The run outside the traced body: in a decorator's argument list, or beside it.
+        STRATEGY + "@tf.function\ndef helper(x):\n    return x\n\ndef train(x):\n    return strategy.run(f, args=(x,))\n",
+    ],
+)
+def test_a_run_not_known_to_be_traced_goes_to_libcst(source):
+    assert needed(source)
+
+
+def test_the_untraced_runs_keep_their_findings():
+    # The same run inside and outside a traced function: only the outside one is found,
+    # and the stage lets the file through for it.
+    source = (
+        STRATEGY + "def step(x):\n    return x\n\n@tf.function\ndef train(x):\n    return strategy.run(step, args=(x,))\n\n"
+        "strategy.run(step, args=(1,))\n"
+    )
+    assert needed(source)
+    assert [(r.rule, r.line) for r in migrate(source, Options()).reports] == [("TPU301", 11)]

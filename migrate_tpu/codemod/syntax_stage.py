@@ -35,6 +35,9 @@ class CallShape(NamedTuple):
     # (position, value) of each constant positional argument before any ``*args``, and
     # (keyword, value) of each constant keyword argument: ``f('', tpu='')`` has (0, '') and ('tpu', '').
     literals: FrozenSet[Tuple[object, object]] = frozenset()
+    # Inside (at any depth) a function decorated with ``tf.function`` or a wrapper of it
+    # (``tracing.TRACING``, through this file's imports): the call runs traced.
+    traced: bool = False
 
 
 class SourceIndex:
@@ -55,6 +58,11 @@ class SourceIndex:
         self._bindings: Dict[str, List[Tuple[str, Optional[ast.AST]]]] = {}
         assigned: Dict[int, ast.AST] = {}  # id of a Name target -> the value it is given
         self._star_import = False  # ``from m import *`` may bind any name
+        self._call_index: Dict[int, int] = {}  # id of a Call node -> its place in ``calls``
+        # For ``_mark_traced``: every def, the defs of class bodies, and ``x.function(...)`` calls.
+        functions: List[ast.AST] = []
+        methods: Set[int] = set()
+        wrappers: List[ast.Call] = []
         for node in _walk(tree):
             kind = type(node)
             if kind is ast.Name:
@@ -66,6 +74,9 @@ class SourceIndex:
                 self._bind(node.id, "assign" if value is not None else "other", value)
             elif kind is ast.Call:
                 self._note_call(node)
+                func = node.func
+                if (func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else "") == "function":
+                    wrappers.append(node)
             elif kind is ast.Attribute or kind is ast.Constant:
                 continue
             elif kind is ast.Assign:
@@ -101,6 +112,10 @@ class SourceIndex:
             elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
                 self._bound.add(node.name)
                 self._bind(node.name, "other")
+                if kind is ast.ClassDef:
+                    methods.update(id(item) for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
+                else:
+                    functions.append(node)
             elif kind is ast.Global or kind is ast.Nonlocal:
                 self._bound.update(node.names)
                 for name in node.names:
@@ -114,6 +129,57 @@ class SourceIndex:
                 if name:
                     self._bound.add(name)
                     self._bind(name, "other")
+
+        if functions and (wrappers or any(f.decorator_list for f in functions)):  # type: ignore[attr-defined]
+            self._mark_traced(tree, functions, methods, wrappers)
+
+    def _mark_traced(self, tree: ast.AST, functions: List[ast.AST], methods: Set[int], wrappers: List[ast.Call]) -> None:
+        """Mark the calls in the bodies of functions that run traced, as the LibCST analysis
+        finds them (``rules/eager_run._traced_functions``): a def with a decorator naming a
+        tracing wrapper (``tracing.TRACING``), a def whose name, or a method whose
+        ``self.name``, is passed to ``tf.function(...)`` anywhere in the file. A name must
+        reach the wrapper through imports only (no other binding of its head in the file),
+        and by an import the module runs itself (not one inside a function, which other
+        functions do not see), so a call is marked only where the analysis finds it traced too; what the analysis
+        also follows (base classes of other modules, helpers called only from traced code)
+        is not marked here, and such files go on to LibCST."""
+        from migrate_tpu.codemod.names import canonical
+        from migrate_tpu.codemod.tracing import TRACING
+
+        module_imports = _module_level_imports(tree)
+
+        def traces(decorator: ast.expr) -> bool:
+            expr = decorator.func if isinstance(decorator, ast.Call) else decorator
+            parts: List[str] = []
+            while isinstance(expr, ast.Attribute):
+                parts.append(expr.attr)
+                expr = expr.value
+            if not isinstance(expr, ast.Name) or expr.id not in module_imports:
+                return False
+            targets = self.imported_only(expr.id)
+            rest = "".join("." + part for part in reversed(parts))
+            return targets is not None and all(canonical(target + rest) in TRACING for target in targets)
+
+        wrapped_names: Set[str] = set()
+        wrapped_methods: Set[str] = set()
+        for call in wrappers:
+            first = call.args[0] if call.args else call.keywords[0].value if call.keywords and call.keywords[0].arg else None
+            if first is None or not traces(call.func):
+                continue
+            if isinstance(first, ast.Name):
+                wrapped_names.add(first.id)
+            elif isinstance(first, ast.Attribute) and isinstance(first.value, ast.Name):
+                wrapped_methods.add(first.attr)
+        for function in functions:
+            name = function.name  # type: ignore[attr-defined]
+            if name in (wrapped_methods if id(function) in methods else wrapped_names) or any(
+                traces(decorator) for decorator in function.decorator_list  # type: ignore[attr-defined]
+            ):
+                for statement in function.body:  # type: ignore[attr-defined]
+                    for node in _walk(statement):
+                        place = self._call_index.get(id(node)) if type(node) is ast.Call else None
+                        if place is not None:
+                            self.calls[place] = self.calls[place]._replace(traced=True)
 
     def _bind(self, name: str, kind: str, node: Optional[ast.AST] = None) -> None:
         self._bindings.setdefault(name, []).append((kind, node))
@@ -144,6 +210,7 @@ class SourceIndex:
             if isinstance(arg, ast.Constant):
                 literals.append((position, arg.value))
         literals.extend((k.arg, k.value.value) for k in node.keywords if k.arg is not None and isinstance(k.value, ast.Constant))
+        self._call_index[id(node)] = len(self.calls)
         self.calls.append(CallShape(attribute, receiver, len(node.args), keywords, starred, frozenset(literals)))
 
     def imported_only(self, name: str) -> Optional[Sequence[str]]:
@@ -162,6 +229,25 @@ class SourceIndex:
         if self.lookup is None:
             return True  # without the project's other modules, an import is never a strategy
         return all(self.lookup.factory_kinds(t, self.path, call=False) is None for t in targets)
+
+
+def _module_level_imports(tree: ast.AST) -> Set[str]:
+    """Names bound by the imports the module itself runs: at its top level, or in its
+    top-level ``if``/``try``/``with`` blocks (not in a function or class)."""
+    names: Set[str] = set()
+    statements = list(getattr(tree, "body", ()))
+    while statements:
+        statement = statements.pop()
+        if isinstance(statement, ast.Import):
+            names.update(alias.asname or alias.name.partition(".")[0] for alias in statement.names)
+        elif isinstance(statement, ast.ImportFrom):
+            names.update(alias.asname or alias.name for alias in statement.names)
+        elif isinstance(statement, (ast.If, ast.Try, ast.With, ast.For, ast.While)) or type(statement).__name__ == "TryStar":
+            for field in ("body", "orelse", "finalbody"):
+                statements.extend(getattr(statement, field, ()))
+            for handler in getattr(statement, "handlers", ()):
+                statements.extend(handler.body)
+    return names
 
 
 def _walk(tree: ast.AST):

@@ -388,9 +388,11 @@ def eager(x):
         """A ``run`` call with arguments on a receiver that may be a TPU strategy as
         ``StrategyFacts`` would tell (``syntax_stage.py``): not an imported module or object
         from outside the project (``app.run(main)`` of absl), nor a name bound only to what
-        is no strategy (``with tf.compat.v1.Session() as sess: sess.run(...)``)."""
+        is no strategy (``with tf.compat.v1.Session() as sess: sess.run(...)``), nor a call
+        inside a function that ``@tf.function`` traces (``finish`` passes those by)."""
         return any(
             call.attribute in _RUN_METHODS
+            and not call.traced
             and (call.positional or call.keywords or call.starred)
             and (call.receiver is None or _name_may_be_tpu(index, call.receiver))
             for call in index.calls
