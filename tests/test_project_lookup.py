@@ -121,3 +121,28 @@ def test_module_resolution_is_asked_once_per_folder(tmp_path, monkeypatch):
     import pickle
 
     assert pickle.loads(pickle.dumps(project))._resolved == {}
+
+
+def test_import_statements_are_found_without_parsing_the_module():
+    import ast
+
+    from migrate_tpu.codemod.project import _import_statements
+
+    text = (
+        "import a.b as c\n"
+        "from . import (x,\n   y)  # a comment\n"
+        "try: import z\n"
+        "except ImportError: from w import v; import q\n"
+        "def f():\n    from .. import r\n"
+        "value = 1 \\\n  ; import cont\n"
+        "from m import \\\n   n\n"
+        "print('import this')\n"  # no statement starts there
+        "broken = (\n"  # the rest of the module does not parse: the imports above still count
+    )
+    found = [ast.unparse(node) for node in _import_statements(text)]
+    assert found == [
+        "import a.b as c", "from . import x, y", "import z", "from w import v", "import q",
+        "from .. import r", "import cont", "from m import n",
+    ]
+    # A docstring that reads like an import is taken too: one more module looked at, never one less.
+    assert [ast.unparse(n) for n in _import_statements('"""\nfrom nowhere import thing\n"""\n')] == ["from nowhere import thing"]

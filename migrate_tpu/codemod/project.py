@@ -244,16 +244,12 @@ class ProjectLookup:
         if _VERSION_WORDS.search(text):
             facts = (True, ())
         elif text:
-            try:
-                tree = ast.parse(text)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                tree = None  # LibCST may still read it: assume it can
-            facts = (True, ()) if tree is None else self._imported_tree_modules(tree, path)
+            facts = self._imported_tree_modules(_import_statements(text), path)
         return facts
 
-    def _imported_tree_modules(self, tree: ast.AST, path: str) -> Tuple[bool, Tuple[str, ...]]:
+    def _imported_tree_modules(self, statements: List[ast.stmt], path: str) -> Tuple[bool, Tuple[str, ...]]:
         found: List[str] = []
-        for node in ast.walk(tree):
+        for node in statements:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     top = alias.name.partition(".")[0]
@@ -309,6 +305,54 @@ class ProjectLookup:
         summary["traced_methods"] = module_class_tracing(analysis)
         summary["compile_owners"] = module_compile_owners(analysis)
         return summary
+
+
+# Where an import statement may begin: a line's start, or after ``;`` or a block's ``:``
+# (``try: import x``). The keyword must be followed by a blank, as the grammar wants.
+_IMPORT_START = re.compile(r"(?:^|[;:])[ \t]*(?=(?:from|import)[ \t])", re.MULTILINE)
+
+
+def _import_statements(text: str) -> List[ast.stmt]:
+    """The import statements of a module, without parsing all of it: each place an import
+    may begin (``_IMPORT_START``) is read to the end of its logical line (brackets and
+    backslashes continue it) and that alone is parsed. Text in a string or comment that reads
+    as an import is taken too (one more module to look at, never one less); what does not
+    parse is skipped. On tf-models-official 2.2.2, 57 modules: 0.26 s with a full ``ast``
+    parse and walk each, 0.02 s so."""
+    found: List[ast.stmt] = []
+    for match in _IMPORT_START.finditer(text):
+        start = match.end()
+        end = _logical_line_end(text, start)
+        try:
+            module = ast.parse(text[start:end])
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        found.extend(node for node in module.body if isinstance(node, (ast.Import, ast.ImportFrom)))
+    return found
+
+
+def _logical_line_end(text: str, start: int) -> int:
+    """Where the logical line from ``start`` ends: at a newline outside brackets and not
+    after a backslash, or at ``;`` outside brackets (an import holds no strings)."""
+    depth = 0
+    index = start
+    length = len(text)
+    while index < length:
+        char = text[index]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "\\" and text.startswith("\n", index + 1):
+            index += 2
+            continue
+        elif char == "#" and depth <= 0:
+            newline = text.find("\n", index)
+            return length if newline < 0 else newline
+        elif (char == "\n" and depth <= 0) or (char == ";" and depth <= 0):
+            return index
+        index += 1
+    return length
 
 
 @lru_cache(maxsize=None)
