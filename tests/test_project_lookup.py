@@ -146,3 +146,40 @@ def test_import_statements_are_found_without_parsing_the_module():
     ]
     # A docstring that reads like an import is taken too: one more module looked at, never one less.
     assert [ast.unparse(n) for n in _import_statements('"""\nfrom nowhere import thing\n"""\n')] == ["from nowhere import thing"]
+
+
+def _cycle_tree(tmp_path: Path, with_reader: bool) -> ProjectLookup:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("from pkg import a\nfrom pkg import b\n")
+    (package / "c.py").write_text("import tensorflow as tf\n\nIS_OLD = tf.__version__.startswith('2.1')\n")
+    # a and b import each other (and the package's __init__ both): a cycle. a re-exports
+    # c's flag when ``with_reader``; b reads it through a, and b is met first from a.
+    reexport = "from pkg.c import IS_OLD\n" if with_reader else "IS_OLD = False\n"
+    (package / "a.py").write_text("from pkg import b\n" + reexport)
+    (package / "b.py").write_text("from pkg import a\nfrom pkg.a import IS_OLD\n\nUSE_OLD = IS_OLD\n")
+    project = ProjectFiles((str(tmp_path),))
+    return ProjectLookup(project.resolve_module, project.read_text, project.tree_files)
+
+
+def test_a_version_read_around_an_import_cycle_is_not_ruled_out_by_the_order_of_questions(tmp_path):
+    lookup = _cycle_tree(tmp_path, with_reader=True)
+    here = str(tmp_path / "train.py")
+    # Asking a first computes b's answer while a is still in progress: that "no" is not kept.
+    first = lookup.version_values("pkg.a.IS_OLD", here)
+    assert first is not None and first["2.1.0"] is True and first["2.4.1"] is False
+    assert lookup._may_read_version(str(tmp_path / "pkg" / "b.py")) is True
+    # (b's own summary, made while a's was in progress, still lacks the flag: a cycle of
+    # summaries answers nothing, as before; asked first, b finds it.)
+    fresh = _cycle_tree(tmp_path / "again", with_reader=True) if (tmp_path / "again").mkdir() is None else None
+    second = fresh.version_values("pkg.b.USE_OLD", str(tmp_path / "again" / "train.py"))
+    assert second is not None and second["2.1.0"] is True and second["2.4.1"] is False
+
+
+def test_an_import_cycle_that_reads_no_version_is_not_parsed_for_one(tmp_path):
+    lookup = _cycle_tree(tmp_path, with_reader=False)
+    here = str(tmp_path / "train.py")
+    assert lookup.version_values("pkg.a.IS_OLD", here) is None
+    assert lookup.version_values("pkg.b.USE_OLD", here) is None
+    assert lookup.version_values("pkg.USE_OLD", here) is None
+    assert _summarised(lookup) == set()  # before: the package's __init__, a and b, each a LibCST parse

@@ -34,6 +34,13 @@ class ProjectLookup:
         self._summaries: Dict[str, Optional[dict]] = {}
         self._trees: Dict[str, Tuple[str, ...]] = {}
         self._version_evidence: Dict[str, bool] = {}
+        # Modules whose version answer is being computed (path -> depth of the computation),
+        # "no" answers that relied on one of them (path -> the lowest such depth), and per
+        # computation the lowest depth of such a module it met (``_may_read_version``).
+        self._version_in_progress: Dict[str, int] = {}
+        self._version_provisional: Dict[str, int] = {}
+        self._version_low: List[int] = []
+        self._summarising: Set[str] = set()  # modules whose summary is being made
         self._imports: Dict[str, Tuple[bool, Tuple[str, ...]]] = {}
         self._following: Set[str] = set()  # re-exported optimizer names being followed
         self._stand_ins: Dict[Tuple[Tuple[str, ...], str, str], List[Tuple[str, str]]] = {}
@@ -206,19 +213,60 @@ class ProjectLookup:
         if known is not None:
             self._used(("version", path))
             return known
-        # In progress (an import cycle): parse it, as the lookup did before this test.
-        self._version_evidence[path] = True
-        with self._computing(("version", path)):
-            direct, imported = self._version_facts(path)
-            result = direct
-            if not result and imported:
-                words = set(re.findall(r"\w+", self._read_text(path)))
-                result = any(words.intersection(self._version_names(module)) for module in imported)
-        self._version_evidence[path] = result
+        # An import cycle: a module in progress (or answered "no" only while one was) counts as
+        # not reading the version for now, as an import cycle reads nothing by itself; the
+        # answers that relied on it are kept only once it is answered (``_settle_versions``).
+        # Before, a module in progress counted as reading it, and every package ``__init__``
+        # its modules import back was parsed with LibCST for nothing.
+        pending = self._version_in_progress.get(path, self._version_provisional.get(path))
+        if pending is not None:
+            self._relies_on(pending)
+            return False
+        depth = len(self._version_low)
+        self._version_in_progress[path] = depth
+        self._version_low.append(depth)
+        try:
+            with self._computing(("version", path)):
+                direct, imported = self._version_facts(path)
+                result = direct
+                if not result and imported:
+                    words = set(re.findall(r"\w+", self._read_text(path)))
+                    result = any(words.intersection(self._version_names(module)) for module in imported)
+        finally:
+            low = self._version_low.pop()
+            del self._version_in_progress[path]
+        if self._version_low:
+            self._version_low[-1] = min(self._version_low[-1], low)
+        if result or low >= depth:
+            self._version_evidence[path] = result
+        else:
+            self._version_provisional[path] = low
+        self._settle_versions(depth, result)
         return result
+
+    def _relies_on(self, depth: int) -> None:
+        """The computation under way relies on an answer still open at ``depth`` (-1: a
+        summary in progress, see ``_version_names``)."""
+        if self._version_low:
+            self._version_low[-1] = min(self._version_low[-1], depth)
+
+    def _settle_versions(self, depth: int, result: bool) -> None:
+        """The module at ``depth`` is answered: the "no" answers that relied on it (or on
+        modules deeper than it, all answered now) hold when it does not read the version
+        either (nothing in their cycle does); when it does, they are asked again later."""
+        settled = [path for path, low in self._version_provisional.items() if low >= depth]
+        for path in settled:
+            del self._version_provisional[path]
+            if not result:
+                self._version_evidence[path] = False
 
     def _version_names(self, path: str) -> Tuple[str, ...]:
         """The names the module offers as reading the TensorFlow version."""
+        if path in self._summarising:
+            # Its summary is being made (an import cycle): nothing for now, and no "no"
+            # resting on that is kept past the summary (``_summary``).
+            self._relies_on(-1)
+            return ()
         if path not in self._summaries and not self._may_read_version(path):
             return ()
         summary = self._summary(path)
@@ -277,8 +325,14 @@ class ProjectLookup:
             self._used(("summary", path))
             return self._summaries[path]
         self._summaries[path] = None  # guards import cycles
-        with self._computing(("summary", path)):
-            summary = self._make_summary(path)
+        self._summarising.add(path)
+        try:
+            with self._computing(("summary", path)):
+                summary = self._make_summary(path)
+        finally:
+            self._summarising.discard(path)
+            for pending in [p for p, low in self._version_provisional.items() if low < 0]:
+                del self._version_provisional[pending]  # asked again, now that it is made
         self._summaries[path] = summary
         return summary
 
