@@ -111,12 +111,14 @@ def test_module_resolution_is_asked_once_per_folder(tmp_path, monkeypatch):
     (tmp_path / "pkg" / "mod.py").write_text("")
     project = ProjectFiles((str(tmp_path),))
     calls = []
-    real = discover.resolve_module
-    monkeypatch.setattr(discover, "resolve_module", lambda *a: calls.append(a) or real(*a))
+    real = discover.resolve_from
+    monkeypatch.setattr(discover, "resolve_from", lambda *a: calls.append(a) or real(*a))
     for name in ("a.py", "b.py", "a.py"):
         assert project.resolve_module("pkg.mod", str(tmp_path / name)) == str(tmp_path / "pkg" / "mod.py")
         assert project.resolve_module("pkg.gone", str(tmp_path / name)) is None
     assert len(calls) == 2
+    # The same answers as the function the engine offers on its own.
+    assert discover.resolve_module("pkg.mod", str(tmp_path / "a.py"), (str(tmp_path),)) == str(tmp_path / "pkg" / "mod.py")
     # A copy sent to a worker starts with nothing resolved.
     import pickle
 

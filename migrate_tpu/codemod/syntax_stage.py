@@ -63,6 +63,7 @@ class SourceIndex:
         functions: List[ast.AST] = []
         methods: Set[int] = set()
         wrappers: List[ast.Call] = []
+        classes: List[ast.ClassDef] = []  # with bases: a library's class may trace some methods
         for node in _walk(tree):
             kind = type(node)
             if kind is ast.Name:
@@ -114,6 +115,8 @@ class SourceIndex:
                 self._bind(node.name, "other")
                 if kind is ast.ClassDef:
                     methods.update(id(item) for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
+                    if node.bases:
+                        classes.append(node)
                 else:
                     functions.append(node)
             elif kind is ast.Global or kind is ast.Nonlocal:
@@ -130,35 +133,56 @@ class SourceIndex:
                     self._bound.add(name)
                     self._bind(name, "other")
 
-        if functions and (wrappers or any(f.decorator_list for f in functions)):  # type: ignore[attr-defined]
-            self._mark_traced(tree, functions, methods, wrappers)
+        if functions and (wrappers or classes or any(f.decorator_list for f in functions)):  # type: ignore[attr-defined]
+            self._mark_traced(tree, functions, methods, wrappers, classes)
 
-    def _mark_traced(self, tree: ast.AST, functions: List[ast.AST], methods: Set[int], wrappers: List[ast.Call]) -> None:
+    def _mark_traced(
+        self, tree: ast.AST, functions: List[ast.AST], methods: Set[int], wrappers: List[ast.Call], classes: List[ast.ClassDef]
+    ) -> None:
         """Mark the calls in the bodies of functions that run traced, as the LibCST analysis
         finds them (``rules/eager_run._traced_functions``): a def with a decorator naming a
         tracing wrapper (``tracing.TRACING``), a def whose name, or a method whose
-        ``self.name``, is passed to ``tf.function(...)`` anywhere in the file. A name must
+        ``self.name``, is passed to ``tf.function(...)`` anywhere in the file, and an
+        undecorated method that a known library base class runs traced
+        (``tracing.LIBRARY_TRACED_METHODS``: Keras ``train_step``, Orbit's). A name must
         reach the wrapper through imports only (no other binding of its head in the file),
         and by an import the module runs itself (not one inside a function, which other
         functions do not see), so a call is marked only where the analysis finds it traced too; what the analysis
         also follows (base classes of other modules, helpers called only from traced code)
         is not marked here, and such files go on to LibCST."""
         from migrate_tpu.codemod.names import canonical
-        from migrate_tpu.codemod.tracing import TRACING
+        from migrate_tpu.codemod.tracing import LIBRARY_TRACED_METHODS, TRACING
 
         module_imports = _module_level_imports(tree)
 
-        def traces(decorator: ast.expr) -> bool:
-            expr = decorator.func if isinstance(decorator, ast.Call) else decorator
+        def imported_as(expr: ast.expr) -> Optional[List[str]]:
+            """Every dotted name ``expr`` may stand for, when it reaches one through imports only."""
             parts: List[str] = []
             while isinstance(expr, ast.Attribute):
                 parts.append(expr.attr)
                 expr = expr.value
             if not isinstance(expr, ast.Name) or expr.id not in module_imports:
-                return False
+                return None
             targets = self.imported_only(expr.id)
             rest = "".join("." + part for part in reversed(parts))
-            return targets is not None and all(canonical(target + rest) in TRACING for target in targets)
+            return None if targets is None else [canonical(target + rest) for target in targets]
+
+        def traces(decorator: ast.expr) -> bool:
+            names = imported_as(decorator.func if isinstance(decorator, ast.Call) else decorator)
+            return names is not None and all(name in TRACING for name in names)
+
+        # Methods a library base class runs traced: {id of the def}.
+        library_traced: Set[int] = set()
+        for class_def in classes:
+            steps: Set[str] = set()
+            for base in class_def.bases:
+                names = imported_as(base)
+                if names and all(name in LIBRARY_TRACED_METHODS for name in names):
+                    steps.update(*(LIBRARY_TRACED_METHODS[name] for name in names))
+            library_traced.update(
+                id(item) for item in class_def.body
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in steps and not item.decorator_list
+            )
 
         wrapped_names: Set[str] = set()
         wrapped_methods: Set[str] = set()
@@ -172,7 +196,7 @@ class SourceIndex:
                 wrapped_methods.add(first.attr)
         for function in functions:
             name = function.name  # type: ignore[attr-defined]
-            if name in (wrapped_methods if id(function) in methods else wrapped_names) or any(
+            if id(function) in library_traced or name in (wrapped_methods if id(function) in methods else wrapped_names) or any(
                 traces(decorator) for decorator in function.decorator_list  # type: ignore[attr-defined]
             ):
                 for statement in function.body:  # type: ignore[attr-defined]

@@ -294,24 +294,35 @@ def resolve_module(module: str, importing_file: str, roots: Tuple[str, ...] = ()
 
     Written with ``os.path`` rather than ``pathlib``: the project lookup asks this for every
     import it follows, and pathlib's objects cost several times more per question."""
+    folder = os.path.dirname(os.path.realpath(importing_file))
+    return resolve_from(module, folder, package_roots(folder), tuple(os.path.realpath(r) for r in roots))
+
+
+def package_roots(folder: str) -> Tuple[str, ...]:
+    """``folder`` and each folder above it while the one below is a package (has ``__init__.py``):
+    where a script-style or package import may start."""
+    found = [folder]
+    while os.path.exists(os.path.join(folder, "__init__.py")) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+        found.append(folder)
+    return tuple(found)
+
+
+def resolve_from(module: str, folder: str, packages: Tuple[str, ...], real_roots: Tuple[str, ...]) -> Optional[str]:
+    """``resolve_module`` for an importing file in the real folder ``folder``, given its
+    ``package_roots`` and the run's roots as real paths (a caller asking many questions
+    computes those once)."""
     level = len(module) - len(module.lstrip("."))
     parts = [p for p in module.lstrip(".").split(".") if p]
-    start = os.path.dirname(os.path.realpath(importing_file))
-    candidates_roots: List[str] = []
     if level:
-        root = start
+        root = folder
         for _ in range(level - 1):
             root = os.path.dirname(root)
-        candidates_roots.append(root)
+        candidates_roots: Tuple[str, ...] = (root,)
     else:
         # Script-style imports (the importing file's folder on sys.path), the
         # package root above it, and the run's roots.
-        folder = start
-        candidates_roots.append(folder)
-        while os.path.exists(os.path.join(folder, "__init__.py")) and os.path.dirname(folder) != folder:
-            folder = os.path.dirname(folder)
-            candidates_roots.append(folder)
-        candidates_roots += [os.path.realpath(r) for r in roots]
+        candidates_roots = packages + real_roots
     for root in candidates_roots:
         target = os.path.join(root, *parts) if parts else root
         for candidate in (target + ".py" if parts else None, os.path.join(target, "__init__.py")):
