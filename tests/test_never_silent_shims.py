@@ -107,3 +107,24 @@ def test_an_alias_named_mixed_precision_is_not_confused_with_the_attribute_of_th
         assert found == [], found
     assert "import experimental" not in outcome.code
     assert migrate(outcome.code, Options(mode="check")).reports == []
+
+
+def test_the_names_a_reference_may_stand_for_are_worked_out_once_per_scope(monkeypatch):
+    """Every reference asks what its head name may be; a name bound once per block (a
+    notebook exported to one file imports ``tf`` in each cell) must not make each question
+    read every binding again: twice the blocks, about twice the steps, not four times."""
+    from migrate_tpu.codemod import names
+
+    block = "import tensorflow as tf\nstrategy = tf.distribute.experimental.TPUStrategy(resolver)\n" + SHIM.split("\n", 1)[1]
+    steps = []
+    real = names.canonical
+    monkeypatch.setattr(names, "canonical", lambda name: steps.append(name) or real(name))
+
+    def steps_for(blocks):
+        steps.clear()
+        outcome = migrate(block * blocks, Options(mode="check"))
+        assert sum(r.rule == "TPU409" or "may be" in r.message for r in outcome.reports) >= blocks
+        return len(steps)
+
+    small, large = steps_for(40), steps_for(80)
+    assert large < 2.5 * small, (small, large)

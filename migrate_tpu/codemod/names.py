@@ -126,12 +126,22 @@ def possible_names(expr: cst.CSTNode, scope: Scope, _depth: int = 0) -> Set[str]
     found = lookup(scope, expr.value)
     if found is None:
         return set()
+    owner, bindings = found
+    # As ``qualified_name``: once per binding scope and name. Asked for every reference, it
+    # read every binding each time: a module importing ``tf`` in each of 1,000 blocks took
+    # 1,000,000 steps (benchmarks/run.py's growth check).
+    key = ("possible", expr.value)
+    known = owner.memo.get(key)
+    if known is not None:
+        return set(known)  # type: ignore[call-overload]
+    owner.memo[key] = frozenset()  # guards cycles such as ``a = b; b = a``
     names: Set[str] = set()
-    for binding in found[1]:
+    for binding in bindings:
         if binding.kind == "import":
             names.add(canonical(binding.target))
         elif binding.kind == "assign" and isinstance(binding.value, (cst.Name, cst.Attribute)):
             names |= possible_names(binding.value, binding.scope, _depth + 1)
+    owner.memo[key] = frozenset(names)
     return names
 
 
