@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from migrate_tpu.codemod import rules as package
 from migrate_tpu.codemod.prefilter import selected
@@ -42,6 +42,15 @@ def get_rule(rule_id: str) -> Optional[type]:
     return None
 
 
+_SELECTED: Dict[Tuple[Tuple[str, ...], Tuple[str, ...], str, int], List[type]] = {}
+
+
 def select_rules(select: Sequence[str] = (), ignore: Sequence[str] = (), target: str = "2.4") -> List[type]:
-    """Rules enabled by ``--select``/``--ignore`` (ids or prefixes) for a target."""
-    return [r for r in all_rules() if selected(r.id, r.targets, select, ignore, target)]
+    """Rules enabled by ``--select``/``--ignore`` (ids or prefixes) for a target; worked out
+    once per choice (every file asks), and again only if a rule is registered meanwhile."""
+    rules = all_rules()
+    key = (tuple(select), tuple(ignore), target, len(rules))
+    chosen = _SELECTED.get(key)
+    if chosen is None:
+        chosen = _SELECTED[key] = [r for r in rules if selected(r.id, r.targets, select, ignore, target)]
+    return list(chosen)
