@@ -371,3 +371,21 @@ def test_a_doctest_in_the_legacy_branch_of_a_guard_is_noted_not_rewritten():
     outcome = _fix(versioned, select=("TPU101",))
     assert "        >>> strategy.experimental_run_v2(fn, args=(x,))\n" in outcome.code
     assert [(r.line, r.safety) for r in outcome.reports if r.line == 14] == [(14, "manual")]
+
+
+def test_the_header_is_cut_from_lines_split_once_as_the_standard_library_cuts_it():
+    """``_segment`` stands in for ``ast.get_source_segment``, which splits the whole module
+    again for every import (seconds on TensorFlow's generated op modules)."""
+    import ast
+
+    from migrate_tpu.codemod.doctests import _PHYSICAL_LINE, _segment
+
+    source = (
+        "import a\nfrom b import (c,\n  d)\r\nimport e.f as g  # x\rimport h\n"
+        "x = 1\n\x0cimport q\nimport \u00fc as v\nfrom m import (\n  \u00e9,\n)\nimport last"
+    )
+    tree = ast.parse(source)
+    lines = _PHYSICAL_LINE.findall(source)
+    imports = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    assert len(imports) == 8
+    assert [_segment(lines, node) for node in imports] == [ast.get_source_segment(source, node) for node in imports]
