@@ -95,9 +95,12 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
     ``libcst.ParserSyntaxError`` when it does not parse."""
     from migrate_tpu.codemod import doctests
 
-    outcome = _migrate_code(source, options, lookup=lookup, path=path)
     if not doctests.may_hold_examples(source):
-        return outcome
+        return _migrate_code(source, options, lookup=lookup, path=path)
+    # One standard-library tree for the prefilter's second stage, the splice and the doctests.
+    tree = syntax_stage.parse(source)
+    analysed: Dict[str, Analysis] = {}  # the code's own analysis, when it parsed the module
+    outcome = _migrate_code(source, options, lookup=lookup, path=path, tree=tree, analysed=analysed)
 
     def migrate_snippet(snippet: str, select: Optional[Tuple[str, ...]], ignore: Tuple[str, ...] = ()) -> Tuple[List[Report], str]:
         """The findings on ``snippet`` and its fixed code (with only the ``select`` rules' fixes),
@@ -112,10 +115,10 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
             return checked.reports, snippet
         return checked.reports, _migrate_code(snippet, replace(base, mode="fix", want_edits=False), lookup=lookup, path=path).code
 
-    edits, reports = doctests.migrate_doctests(source, migrate_snippet)
+    edits, reports = doctests.migrate_doctests(source, migrate_snippet, tree)
     if not reports:
         return outcome
-    edits = _keep_legacy_doctests(source, options, edits, reports, lookup=lookup, path=path)
+    edits = _keep_legacy_doctests(source, options, edits, reports, lookup=lookup, path=path, analysis=analysed.get("analysis"))
     code = outcome.code
     if edits and options.mode != "check":
         line_of = _line_map(source, code) if code != source else (lambda line: line)
@@ -135,21 +138,26 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
     return Outcome(code, merged)
 
 
-def _keep_legacy_doctests(source: str, options: Options, edits: list, reports: List[Report], *, lookup=None, path: str = "") -> list:
+def _keep_legacy_doctests(
+    source: str, options: Options, edits: list, reports: List[Report], *, lookup=None, path: str = "", analysis: Optional[Analysis] = None
+) -> list:
     """The doctest edits outside the legacy branches of the module's guards; a doctest finding in
     one (a docstring of a function defined there) becomes a note naming the guard, as in code.
 
-    The guards are found again here, on a walk without rules, only for a file whose doctests
-    have findings: the code's own run may not have parsed the file at all."""
+    The guards are those of the code's own ``analysis`` when it parsed the module; else they
+    are found here, on a walk without rules (the prefilter's second stage may have ruled the
+    code out), only for a file whose doctests have findings."""
     from migrate_tpu.codemod.version_guards import guard_note
 
-    try:
-        module = parse_module(source)
-    except Exception:  # the code's own run reports what does not parse
-        return edits
-    analysis = Analysis(module, [], lookup=lookup, path=path)
-    analysis.target = options.target
-    run_rules(analysis)
+    if analysis is None:
+        try:
+            module = parse_module(source)
+        except Exception:  # the code's own run reports what does not parse
+            return edits
+        analysis = Analysis(module, [], lookup=lookup, path=path)
+        analysis.target = options.target
+        run_rules(analysis)
+    module = analysis.module
     roots = [(root, guard) for guard in analysis.guards for root in guard.legacy]
     if not roots:
         return edits
@@ -174,11 +182,15 @@ def _keep_legacy_doctests(source: str, options: Options, edits: list, reports: L
     return [edit for edit in edits if edit.line not in left]
 
 
-def _migrate_code(source: str, options: Options, *, lookup=None, path: str = "") -> Outcome:
-    """Migrate the code of ``source`` (its doctests aside)."""
+def _migrate_code(
+    source: str, options: Options, *, lookup=None, path: str = "", tree: Optional[ast.AST] = None, analysed: Optional[Dict[str, Analysis]] = None
+) -> Outcome:
+    """Migrate the code of ``source`` (its doctests aside); ``tree``: its standard-library
+    tree, when the caller has made it; ``analysed`` receives the analysis ("analysis") when
+    the module is parsed, its guards found and its rules run."""
     rule_classes = select_rules(options.select, options.ignore, options.target)
     # The prefilter's second stage: no LibCST parse where no rule can find anything.
-    needed, tree = syntax_stage.may_fire(source, rule_classes, lookup, path)
+    needed, tree = syntax_stage.may_fire(source, rule_classes, lookup, path, tree)
     if not needed:
         return Outcome(source, [], parsed=False)
     module = parse_module(source)
@@ -186,6 +198,8 @@ def _migrate_code(source: str, options: Options, *, lookup=None, path: str = "")
     analysis = Analysis(module, rules, lookup=lookup, path=path)
     analysis.target = options.target
     findings = run_rules(analysis)
+    if analysed is not None:
+        analysed["analysis"] = analysis
     if not findings:
         return Outcome(source, [])
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -62,7 +63,7 @@ def may_hold_examples(source: str) -> bool:
 
 
 def _docstrings(tree: ast.Module):
-    nodes = [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    nodes = [tree] + _definitions(tree)
     for node in nodes:
         body = getattr(node, "body", None)
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
@@ -75,6 +76,27 @@ def _docstrings(tree: ast.Module):
                 for value in statement.value.values:
                     if isinstance(value, ast.Constant) and isinstance(value.value, str):
                         yield value
+
+
+def _definitions(tree: ast.Module) -> List[ast.AST]:
+    """Every def and class of the module, in ``ast.walk``'s order (breadth first), visiting
+    statements only: a def or class is never inside an expression, and walking every
+    expression node of TF's generated op modules cost a quarter of a second each."""
+    found: List[ast.AST] = []
+    queue = deque([tree])
+    while queue:
+        node = queue.popleft()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.append(node)
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                queue.extend(item for item in value if isinstance(item, _HOLDS_STATEMENTS))
+    return found
+
+
+# What may hold a statement: statements, ``except`` handlers and ``case`` blocks.
+_HOLDS_STATEMENTS = (ast.stmt, ast.excepthandler) + ((ast.match_case,) if hasattr(ast, "match_case") else ())
 
 
 def _examples(string: ast.Constant, lines: List[str]) -> List[List[_Line]]:
@@ -241,16 +263,17 @@ def _compiles(text: str) -> bool:
         return False
 
 
-def migrate_doctests(source: str, migrate_code: Callable) -> Tuple[List[DoctestEdit], List[Report]]:
+def migrate_doctests(source: str, migrate_code: Callable, tree: Optional[ast.Module] = None) -> Tuple[List[DoctestEdit], List[Report]]:
     """The edits and reports for the doctests of ``source``. ``migrate_code(snippet, select, ignore=())``
     runs the rules (less ``ignore``): (findings, fixed code) with ``select`` None, else the code
-    fixed by those rules only."""
+    fixed by those rules only. ``tree``: the module's ``ast`` tree, when the caller has it."""
     if not may_hold_examples(source):
         return [], []
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return [], []
+    if tree is None:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            return [], []
     lines = source.splitlines(keepends=True)
     header: Optional[List[str]] = None
     edits: List[DoctestEdit] = []

@@ -314,24 +314,27 @@ def parse(source: str) -> Optional[ast.AST]:
         return None
 
 
-def may_fire(source: str, rule_classes: Sequence[type], lookup=None, path: str = "") -> Tuple[bool, Optional[ast.AST]]:
+def may_fire(
+    source: str, rule_classes: Sequence[type], lookup=None, path: str = "", tree: Optional[ast.AST] = None
+) -> Tuple[bool, Optional[ast.AST]]:
     """Whether any of ``rule_classes`` may find something in ``source``, and its ``ast`` tree
-    when one was made (the caller reuses it). The tree is made only when every rule whose
-    evidence is present has a ``may_fire`` test: otherwise LibCST parses the file anyway."""
+    when one was made or given (the caller reuses it). The tree is made only when every rule
+    whose evidence is present has a ``may_fire`` test: otherwise LibCST parses the file anyway."""
     data = source.encode("utf-8", "surrogatepass")
     tested = []
     for rule_class in rule_classes:
         test = getattr(rule_class, "may_fire", None)
         if not rule_class.evidence:
-            return True, None  # a rule that declares no evidence may fire anywhere
+            return True, tree  # a rule that declares no evidence may fire anywhere
         if not _evidence_present(rule_class, data):
             continue
         if test is None:
-            return True, None
+            return True, tree
         tested.append(test)
     if not tested:
-        return False, None
-    tree = parse(source)
+        return False, tree
+    if tree is None:
+        tree = parse(source)
     if tree is None:
         return True, None  # LibCST reports what the standard parser refused
     index = SourceIndex(tree, lookup, path)
