@@ -220,6 +220,8 @@ class ProjectLookup:
         # its modules import back was parsed with LibCST for nothing.
         pending = self._version_in_progress.get(path, self._version_provisional.get(path))
         if pending is not None:
+            if path not in self._version_in_progress:
+                self._used(("version", path))  # what that "no" read counts for this file too
             self._relies_on(pending)
             return False
         depth = len(self._version_low)
