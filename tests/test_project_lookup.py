@@ -9,6 +9,12 @@ from migrate_tpu.codemod.project import ProjectLookup
 from migrate_tpu.compose import ProjectFiles
 
 
+def _lookup(root: Path) -> ProjectLookup:
+    """The project lookup of a run over ``root``, as the composition root builds it."""
+    project = ProjectFiles((str(root),))
+    return ProjectLookup(project.resolve_module, project.read_text, project.tree_files)
+
+
 def _tree(tmp_path: Path) -> ProjectLookup:
     package = tmp_path / "pkg"
     package.mkdir()
@@ -19,8 +25,7 @@ def _tree(tmp_path: Path) -> ProjectLookup:
     # Imports from compat.py, but none of its version names.
     (package / "layers.py").write_text("import tensorflow as tf\nfrom pkg import compat\n\n\ndef dense(x):\n    return tf.keras.layers.Dense(4)(x)\n")
     (package / "train.py").write_text("from pkg.flags import USE_OLD_API\nfrom pkg.layers import dense\n")
-    project = ProjectFiles((str(tmp_path),))
-    return ProjectLookup(project.resolve_module, project.read_text, project.tree_files)
+    return _lookup(tmp_path)
 
 
 def test_a_version_read_through_a_module_that_does_not_name_it_is_followed(tmp_path):
@@ -60,8 +65,7 @@ def _optimizer_tree(tmp_path: Path) -> ProjectLookup:
     # Two modules re-exporting each other's name: a cycle answers nothing, and ends.
     (package / "cycle_a.py").write_text("from optim.cycle_b import Left\n")
     (package / "cycle_b.py").write_text("from optim.cycle_a import Left\n")
-    project = ProjectFiles((str(tmp_path),))
-    return ProjectLookup(project.resolve_module, project.read_text, project.tree_files)
+    return _lookup(tmp_path)
 
 
 def _summarised(lookup: ProjectLookup) -> set:
@@ -94,8 +98,7 @@ def test_the_stand_in_scan_parses_only_files_that_may_bind_the_method(tmp_path, 
         "class Single:\n    def experimental_run_v2(self, fn, args=()):\n        return fn(*args)\n"
     )
     (tmp_path / "alias.py").write_text("class Aliased:\n    experimental_run_v2 \\\n        = print\n")
-    project = ProjectFiles((str(tmp_path),))
-    lookup = ProjectLookup(project.resolve_module, project.read_text, project.tree_files)
+    lookup = _lookup(tmp_path)
     parsed = []
     real_parse = ast.parse
     monkeypatch.setattr(ast, "parse", lambda text, *a, **k: parsed.append(text) or real_parse(text, *a, **k))
@@ -160,8 +163,7 @@ def _cycle_tree(tmp_path: Path, with_reader: bool) -> ProjectLookup:
     reexport = "from pkg.c import IS_OLD\n" if with_reader else "IS_OLD = False\n"
     (package / "a.py").write_text("from pkg import b\n" + reexport)
     (package / "b.py").write_text("from pkg import a\nfrom pkg.a import IS_OLD\n\nUSE_OLD = IS_OLD\n")
-    project = ProjectFiles((str(tmp_path),))
-    return ProjectLookup(project.resolve_module, project.read_text, project.tree_files)
+    return _lookup(tmp_path)
 
 
 def test_a_version_read_around_an_import_cycle_is_not_ruled_out_by_the_order_of_questions(tmp_path):
