@@ -67,9 +67,10 @@ class ProjectFiles:
         self.__init__(state["roots"])  # type: ignore[misc]
 
     def resolve_module(self, module: str, importing_path: str) -> Optional[str]:
-        """As ``discover.resolve_module``, once per module and importing folder in a run: the
-        project lookup asks the same questions for every file of a folder (on
-        tf-models-official 2.4.0, 2,415 questions cost 0.8 s of stat calls before)."""
+        """The file of ``module`` imported from ``importing_path`` (``discover.resolve_from``),
+        once per module and importing folder in a run: the project lookup asks the same
+        questions for every file of a folder (on tf-models-official 2.4.0, 2,415 questions
+        cost 0.8 s of stat calls before)."""
         from migrate_tpu.engine.discover import package_roots, resolve_from
 
         folder = self._folders.get(importing_path)

@@ -120,8 +120,6 @@ def test_module_resolution_is_asked_once_per_folder(tmp_path, monkeypatch):
         assert project.resolve_module("pkg.mod", str(tmp_path / name)) == str(tmp_path / "pkg" / "mod.py")
         assert project.resolve_module("pkg.gone", str(tmp_path / name)) is None
     assert len(calls) == 2
-    # The same answers as the function the engine offers on its own.
-    assert discover.resolve_module("pkg.mod", str(tmp_path / "a.py"), (str(tmp_path),)) == str(tmp_path / "pkg" / "mod.py")
     # A copy sent to a worker starts with nothing resolved.
     import pickle
 

@@ -289,15 +289,6 @@ def is_notebook(path: Path) -> bool:
     return path.suffix == ".ipynb"
 
 
-def resolve_module(module: str, importing_file: str, roots: Tuple[str, ...] = ()) -> Optional[str]:
-    """The file of ``module`` (``pkg.mod`` or relative ``..mod``) imported from ``importing_file``.
-
-    Written with ``os.path`` rather than ``pathlib``: the project lookup asks this for every
-    import it follows, and pathlib's objects cost several times more per question."""
-    folder = os.path.dirname(os.path.realpath(importing_file))
-    return resolve_from(module, folder, package_roots(folder), tuple(os.path.realpath(r) for r in roots))
-
-
 def package_roots(folder: str) -> Tuple[str, ...]:
     """``folder`` and each folder above it while the one below is a package (has ``__init__.py``):
     where a script-style or package import may start."""
@@ -309,9 +300,10 @@ def package_roots(folder: str) -> Tuple[str, ...]:
 
 
 def resolve_from(module: str, folder: str, packages: Tuple[str, ...], real_roots: Tuple[str, ...]) -> Optional[str]:
-    """``resolve_module`` for an importing file in the real folder ``folder``, given its
-    ``package_roots`` and the run's roots as real paths (a caller asking many questions
-    computes those once)."""
+    """The file of ``module`` (``pkg.mod`` or relative ``..mod``) imported from a file in the
+    real folder ``folder``, given its ``package_roots`` and the run's roots as real paths
+    (the caller, asking many questions, computes those once). Written with ``os.path``:
+    pathlib's objects cost several times more per question."""
     level = len(module) - len(module.lstrip("."))
     parts = [p for p in module.lstrip(".").split(".") if p]
     if level:
