@@ -239,7 +239,7 @@ CODEMOD_LAYERS = (
     # The rules themselves: catalogue tables, structural rules, version guards; the catalogue on top.
     ("rule families", ("renames", "version_guards", "rules", "catalogue")),
     # Running rules over a module, across modules, and migrating a file.
-    ("migrator", ("checking", "project", "syntax_stage", "doctests", "api", "migrator")),
+    ("migrator", ("checking", "project", "syntax_stage", "partial_parse", "doctests", "api", "migrator")),
 )
 
 

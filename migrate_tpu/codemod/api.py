@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, replace
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -25,7 +25,7 @@ from migrate_tpu.codemod.positions import spans
 from migrate_tpu.codemod.catalogue import select_rules
 from migrate_tpu.codemod.checking import run_rules
 from migrate_tpu.codemod.rule import Finding, Safety
-from migrate_tpu.codemod import syntax_stage
+from migrate_tpu.codemod import partial_parse, syntax_stage
 
 
 @dataclass
@@ -193,10 +193,42 @@ def _migrate_code(
     needed, tree = syntax_stage.may_fire(source, rule_classes, lookup, path, tree)
     if not needed:
         return Outcome(source, [], parsed=False)
+    if analysed is None:  # (the doctests read the analysis of the whole module)
+        if tree is None:
+            tree = syntax_stage.parse(source)
+        # LibCST parses only the top-level statements the rules may need (``partial_parse``).
+        partial = partial_parse.leave_out(source, tree, rule_classes)
+        if partial is not None:
+            try:
+                outcome = _migrate_parsed(partial.text, partial.tree, options, rule_classes, lookup=lookup, path=path, hidden_words=partial.hidden_words)
+            except Exception:  # the whole module, parsed, tells what went wrong
+                outcome = None
+            code = partial.restore(outcome.code) if outcome is not None else None
+            if outcome is not None and code is not None:
+                outcome.code = code
+                return outcome
+    return _migrate_parsed(source, tree, options, rule_classes, lookup=lookup, path=path, analysed=analysed)
+
+
+def _migrate_parsed(
+    source: str,
+    tree: Optional[ast.AST],
+    options: Options,
+    rule_classes: Sequence[type],
+    *,
+    lookup=None,
+    path: str = "",
+    analysed: Optional[Dict[str, Analysis]] = None,
+    hidden_words: FrozenSet[str] = frozenset(),
+) -> Outcome:
+    """``_migrate_code`` past the prefilter: ``source`` is what LibCST parses (the module, or
+    its text with some statements hidden: ``hidden_words`` are theirs), ``tree`` the
+    ``ast`` tree of the same lines when the caller has it."""
     module = parse_module(source)
     rules = [rule_class() for rule_class in rule_classes]
     analysis = Analysis(module, rules, lookup=lookup, path=path)
     analysis.target = options.target
+    analysis.unparsed_names = hidden_words
     findings = run_rules(analysis)
     if analysed is not None:
         analysed["analysis"] = analysis
@@ -254,7 +286,8 @@ def _migrate_code(
         for f in chosen:
             f.applied = True
     code, generated = _code(module, new_module, source, memo, tree) if chosen else (source, None)
-    released = [name for f in chosen for name in f.releases]
+    # An import a hidden statement may use stays (``partial_parse``).
+    released = [name for f in chosen for name in f.releases if name not in hidden_words]
     if released:
         trimmed = drop_unused_imports(new_module, code, released)
         if trimmed is not None:

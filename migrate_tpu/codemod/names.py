@@ -17,6 +17,8 @@ import libcst as cst
 from migrate_tpu.codemod.analysis import Binding, Scope
 
 TENSORFLOW = "tensorflow"
+# The names a fix may import TensorFlow as, in the order it tries them.
+IMPORT_ALIASES = ("tf", TENSORFLOW)
 
 # Spellings of the TF 2 API that mean the same as ``tensorflow`` itself; the v2
 # API is also reached from a ``compat.v1`` alias (``tf.compat.v2.keras`` after
@@ -198,7 +200,7 @@ def expression_for(qualified: str, scope: Scope, ready=None) -> Tuple[str, Optio
         name, target = best
         return name + qualified[len(target) :], None
     module = scope.module()
-    for alias in ("tf", TENSORFLOW):
+    for alias in IMPORT_ALIASES:
         if lookup(scope, alias) is None and alias not in module.bindings:
             rest = qualified[len(TENSORFLOW) :]
             return alias + rest, (TENSORFLOW, alias if alias != TENSORFLOW else None)

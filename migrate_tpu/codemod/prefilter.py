@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Iterable, Sequence, Tuple
+from typing import Iterable, Iterator, Sequence, Tuple
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,15 @@ class _Literal:
             start = data.find(literal, start + 1)
         return False
 
+    def places(self, data: bytes) -> Iterator[Tuple[int, int]]:
+        """(start, end) of every match of the patterns around each occurrence of the literal."""
+        literal, pattern, size = self.literal, self.pattern, len(self.literal)
+        start = data.find(literal)
+        while start >= 0:
+            for match in pattern.finditer(data, max(0, start - WINDOW), start + size + WINDOW):
+                yield match.span()
+            start = data.find(literal, start + 1)
+
 
 # Literals that share a prefix this long are tested behind that prefix first.
 _GATE = 8
@@ -120,6 +129,19 @@ class Prefilter:
 
     def __call__(self, data: bytes) -> bool:
         gates = self._with_tensorflow if any(word in data for word in _TENSORFLOW_WORDS) else self._without_tensorflow
+        return self._found(gates, data)
+
+    def places(self, data: bytes) -> Iterator[Tuple[int, int]]:
+        """(start, end) of each occurrence of the evidence in ``data``, every rule's evidence
+        counted (a part of a file may be TensorFlow code when the file is): any part of
+        ``data`` in which this prefilter finds evidence on its own overlaps one of them."""
+        for gate, literals in self._with_tensorflow:
+            if gate in data:
+                for item in literals:
+                    yield from item.places(data)
+
+    @staticmethod
+    def _found(gates, data: bytes) -> bool:
         for gate, literals in gates:
             if gate in data and any(item.found(data) for item in literals):
                 return True
