@@ -200,7 +200,10 @@ def _migrate_code(
         partial = partial_parse.leave_out(source, tree, rule_classes)
         if partial is not None:
             try:
-                outcome = _migrate_parsed(partial.text, partial.tree, options, rule_classes, lookup=lookup, path=path, hidden_words=partial.hidden_words)
+                outcome = _migrate_parsed(
+                    partial.text, partial.tree, options, rule_classes, lookup=lookup, path=path,
+                    hidden_words=partial.hidden_words, hidden_text=partial.hidden_text,
+                )
             except Exception:  # the whole module, parsed, tells what went wrong
                 outcome = None
             code = partial.restore(outcome.code) if outcome is not None else None
@@ -220,10 +223,11 @@ def _migrate_parsed(
     path: str = "",
     analysed: Optional[Dict[str, Analysis]] = None,
     hidden_words: FrozenSet[str] = frozenset(),
+    hidden_text: str = "",
 ) -> Outcome:
     """``_migrate_code`` past the prefilter: ``source`` is what LibCST parses (the module, or
-    its text with some statements hidden: ``hidden_words`` are theirs), ``tree`` the
-    ``ast`` tree of the same lines when the caller has it."""
+    its text with some statements left out: ``hidden_text`` is theirs, ``hidden_words`` its
+    words), ``tree`` the ``ast`` tree of the same lines when the caller has it."""
     module = parse_module(source)
     rules = [rule_class() for rule_class in rule_classes]
     analysis = Analysis(module, rules, lookup=lookup, path=path)
@@ -286,10 +290,10 @@ def _migrate_parsed(
         for f in chosen:
             f.applied = True
     code, generated = _code(module, new_module, source, memo, tree) if chosen else (source, None)
-    # An import a hidden statement may use stays (``partial_parse``).
-    released = [name for f in chosen for name in f.releases if name not in hidden_words]
+    released = [name for f in chosen for name in f.releases]
     if released:
-        trimmed = drop_unused_imports(new_module, code, released)
+        # The statements left out of the parse (``partial_parse``) use names too.
+        trimmed = drop_unused_imports(new_module, code + hidden_text, released)
         if trimmed is not None:
             new_module = trimmed
             code, generated = _code(module, trimmed, source, memo, tree)

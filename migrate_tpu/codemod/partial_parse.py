@@ -34,7 +34,7 @@ import bisect
 import keyword
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from migrate_tpu.codemod.names import IMPORT_ALIASES
 from migrate_tpu.codemod.prefilter import Evidence, Prefilter
@@ -64,6 +64,11 @@ class PartialText:
     # (placeholder text, the statement's own text), in order
     replaced: List[Tuple[str, str]]
 
+    @property
+    def hidden_text(self) -> str:
+        """The text of the statements left out, one after the other."""
+        return "".join(original for _, original in self.replaced)
+
     def restore(self, code: str) -> Optional[str]:
         """``code`` (migrated from ``text``) with every hidden statement put back; None when a
         placeholder is not found whole."""
@@ -89,11 +94,12 @@ def _marker(index: int) -> str:
     return f"{MARKER}{index}:"
 
 
-_PREFILTERS: Dict[Tuple[type, ...], Optional[Prefilter]] = {}
+_PREFILTERS: Dict[Tuple[type, ...], Optional[Tuple[Prefilter, Prefilter]]] = {}
 
 
-def _evidence_of(rule_classes: Sequence[type]) -> Optional[Prefilter]:
-    """All the evidence of ``rule_classes``; None when a rule declares none (it may fire anywhere)."""
+def _evidence_of(rule_classes: Sequence[type]) -> Optional[Tuple[Prefilter, Prefilter]]:
+    """The evidence of ``rule_classes``: what counts anywhere, and what counts only as code
+    (``Evidence.code_only``); None when a rule declares none (it may fire anywhere)."""
     key = tuple(rule_classes)
     if key not in _PREFILTERS:
         evidence: List[Evidence] = []
@@ -104,7 +110,7 @@ def _evidence_of(rule_classes: Sequence[type]) -> Optional[Prefilter]:
                 break
             evidence.extend(declared)
         else:
-            _PREFILTERS[key] = Prefilter(evidence)
+            _PREFILTERS[key] = (Prefilter([e for e in evidence if not e.code_only]), Prefilter([e for e in evidence if e.code_only]))
     return _PREFILTERS[key]
 
 
@@ -121,21 +127,113 @@ def _line_starts(text, newline) -> List[int]:
 
 
 class _EvidenceLines:
-    """The lines of a file that hold evidence of the rules (an occurrence spanning lines marks each)."""
+    """Where a file holds evidence of the rules: the lines of each occurrence, and the place
+    (line, byte column) of each occurrence of evidence that counts only as code."""
 
-    def __init__(self, source: str, evidence: Prefilter) -> None:
+    def __init__(self, source: str, evidence: Tuple[Prefilter, Prefilter]) -> None:
         data = source.encode("utf-8", "surrogatepass")
-        starts = _line_starts(data, b"\n")
+        self._starts = _line_starts(data, b"\n")
+        anywhere, as_code = evidence
+        self._anywhere = self._mark(anywhere.places(data))
+        self._code: List[Tuple[Tuple[int, int], Tuple[int, int]]] = [self._place(span) for span in as_code.places(data)]
+        self._as_code = self._mark(as_code.places(data))
+
+    def _place(self, span: Tuple[int, int]) -> Tuple[Tuple[int, int], Tuple[int, int]]:
+        """((line, column), (end line, end column)) of a byte span, columns in bytes as ``ast``'s."""
+        places = []
+        for offset in span:
+            line = bisect.bisect_right(self._starts, offset) - 1
+            places.append((line, offset - self._starts[line]))
+        return places[0], places[1]
+
+    def _mark(self, spans) -> List[int]:
         marked: Set[int] = set()
-        for start, end in evidence.places(data):
-            first = bisect.bisect_right(starts, start) - 1
-            last = bisect.bisect_right(starts, max(start, end - 1)) - 1
+        for start, end in spans:
+            first = bisect.bisect_right(self._starts, start) - 1
+            last = bisect.bisect_right(self._starts, max(start, end - 1)) - 1
             marked.update(range(max(first, 1), last + 1))
-        self.lines = sorted(marked)
+        return sorted(marked)
+
+    @staticmethod
+    def _hits(lines: List[int], first: int, last: int) -> bool:
+        at = bisect.bisect_left(lines, first)
+        return at < len(lines) and lines[at] <= last
 
     def any_in(self, first: int, last: int) -> bool:
-        at = bisect.bisect_left(self.lines, first)
-        return at < len(self.lines) and self.lines[at] <= last
+        """Whether lines ``first``..``last`` hold evidence, strings included."""
+        return self._hits(self._anywhere, first, last) or self._hits(self._as_code, first, last)
+
+    def in_code(self, statement: ast.stmt, first: int, last: int, facts: Callable[[ast.stmt], "_Facts"]) -> bool:
+        """Whether ``statement`` (lines ``first``..``last``) holds evidence where it counts:
+        evidence that counts only as code, inside one of its string literals, does not."""
+        if self._hits(self._anywhere, first, last):
+            return True
+        if not self._hits(self._as_code, first, last):
+            return False
+        strings = facts(statement).strings
+        for start, end in self._code:
+            if first <= start[0] <= last and not any(s <= start and end <= e for s, e in strings):
+                return True
+        return False
+
+
+class _Facts:
+    """One walk of a statement's ``ast``: where its string literals are (f-strings aside:
+    their replacement fields are code) and every name its code holds (with the words of
+    its string annotations, which the analysis reads as code), not those of its other
+    strings and comments."""
+
+    def __init__(self, statement: ast.stmt) -> None:
+        self.strings: List[Tuple[Tuple[int, int], Tuple[int, int]]] = []
+        words: Set[str] = set()
+        annotations: List[ast.AST] = []
+        stack: List[ast.AST] = [statement]
+        pop, push, AST = stack.pop, stack.append, ast.AST
+        while stack:
+            node = pop()
+            kind = type(node)
+            if kind is ast.Name:
+                words.add(node.id)  # type: ignore[attr-defined]
+                continue
+            if kind is ast.Constant:
+                if isinstance(node.value, (str, bytes)):  # type: ignore[attr-defined]
+                    self.strings.append(((node.lineno, node.col_offset), (node.end_lineno or 0, node.end_col_offset or 0)))  # type: ignore[attr-defined]
+                continue
+            if kind is ast.JoinedStr:
+                for part in node.values:  # type: ignore[attr-defined]
+                    if type(part) is ast.FormattedValue:
+                        push(part)
+                continue
+            if kind is ast.alias:
+                words.update(_WORD.findall(node.name))  # type: ignore[attr-defined]
+                if node.asname:  # type: ignore[attr-defined]
+                    words.add(node.asname)  # type: ignore[attr-defined]
+                continue
+            if kind is ast.ImportFrom:
+                words.update(_WORD.findall(node.module or ""))  # type: ignore[attr-defined]
+            for field in node._fields:
+                value = getattr(node, field, None)
+                if type(value) is list:
+                    for item in value:
+                        if isinstance(item, AST):
+                            push(item)
+                        elif type(item) is str:  # Global/Nonlocal names, a class pattern's attributes
+                            words.add(item)
+                elif type(value) is str:  # def/class/arg/keyword/attribute names, pattern captures
+                    words.add(value)
+                elif isinstance(value, AST) and not isinstance(value, _LEAVES):
+                    push(value)
+                    if field in ("annotation", "returns"):
+                        annotations.append(value)
+        for annotation in annotations:
+            for node in ast.walk(annotation):
+                if type(node) is ast.Constant and isinstance(node.value, str):
+                    words.update(_WORD.findall(node.value))
+        self.words = words
+
+
+# Nodes without names or children: not walked.
+_LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 
 
 def leave_out(source: str, tree: Optional[ast.AST], rule_classes: Sequence[type]) -> Optional[PartialText]:
@@ -150,6 +248,13 @@ def leave_out(source: str, tree: Optional[ast.AST], rule_classes: Sequence[type]
     if prefilter is None:
         return None
     evidence = _EvidenceLines(source, prefilter)
+    walked: Dict[int, _Facts] = {}
+
+    def facts(statement: ast.stmt) -> _Facts:
+        if id(statement) not in walked:
+            walked[id(statement)] = _Facts(statement)
+        return walked[id(statement)]
+
     line_starts = _line_starts(source, "\n")
 
     # Each top-level statement's lines, and whether it may be hidden.
@@ -160,7 +265,7 @@ def leave_out(source: str, tree: Optional[ast.AST], rule_classes: Sequence[type]
         first = min(d.lineno for d in decorators) if decorators else statement.lineno
         last = statement.end_lineno or statement.lineno
         spans.append((first, last))
-        if type(statement) not in _DEFINITIONS or statement.name in IMPORT_ALIASES or evidence.any_in(first, last):  # type: ignore[attr-defined]
+        if type(statement) not in _DEFINITIONS or statement.name in IMPORT_ALIASES or evidence.in_code(statement, first, last, facts):  # type: ignore[attr-defined]
             continue
         text = source[line_starts[first] : line_starts[last + 1]]
         if "\\\n" not in text and not _GLOBAL.search(text):
@@ -188,10 +293,13 @@ def leave_out(source: str, tree: Optional[ast.AST], rule_classes: Sequence[type]
         changed = False
         for index in list(candidates):
             statement = body[index]
-            words = words_of[index]
-            if statement.name in read or not words.isdisjoint(bound):  # type: ignore[attr-defined]
+            needed = statement.name in read  # type: ignore[attr-defined]
+            if not needed and not words_of[index].isdisjoint(bound):
+                # A word may come from a string (a message, a docstring): the names its code reads.
+                needed = not facts(statement).words.isdisjoint(bound)
+            if needed:
                 text = candidates.pop(index)
-                read |= words
+                read |= words_of[index]
                 bound.add(statement.name)  # type: ignore[attr-defined]
                 _bind_by_text(text, spans[index][0], evidence, bound)
                 changed = True

@@ -25,11 +25,16 @@ class Evidence:
     ``pattern`` a regular expression that confirms it within ``WINDOW`` bytes
     around the literal (the literal as a whole word when empty). ``without_tensorflow``: the rule may fire in a file that
     never names ``tensorflow`` or ``keras`` (a strategy passed in from elsewhere).
+    ``code_only``: the rule acts on this text only as code (a call, a keyword argument),
+    never inside a string literal (which it does not read as code, as it reads a string
+    annotation): a match inside one is no evidence for the statement holding it
+    (``partial_parse``; the file-level prefilter cannot tell and counts it).
     """
 
     literal: str
     pattern: str = ""
     without_tensorflow: bool = False
+    code_only: bool = False
 
     def regex(self) -> str:
         if self.pattern:

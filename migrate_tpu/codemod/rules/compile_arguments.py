@@ -41,7 +41,7 @@ class CompileArguments(Rule):
     safety = Safety.SAFE
     since = "2.4"
     source = "v2.1.0, v2.2.0 and v2.4.1 keras/engine/training.py `compile`; TF 2.4.0 release notes"
-    evidence = (Evidence(".compile", r"\.compile\s*\("),)
+    evidence = (Evidence(".compile", r"\.compile\s*\(", code_only=True),)
     what = """
 In `model.compile(...)`: turns positional arguments after `loss` into keywords
 with their TF 2.1 names, renames `experimental_steps_per_execution=` to

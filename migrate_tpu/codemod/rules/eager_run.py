@@ -34,10 +34,10 @@ class EagerPlainFunctionRun(Rule):
     since = "2.1"
     source = "v2.1.0 and v2.4.1 tpu_strategy.py, validate_run_function; TF 2.4 TPUStrategy API page"
     evidence = (
-        Evidence(".run", r"\.run\s*\("),
+        Evidence(".run", r"\.run\s*\(", code_only=True),
         Evidence("experimental_run_v2"),
         # A strategy passed in from another module: ``strategy.run(``, ``self.distribution.run(``.
-        Evidence(".run(", r"(?i:strategy|\bstrat|\bdistribution)\s*\.run\(", without_tensorflow=True),
+        Evidence(".run(", r"(?i:strategy|\bstrat|\bdistribution)\s*\.run\(", without_tensorflow=True, code_only=True),
     )
     what = """
 Finds `strategy.run(fn, ...)` (or `experimental_run_v2`) called eagerly, outside

@@ -26,7 +26,7 @@ class OptimizerLearningRate(Rule):
     safety = Safety.SAFE
     since = "2.0"
     source = "Keras 2.3/TF 2.0 optimizer signatures (`lr` kept as a deprecated alias); Keras 2.11 optimizer rewrite"
-    evidence = (Evidence("lr", r"\blr\s*="), Evidence("decay", r"\bdecay\s*="))
+    evidence = (Evidence("lr", r"\blr\s*=", code_only=True), Evidence("decay", r"\bdecay\s*=", code_only=True))
     what = """
 Renames the `lr=` keyword of `tf.keras.optimizers.*` constructors (`SGD`,
 `Adam`, `RMSprop`, ...) to `learning_rate=`, and of their subclasses: those of

@@ -22,7 +22,7 @@ class ReplicaContextDevices(Rule):
     safety = Safety.MANUAL
     since = "2.4"
     source = "v2.4.1 distribute_lib.py (\"Please avoid relying on devices property.\")"
-    evidence = (Evidence(".devices", r"\.devices\b"),)
+    evidence = (Evidence(".devices", r"\.devices\b", code_only=True),)
     what = "Reports reads of `.devices` on a replica context (`tf.distribute.get_replica_context()`)."
     why = "TF 2.4 deprecated the property; code that places ops by hand per replica breaks on TPU, where placement belongs to the strategy."
     use_instead = "Let the strategy place ops; use `replica_id_in_sync_group` to tell replicas apart."
