@@ -123,6 +123,18 @@ def test_code_that_names_only_what_no_rule_rewrites_is_left_out(helper):
     assert _hidden_names(source) in (["helper"], ["Model"])
 
 
+def test_evidence_that_counts_only_as_code_does_not_count_inside_a_string():
+    plain = "class Settings(object):\n    def describe(self):\n        return 'lr=%s' % self.rate\n"
+    assert _hidden_names(TF_PART + "\n\n" + plain) == ["Settings"]
+    # A string's words are no names (``batch`` is bound by the parsed loop), an f-string's fields are code.
+    worded = "def describe(rate):\n    return 'one batch at lr=%s' % rate\n"
+    assert _hidden_names(TF_PART + "\n\n" + worded) == ["describe"]
+    field = "def describe(opt):\n    return f'{opt.compile(x)}'\n"
+    assert _hidden_names(TF_PART + "\n\n" + field) == []
+    named = "def describe(x):\n    return x + batch\n"
+    assert _hidden_names(TF_PART + "\n\n" + named) == []
+
+
 def test_a_file_with_an_assignment_expression_is_parsed_whole():
     assert _partial(HELPERS + "\n\n" + TF_PART + "\nif (n := 3):\n    pass\n") is None
 
@@ -138,8 +150,11 @@ def test_a_file_with_an_assignment_expression_is_parsed_whole():
         # The hoisted tf.function takes a name no hidden code uses either (``step_fn_2``).
         "import tensorflow as tf\n\n\ndef step_fn():\n    return 1\n\n\n"
         "for i in range(3):\n    strategy = tf.distribute.TPUStrategy(r)\n    strategy.run(lambda x: x, args=(i,))\n",
+        # Columns in bytes (``ast``) and in characters (the text) part on non-ASCII lines.
+        "# Größe: ünïcode\n" + HELPERS.replace("Plain settings.", "Einstellungen, größer: lr=%s")
+        + "\n\nname = 'café'; " + TF_PART.replace("import tensorflow as tf\n", "import tensorflow as tf  # é\n"),
     ],
-    ids=["helpers-first", "helpers-last", "released-import", "fresh-name"],
+    ids=["helpers-first", "helpers-last", "released-import", "fresh-name", "non-ascii"],
 )
 def test_partial_and_whole_migrations_agree(source, mode, monkeypatch):
     assert _partial(source) is not None

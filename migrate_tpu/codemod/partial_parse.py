@@ -19,9 +19,10 @@ The last two tests run again for each statement that joins the parsed part, unti
 none does. Statements with a ``global`` declaration or a backslash continuation stay
 parsed, as does every file with ``:=`` (it may bind at module level from anywhere).
 
-Each hidden statement becomes a placeholder of exactly its lines: ``if 1:`` holding one
-string that carries a marker, indented as the statement's body was (LibCST takes its
-default indent from the file's first indented block). Every parsed line keeps its number
+Each hidden statement becomes a placeholder of exactly its lines: ``while 0:`` (no branch
+for the version guards to weigh, no binding) holding one string that carries a marker,
+indented as the statement's body was (LibCST takes its default indent from the file's
+first indented block). Every parsed line keeps its number
 and its text, so positions, the splice and the ``ast`` tree's lines hold as they are;
 ``restore`` puts the hidden statements back into the migrated text by their markers.
 Whatever does not line up answers None, and the caller parses the whole file.
@@ -130,9 +131,10 @@ class _EvidenceLines:
     """Where a file holds evidence of the rules: the lines of each occurrence, and the place
     (line, byte column) of each occurrence of evidence that counts only as code."""
 
-    def __init__(self, source: str, evidence: Tuple[Prefilter, Prefilter]) -> None:
+    def __init__(self, source: str, evidence: Tuple[Prefilter, Prefilter], line_starts: List[int]) -> None:
         data = source.encode("utf-8", "surrogatepass")
-        self._starts = _line_starts(data, b"\n")
+        # Byte offsets: the text's own when it is ASCII (``line_starts``, in characters).
+        self._starts = line_starts if len(data) == len(source) else _line_starts(data, b"\n")
         anywhere, as_code = evidence
         self._anywhere = self._mark(anywhere.places(data))
         self._code: List[Tuple[Tuple[int, int], Tuple[int, int]]] = [self._place(span) for span in as_code.places(data)]
@@ -247,7 +249,8 @@ def leave_out(source: str, tree: Optional[ast.AST], rule_classes: Sequence[type]
     prefilter = _evidence_of(rule_classes)
     if prefilter is None:
         return None
-    evidence = _EvidenceLines(source, prefilter)
+    line_starts = _line_starts(source, "\n")
+    evidence = _EvidenceLines(source, prefilter, line_starts)
     walked: Dict[int, _Facts] = {}
 
     def facts(statement: ast.stmt) -> _Facts:
@@ -255,7 +258,6 @@ def leave_out(source: str, tree: Optional[ast.AST], rule_classes: Sequence[type]
             walked[id(statement)] = _Facts(statement)
         return walked[id(statement)]
 
-    line_starts = _line_starts(source, "\n")
 
     # Each top-level statement's lines, and whether it may be hidden.
     spans: List[Tuple[int, int]] = []
@@ -406,7 +408,7 @@ def _placeholders(
         pieces.append(placeholder)
         cursor = start + len(original)
         replaced.append((placeholder, original))
-        stand_in = ast.If(test=ast.Constant(1), body=[ast.Pass()], orelse=[])
+        stand_in = ast.While(test=ast.Constant(0), body=[ast.Pass()], orelse=[])
         stand_in.lineno, stand_in.col_offset = first, 0
         stand_in.end_lineno, stand_in.end_col_offset = last, 0
         layout.append(stand_in)
@@ -418,7 +420,7 @@ def _placeholders(
 
 
 def _placeholder(source: str, statement: ast.stmt, first: int, last: int, line_starts: List[int], marker: str) -> Optional[str]:
-    """``if 1:`` and a string holding ``marker``, on exactly the lines ``first``..``last``;
+    """``while 0:`` and a string holding ``marker``, on exactly the lines ``first``..``last``;
     the string on a line of its own, indented as the statement's body, when the body is."""
     ending = "\n" if source.endswith("\n", 0, line_starts[last + 1]) else ""
     inner = statement.body[0]  # type: ignore[attr-defined]
@@ -431,6 +433,6 @@ def _placeholder(source: str, statement: ast.stmt, first: int, last: int, line_s
         # The body's first statement begins its line: the file's first indented block may be here.
         if len(indent) != getattr(inner, "col_offset", -1) and not getattr(inner, "decorator_list", None):
             return None
-        lines = last - first  # the string takes the lines after ``if 1:``
-        return "if 1:\n" + indent + '"""' + marker + "\n" * (lines - 1) + '"""' + ending
-    return 'if 1: """' + marker + "\n" * (last - first) + '"""' + ending
+        lines = last - first  # the string takes the lines after ``while 0:``
+        return "while 0:\n" + indent + '"""' + marker + "\n" * (lines - 1) + '"""' + ending
+    return 'while 0: """' + marker + "\n" * (last - first) + '"""' + ending
