@@ -132,3 +132,20 @@ def test_a_cached_result_is_not_reused_once_another_file_it_read_changed(cli, tm
     result.reports[0].safety = "doctored"
     victim.write_bytes(pickle.dumps(result))
     assert _safety(cli) == [("train.py", "doctored")]
+
+
+def test_a_run_records_each_consulted_file_as_it_first_saw_it(tmp_path):
+    # A worker stats each consulted file once per run: every later result that depends on it
+    # records it as it was when it was read, so a change during the run is still seen later.
+    from migrate_tpu.engine.cache import fingerprints, unchanged
+
+    helper = tmp_path / "utils.py"
+    helper.write_text("A = 1\n")
+    seen = {}
+    first = fingerprints([str(helper)], seen)
+    assert first == fingerprints([str(helper)]) and unchanged(first)
+    helper.write_text("A = 2  # changed while the run goes on\n")
+    later = fingerprints([str(helper), str(helper)], seen)
+    assert later == first  # as first seen, not as it is now
+    assert not unchanged(later)  # so the next run does not trust a result made from the old text
+    assert fingerprints([str(helper)]) != first

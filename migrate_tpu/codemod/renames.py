@@ -672,9 +672,10 @@ def _stand_ins(old: str, new: str, analysis: Analysis) -> Tuple[Dict[str, str], 
             if scope.kind == "class" and old in scope.bindings and new not in scope.bindings and isinstance(scope.node, cst.ClassDef):
                 local[scope.node.name.value] = "this file"
     places: Dict[str, List[str]] = {}
-    if analysis.lookup is not None and analysis.path:
+    found = analysis.lookup.stand_in_classes(old, new, analysis.path) if analysis.lookup is not None and analysis.path else []
+    if found:
         here = Path(analysis.path).resolve()
-        for name, path in analysis.lookup.stand_in_classes(old, new, analysis.path):
+        for name, path in found:
             if Path(path).resolve() != here:
                 places.setdefault(name, []).append(_relative(path, here))
     # Where each class is, the nearest first (a project may have one per sub-project).

@@ -20,7 +20,7 @@ import os
 import pickle
 import tempfile
 from pathlib import Path
-from typing import Iterable, Optional, Tuple
+from typing import Dict, Iterable, Optional, Tuple
 
 CACHE_DIRECTORY = ".migrate-tpu-cache"
 # 4: results name the other files they depend on; 3: findings are the engine's FileFinding
@@ -30,9 +30,19 @@ _FORMAT = b"4"
 Fingerprint = Tuple[str, int, int]  # (path, size, st_mtime_ns); size -1: the file was missing
 
 
-def fingerprints(paths: Iterable[str]) -> Tuple[Fingerprint, ...]:
-    """Each file as it is now, to tell later whether it changed."""
-    return tuple(_fingerprint(path) for path in sorted(set(paths)))
+def fingerprints(paths: Iterable[str], seen: Optional[Dict[str, Fingerprint]] = None) -> Tuple[Fingerprint, ...]:
+    """Each file as it is now, to tell later whether it changed. ``seen``: the fingerprints
+    this process took earlier in the run, by path, kept as they were: a file is read once
+    in a run (what was learnt from it is kept), so a later result depends on it as it was
+    then, and is not stat'ed again for each file that consults it."""
+    if seen is None:
+        return tuple(_fingerprint(path) for path in sorted(set(paths)))
+    found = []
+    for path in sorted(set(paths)):
+        if path not in seen:
+            seen[path] = _fingerprint(path)
+        found.append(seen[path])
+    return tuple(found)
 
 
 def unchanged(depends_on: Iterable[Fingerprint]) -> bool:

@@ -51,7 +51,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Literal, Optional, Sequence, Tuple, Type, Union
 
-from migrate_tpu.engine.cache import ResultCache, fingerprints, unchanged
+from migrate_tpu.engine.cache import Fingerprint, ResultCache, fingerprints, unchanged
 from migrate_tpu.engine.contracts import Migrator
 from migrate_tpu.engine.file_error import FileError
 from migrate_tpu.engine.file_finding import FileFinding
@@ -204,8 +204,11 @@ def migrate_data(path: Path, data: bytes, migrator: Migrator, mode: str) -> Tupl
     return _migrate_candidate(path, data, migrator, mode)
 
 
-def _migrate_candidate(path: Path, data: bytes, migrator: Migrator, mode: str) -> Tuple[FileResult, Optional[bytes]]:
-    """A file that passed :func:`precheck`: parse, migrate, and produce the new bytes or diff."""
+def _migrate_candidate(
+    path: Path, data: bytes, migrator: Migrator, mode: str, seen: Optional[Dict[str, Fingerprint]] = None
+) -> Tuple[FileResult, Optional[bytes]]:
+    """A file that passed :func:`precheck`: parse, migrate, and produce the new bytes or diff.
+    ``seen``: the fingerprints of the files consulted so far in the run (``cache.fingerprints``)."""
     name = display_path(path)
     result = FileResult(name)
     new_data: Optional[bytes] = None
@@ -214,7 +217,7 @@ def _migrate_candidate(path: Path, data: bytes, migrator: Migrator, mode: str) -
         result, new_data = _migrate_text_or_notebook(path, data, migrator, mode, name, result)
     except Exception as error:
         return error_result(name, error), None
-    result.depends_on = fingerprints(other for other in migrator.consulted_files() if not _same_file(other, path))
+    result.depends_on = fingerprints((other for other in migrator.consulted_files() if not _same_file(other, path)), seen)
     return result, new_data
 
 
@@ -521,6 +524,7 @@ def _worker_main(conn: Connection, migrator: Migrator, mode: str, parent: int, n
     faulthandler.disable()
     warnings.simplefilter("ignore")
     crash_on = os.environ.get(CRASH_HOOK_VARIABLE)
+    seen: Dict[str, Fingerprint] = {}  # one run: the worker ends with it
     while True:
         try:
             task = conn.recv()
@@ -531,7 +535,7 @@ def _worker_main(conn: Connection, migrator: Migrator, mode: str, parent: int, n
         path = Path(task[0])
         if crash_on and path.name == crash_on:
             os.kill(os.getpid(), signal.SIGKILL)
-        payload = _migrate_candidate(path, task[1], migrator, mode)  # the parent ran precheck
+        payload = _migrate_candidate(path, task[1], migrator, mode, seen)  # the parent ran precheck
         try:
             conn.send(payload)
         except (EOFError, OSError):
