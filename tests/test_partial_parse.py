@@ -85,7 +85,7 @@ def test_unrelated_helpers_are_left_out_and_put_back():
     assert len(text_lines) == len(source_lines)  # every line keeps its number
     hidden = set(range(0, 12))  # the helpers' lines (0-based)
     assert [t for i, t in enumerate(text_lines) if i not in hidden] == [s for i, s in enumerate(source_lines) if i not in hidden]
-    assert "summarise" not in partial.text and "summarise" in partial.hidden_words
+    assert "summarise" not in partial.text and "def summarise(" in partial.hidden_text
     assert partial.restore(partial.text) == source
     # The placeholder of the first indented block keeps its indent: LibCST's default indent.
     assert "\n  \"\"\"" + partial_parse.MARKER in partial.text
@@ -157,9 +157,13 @@ def test_a_file_with_an_assignment_expression_is_parsed_whole():
     ids=["helpers-first", "helpers-last", "released-import", "fresh-name", "non-ascii"],
 )
 def test_partial_and_whole_migrations_agree(source, mode, monkeypatch):
-    assert _partial(source) is not None
+    partial = _partial(source)
+    assert partial is not None
     options = Options(mode=mode, want_edits=True, unsafe_fixes=True)
     assert _outcome(source, options) == _outcome(source, options, monkeypatch, whole=True)
+    # The partial text itself migrates and its placeholders come back (no quiet fallback).
+    outcome = api._migrate_parsed(partial.text, partial.tree, options, RULES, hidden_text=partial.hidden_text)
+    assert partial.restore(outcome.code) == api.migrate(source, options).code
 
 
 def test_a_released_import_a_hidden_helper_names_stays():

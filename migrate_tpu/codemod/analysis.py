@@ -16,8 +16,9 @@ rule is lives in ``rule.py``, and ``checking.py`` drives the rules (``finish``,
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -178,9 +179,9 @@ class Analysis(cst.CSTVisitor):
         self._pops: Dict[int, int] = {}
         self._plans: Dict[type, tuple] = {}
         self._names_in_use: Optional[Set[str]] = None
-        # Every word of the top-level statements left out of the parse (``partial_parse``):
-        # names a new name must avoid too.
-        self.unparsed_names: FrozenSet[str] = frozenset()
+        # The text of the top-level statements left out of the parse (``partial_parse``):
+        # its words are names a new name must avoid too.
+        self.unparsed_text = ""
         self.scopes_by_node[id(module)] = self.module_scope
 
     def _add_hook(self, node_type: str, hook) -> None:
@@ -195,7 +196,7 @@ class Analysis(cst.CSTVisitor):
         (defs, classes, parameters): what a new name must not be. Computed once, when asked."""
         if self._names_in_use is None:
             used = {node.value for node in iter_tree(self.module) if isinstance(node, cst.Name)}
-            used |= self.unparsed_names
+            used.update(re.findall(r"[^\W\d]\w*", self.unparsed_text))
             for scope in self.scopes_by_node.values():
                 used.update(scope.bindings)
             self._names_in_use = used

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, replace
-from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -202,7 +202,7 @@ def _migrate_code(
             try:
                 outcome = _migrate_parsed(
                     partial.text, partial.tree, options, rule_classes, lookup=lookup, path=path,
-                    hidden_words=partial.hidden_words, hidden_text=partial.hidden_text,
+                    hidden_text=partial.hidden_text,
                 )
             except Exception:  # the whole module, parsed, tells what went wrong
                 outcome = None
@@ -222,17 +222,15 @@ def _migrate_parsed(
     lookup=None,
     path: str = "",
     analysed: Optional[Dict[str, Analysis]] = None,
-    hidden_words: FrozenSet[str] = frozenset(),
     hidden_text: str = "",
 ) -> Outcome:
     """``_migrate_code`` past the prefilter: ``source`` is what LibCST parses (the module, or
-    its text with some statements left out: ``hidden_text`` is theirs, ``hidden_words`` its
-    words), ``tree`` the ``ast`` tree of the same lines when the caller has it."""
+    its text with some statements left out: ``hidden_text`` is theirs), ``tree`` the ``ast`` tree of the same lines when the caller has it."""
     module = parse_module(source)
     rules = [rule_class() for rule_class in rule_classes]
     analysis = Analysis(module, rules, lookup=lookup, path=path)
     analysis.target = options.target
-    analysis.unparsed_names = hidden_words
+    analysis.unparsed_text = hidden_text
     findings = run_rules(analysis)
     if analysed is not None:
         analysed["analysis"] = analysis

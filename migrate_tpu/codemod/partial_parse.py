@@ -35,7 +35,7 @@ import bisect
 import keyword
 import re
 from dataclasses import dataclass
-from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from migrate_tpu.codemod.names import IMPORT_ALIASES
 from migrate_tpu.codemod.prefilter import Evidence, Prefilter
@@ -56,12 +56,10 @@ MARKER = "migrate-tpu:unparsed:"
 class PartialText:
     """``text``: the module with each hidden statement replaced by a placeholder of the same
     lines; ``tree``: the ``ast`` tree of the original with a stand-in node for each
-    placeholder (the same lines: what ``edits.statement_starts`` and ``lines`` read);
-    ``hidden_words``: every word of the hidden statements (what a new name must avoid)."""
+    placeholder (the same lines: what ``edits.statement_starts`` and ``lines`` read)."""
 
     text: str
     tree: ast.Module
-    hidden_words: FrozenSet[str]
     # (placeholder text, the statement's own text), in order
     replaced: List[Tuple[str, str]]
 
@@ -275,39 +273,49 @@ def leave_out(source: str, tree: Optional[ast.AST], rule_classes: Sequence[type]
     if not candidates:
         return None
 
-    read: Set[str] = set()  # every word the parsed part holds
+    parsed: List[str] = []
     bound: Set[str] = set()  # every name the parsed part binds where the analysis looks it up
     for index, statement in enumerate(body):
         if index in candidates:
             continue
         first, last = spans[index]
         text = source[line_starts[first] : line_starts[last + 1]]
-        read.update(_WORD.findall(text))
+        parsed.append(text)
         _bind_by_text(text, first, evidence, bound)
         if type(statement) in _DEFINITIONS:
             bound.add(statement.name)  # type: ignore[attr-defined]
         elif not isinstance(statement, (ast.Import, ast.ImportFrom)) or evidence.any_in(first, last):
             _bind_at_module_level(statement, bound)
-    bound -= _KEYWORDS
-    words_of = {index: set(_WORD.findall(text)) for index, text in candidates.items()}
+    # The candidates' names the parsed text holds as words, found in one pass.
+    naming = _words_pattern({body[index].name for index in candidates})  # type: ignore[attr-defined]
+    read = set(naming.findall("".join(parsed)))
     changed = True
     while changed:
         changed = False
+        binding = _words_pattern(bound - _KEYWORDS)
         for index in list(candidates):
             statement = body[index]
             needed = statement.name in read  # type: ignore[attr-defined]
-            if not needed and not words_of[index].isdisjoint(bound):
+            if not needed and binding.search(candidates[index]):
                 # A word may come from a string (a message, a docstring): the names its code reads.
-                needed = not facts(statement).words.isdisjoint(bound)
+                needed = not facts(statement).words.isdisjoint(bound - _KEYWORDS)
             if needed:
                 text = candidates.pop(index)
-                read |= words_of[index]
+                read.update(naming.findall(text))
                 bound.add(statement.name)  # type: ignore[attr-defined]
                 _bind_by_text(text, spans[index][0], evidence, bound)
                 changed = True
+                break  # ``bound`` grew: its pattern is made again
     if not candidates:
         return None
-    return _placeholders(source, body, spans, candidates, line_starts, words_of)
+    return _placeholders(source, body, spans, candidates, line_starts)
+
+
+def _words_pattern(words: Set[str]) -> "re.Pattern[str]":
+    """A pattern that finds any of ``words`` as a whole word (nothing, when there are none)."""
+    if not words:
+        return re.compile(r"(?!)")
+    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + r")(?!\w)")
 
 
 def _bind_by_text(text: str, first: int, evidence: _EvidenceLines, bound: Set[str]) -> None:
@@ -388,7 +396,6 @@ def _placeholders(
     spans: List[Tuple[int, int]],
     hidden: Dict[int, str],
     line_starts: List[int],
-    words_of: Dict[int, Set[str]],
 ) -> Optional[PartialText]:
     pieces: List[str] = []
     replaced: List[Tuple[str, str]] = []
@@ -413,10 +420,7 @@ def _placeholders(
         stand_in.end_lineno, stand_in.end_col_offset = last, 0
         layout.append(stand_in)
     pieces.append(source[cursor:])
-    hidden_words: Set[str] = set()
-    for index in hidden:
-        hidden_words |= words_of[index]
-    return PartialText("".join(pieces), ast.Module(body=layout, type_ignores=[]), frozenset(hidden_words), replaced)
+    return PartialText("".join(pieces), ast.Module(body=layout, type_ignores=[]), replaced)
 
 
 def _placeholder(source: str, statement: ast.stmt, first: int, last: int, line_starts: List[int], marker: str) -> Optional[str]:
