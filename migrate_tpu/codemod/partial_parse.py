@@ -273,49 +273,39 @@ def leave_out(source: str, tree: Optional[ast.AST], rule_classes: Sequence[type]
     if not candidates:
         return None
 
-    parsed: List[str] = []
+    read: Set[str] = set()  # every word the parsed part holds
     bound: Set[str] = set()  # every name the parsed part binds where the analysis looks it up
     for index, statement in enumerate(body):
         if index in candidates:
             continue
         first, last = spans[index]
         text = source[line_starts[first] : line_starts[last + 1]]
-        parsed.append(text)
+        read.update(_WORD.findall(text))
         _bind_by_text(text, first, evidence, bound)
         if type(statement) in _DEFINITIONS:
             bound.add(statement.name)  # type: ignore[attr-defined]
         elif not isinstance(statement, (ast.Import, ast.ImportFrom)) or evidence.any_in(first, last):
             _bind_at_module_level(statement, bound)
-    # The candidates' names the parsed text holds as words, found in one pass.
-    naming = _words_pattern({body[index].name for index in candidates})  # type: ignore[attr-defined]
-    read = set(naming.findall("".join(parsed)))
+    bound -= _KEYWORDS
+    words_of = {index: set(_WORD.findall(text)) for index, text in candidates.items()}
     changed = True
     while changed:
         changed = False
-        binding = _words_pattern(bound - _KEYWORDS)
         for index in list(candidates):
             statement = body[index]
             needed = statement.name in read  # type: ignore[attr-defined]
-            if not needed and binding.search(candidates[index]):
+            if not needed and not words_of[index].isdisjoint(bound):
                 # A word may come from a string (a message, a docstring): the names its code reads.
-                needed = not facts(statement).words.isdisjoint(bound - _KEYWORDS)
+                needed = not facts(statement).words.isdisjoint(bound)
             if needed:
                 text = candidates.pop(index)
-                read.update(naming.findall(text))
+                read |= words_of[index]
                 bound.add(statement.name)  # type: ignore[attr-defined]
                 _bind_by_text(text, spans[index][0], evidence, bound)
                 changed = True
-                break  # ``bound`` grew: its pattern is made again
     if not candidates:
         return None
     return _placeholders(source, body, spans, candidates, line_starts)
-
-
-def _words_pattern(words: Set[str]) -> "re.Pattern[str]":
-    """A pattern that finds any of ``words`` as a whole word (nothing, when there are none)."""
-    if not words:
-        return re.compile(r"(?!)")
-    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + r")(?!\w)")
 
 
 def _bind_by_text(text: str, first: int, evidence: _EvidenceLines, bound: Set[str]) -> None:
