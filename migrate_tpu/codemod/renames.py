@@ -919,7 +919,10 @@ def load_tables(directory: Optional[Path] = None) -> List[type]:
 def _declared_evidence(raw) -> Tuple[Evidence, ...]:
     """A table's own ``[[rule.evidence]]`` (``literal`` and ``pattern``), where the last
     names of its symbols are too common a word to filter on (a package named ``experimental``)."""
-    return tuple(Evidence(e["literal"], e.get("pattern", ""), e.get("without_tensorflow", False)) for e in raw.get("evidence", []))
+    return tuple(
+        Evidence(e["literal"], e.get("pattern", ""), e.get("without_tensorflow", False), e.get("code_only", False))
+        for e in raw.get("evidence", [])
+    )
 
 
 def _evidence(kind: str, entries: Sequence[Entry]) -> Tuple[Evidence, ...]:
