@@ -34,6 +34,7 @@ import glob
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import sysconfig
@@ -94,6 +95,23 @@ def best(command: List[str], repeat: int, cwd: Optional[Path] = None) -> Run:
     return min(runs, key=lambda run: run.elapsed)
 
 
+def paired(first: List[str], second: List[str], repeat: int, cwd: Optional[Path] = None, extra_cpu: float = 0.0, extra_wall: float = 0.0):
+    """The two commands run alternately ``repeat`` times (at least 3): the best run of each,
+    and the median over the pairs of first / (second + extra), in wall and CPU seconds.
+
+    This machine's speed drifts by 10-15% from one minute to the next (two best-of-3
+    measurements of the same work, taken a minute apart, differ that much); a ratio of
+    runs taken side by side, pair by pair, charges both sides alike.
+    """
+    runs_a, runs_b = [], []
+    for _ in range(max(3, repeat)):
+        runs_a.append(measure(first, cwd))
+        runs_b.append(measure(second, cwd))
+    wall = statistics.median(a.elapsed / (b.elapsed + extra_wall) for a, b in zip(runs_a, runs_b))
+    cpu = statistics.median(a.cpu / (b.cpu + extra_cpu) for a, b in zip(runs_a, runs_b))
+    return min(runs_a, key=lambda run: run.elapsed), min(runs_b, key=lambda run: run.elapsed), wall, cpu
+
+
 _FLOOR = (
     "import re, sys, pathlib\n"
     "pattern = re.compile(rb'experimental_run_v2')\n"
@@ -134,19 +152,27 @@ def floor(root: Path, repeat: int) -> Run:
     return best([sys.executable, "-c", _FLOOR, str(root)], repeat)
 
 
+def bare_command(root: Path, jobs: int) -> List[str]:
+    return [sys.executable, "-c", _BARE, str(root), str(jobs)]
+
+
 def bare(root: Path, jobs: int, repeat: int = 1) -> Run:
-    return best([sys.executable, "-c", _BARE, str(root), str(jobs)], repeat)
+    return best(bare_command(root, jobs), repeat)
 
 
-def bare_of(paths: List[Path], work: Path, repeat: int = 1) -> Run:
+def bare_of_command(paths: List[Path], work: Path) -> List[str]:
     """A bare LibCST parse + code of just ``paths``, in one process."""
     listing = work / ".bare-paths"
     listing.write_text("".join(f"{p}\n" for p in paths))
-    return best([sys.executable, "-c", _BARE, f"@{listing}", "1"], repeat)
+    return [sys.executable, "-c", _BARE, f"@{listing}", "1"]
+
+
+def tool_command(args: List[str]) -> List[str]:
+    return [sys.executable, "-m", "migrate_tpu", *args]
 
 
 def tool(args: List[str], cwd: Path, repeat: int = 1) -> Run:
-    return best([sys.executable, "-m", "migrate_tpu", *args], repeat, cwd)
+    return best(tool_command(args), repeat, cwd)
 
 
 # ---------------------------------------------------------------------------- trees
@@ -270,8 +296,14 @@ def bench_tree(name: str, work: Path, jobs: int, repeat: int) -> Dict[str, objec
     row.update(findings_files(check))
     # The LibCST limit of a tree: a LibCST tool must at least read every file (the floor)
     # and parse and write back the files it changes; against it, check with one worker.
-    row["check_one"] = tool(["check", name, "--no-gitignore", "--no-progress", "-j", "1", "--no-cache", "--format", "json"], work, repeat)
-    row["bare_findings"] = bare_of([work / path for path in row["paths_with_findings"]], work, max(1, repeat))
+    row["check_one"], row["bare_findings"], row["limit_ratio_wall"], row["limit_ratio_cpu"] = paired(
+        tool_command(["check", name, "--no-gitignore", "--no-progress", "-j", "1", "--no-cache", "--format", "json"]),
+        bare_of_command([work / path for path in row["paths_with_findings"]], work),
+        repeat,
+        work,
+        extra_cpu=row["floor"].cpu,
+        extra_wall=row["floor"].elapsed,
+    )
     shutil.rmtree(cache, ignore_errors=True)
     return row
 
@@ -279,8 +311,10 @@ def bench_tree(name: str, work: Path, jobs: int, repeat: int) -> Dict[str, objec
 def scaling(name: str, work: Path, counts: List[int], repeat: int) -> List[Dict[str, Run]]:
     rows = []
     for jobs in counts:
-        cold = tool(["diff", name, "--no-gitignore", "--no-progress", "--no-cache", "-j", str(jobs)], work, repeat)
-        rows.append({"jobs": jobs, "tool": cold, "bare": bare(work / name, jobs, repeat)})
+        cold, plain, wall, cpu = paired(
+            tool_command(["diff", name, "--no-gitignore", "--no-progress", "--no-cache", "-j", str(jobs)]), bare_command(work / name, jobs), repeat, work
+        )
+        rows.append({"jobs": jobs, "tool": cold, "bare": plain, "ratio_wall": wall, "ratio_cpu": cpu})
     return rows
 
 
@@ -380,8 +414,8 @@ def main() -> int:
         row["limit_wall"] = fl.elapsed + limit_bare.elapsed
         row["limit_cpu"] = fl.cpu + limit_bare.cpu
         say(f"  LibCST limit: floor + bare parse+code of the {row['with_findings']} files with findings (1 process) = "
-            f"{row['limit_wall']:.3f} / {row['limit_cpu']:.3f}; check -j 1: {one.elapsed:.3f} / {one.cpu:.3f} = "
-            f"{one.elapsed / row['limit_wall']:.2f}x wall, {one.cpu / row['limit_cpu']:.2f}x CPU")
+            f"{row['limit_wall']:.3f} / {row['limit_cpu']:.3f}; check -j 1: {one.elapsed:.3f} / {one.cpu:.3f} (best runs); "
+            f"median of paired runs {row['limit_ratio_wall']:.2f}x wall, {row['limit_ratio_cpu']:.2f}x CPU")
         say(f"  by rule: {row['by_rule']}")
         say()
 
@@ -390,8 +424,8 @@ def main() -> int:
         if name == "models" or name.startswith("models-"):
             # A real TF repository: LibCST parses what it must and little more (issue 21).
             say(f"  {name}: prefilter precision {row['precision']:.2f}  " + at_least(f"{name} precision", row["precision"], 0.8))
-            ratio = row["check_one"].cpu / row["limit_cpu"]
-            say(f"  {name}: check -j 1 / LibCST limit = {ratio:.2f}x CPU ({row['check_one'].elapsed / row['limit_wall']:.2f}x wall)  "
+            ratio = row["limit_ratio_cpu"]
+            say(f"  {name}: check -j 1 / LibCST limit = {ratio:.2f}x CPU ({row['limit_ratio_wall']:.2f}x wall; median of paired runs)  "
                 + target(f"{name} LibCST-limit ratio (CPU)", ratio, 1.5))
     if "stdlib" in results:
         row = results["stdlib"]
@@ -407,8 +441,7 @@ def main() -> int:
         table = scaling(options.scaling_tree, work, counts, options.repeat)
         one = next((r for r in table if r["jobs"] == 1), None)
         if one is not None:
-            wall = one["tool"].elapsed / one["bare"].elapsed
-            cpu = one["tool"].cpu / one["bare"].cpu
+            wall, cpu = one["ratio_wall"], one["ratio_cpu"]  # the median of paired runs
             # Both sides run in one process: CPU seconds are the fair measure on a shared machine.
             say(f"  {options.scaling_tree}: one worker, diff cold / bare parse+code in one process = {wall:.2f}x wall, {cpu:.2f}x CPU  "
                 + target("one-worker ratio (CPU)", cpu, 1.0))
@@ -420,8 +453,9 @@ def main() -> int:
             up = one["tool"].elapsed / r["tool"].elapsed if one else float("nan")
             bare_up = one["bare"].elapsed / r["bare"].elapsed if one else float("nan")
             say(f"| {r['jobs']} | {r['tool'].elapsed:.2f} | {r['tool'].cpu:.2f} | {up:.2f} | {up / r['jobs']:.2f} "
-                f"| {r['bare'].elapsed:.2f} | {r['bare'].cpu:.2f} | {bare_up:.2f} | {r['tool'].elapsed / r['bare'].elapsed:.2f} |")
-        say("(speed-up means something only on an idle machine: CPU seconds show the work, wall seconds the contention)")
+                f"| {r['bare'].elapsed:.2f} | {r['bare'].cpu:.2f} | {bare_up:.2f} | {r['ratio_wall']:.2f} |")
+        say("(speed-up means something only on an idle machine: CPU seconds show the work, wall seconds the contention;")
+        say(" tool / bare: the median of paired runs, wall)")
         say()
 
     growth = growth_in_one_file()
