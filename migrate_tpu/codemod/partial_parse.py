@@ -39,6 +39,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from migrate_tpu.codemod.names import IMPORT_ALIASES
 from migrate_tpu.codemod.prefilter import Evidence, Prefilter
+from migrate_tpu.codemod.syntax_stage import nodes_of
 
 _WORD = re.compile(r"[^\W\d]\w*")
 # Names a def or class binds wherever it is, and names an import or ``global`` binds
@@ -187,53 +188,36 @@ class _Facts:
         self.strings: List[Tuple[Tuple[int, int], Tuple[int, int]]] = []
         words: Set[str] = set()
         annotations: List[ast.AST] = []
-        stack: List[ast.AST] = [statement]
-        pop, push, AST = stack.pop, stack.append, ast.AST
-        while stack:
-            node = pop()
+        in_fstrings: Set[int] = set()  # the literal parts of f-strings
+        for node in nodes_of(statement):  # each parent before its children
             kind = type(node)
             if kind is ast.Name:
-                words.add(node.id)  # type: ignore[attr-defined]
-                continue
-            if kind is ast.Constant:
-                if isinstance(node.value, (str, bytes)):  # type: ignore[attr-defined]
-                    self.strings.append(((node.lineno, node.col_offset), (node.end_lineno or 0, node.end_col_offset or 0)))  # type: ignore[attr-defined]
-                continue
-            if kind is ast.JoinedStr:
-                for part in node.values:  # type: ignore[attr-defined]
-                    if type(part) is ast.FormattedValue:
-                        push(part)
-                continue
-            if kind is ast.alias:
-                words.update(_WORD.findall(node.name))  # type: ignore[attr-defined]
-                if node.asname:  # type: ignore[attr-defined]
-                    words.add(node.asname)  # type: ignore[attr-defined]
-                continue
-            if kind is ast.ImportFrom:
-                words.update(_WORD.findall(node.module or ""))  # type: ignore[attr-defined]
-            for field in node._fields:
-                value = getattr(node, field, None)
-                if type(value) is list:
-                    for item in value:
-                        if isinstance(item, AST):
-                            push(item)
-                        elif type(item) is str:  # Global/Nonlocal names, a class pattern's attributes
-                            words.add(item)
-                elif type(value) is str:  # def/class/arg/keyword/attribute names, pattern captures
-                    words.add(value)
-                elif isinstance(value, AST) and not isinstance(value, _LEAVES):
-                    push(value)
-                    if field in ("annotation", "returns"):
+                words.add(node.id)
+            elif kind is ast.Constant:
+                if isinstance(node.value, (str, bytes)) and id(node) not in in_fstrings:
+                    self.strings.append(((node.lineno, node.col_offset), (node.end_lineno or 0, node.end_col_offset or 0)))
+            elif kind is ast.JoinedStr:
+                in_fstrings.update(id(part) for part in node.values if type(part) is ast.Constant)
+            elif kind is ast.alias:
+                words.update(_WORD.findall(node.name))
+                if node.asname:
+                    words.add(node.asname)
+            else:
+                if kind is ast.ImportFrom:
+                    words.update(_WORD.findall(node.module or ""))
+                for field in node._fields:  # names a node holds as text: def, class, arg, keyword,
+                    value = getattr(node, field, None)  # attribute, pattern capture, global
+                    if type(value) is str:
+                        words.add(value)
+                    elif type(value) is list and value and type(value[0]) is str:
+                        words.update(value)
+                    elif field in ("annotation", "returns") and value is not None:
                         annotations.append(value)
         for annotation in annotations:
             for node in ast.walk(annotation):
                 if type(node) is ast.Constant and isinstance(node.value, str):
                     words.update(_WORD.findall(node.value))
         self.words = words
-
-
-# Nodes without names or children: not walked.
-_LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 
 
 def leave_out(source: str, tree: Optional[ast.AST], rule_classes: Sequence[type]) -> Optional[PartialText]:

@@ -64,7 +64,7 @@ class SourceIndex:
         methods: Set[int] = set()
         wrappers: List[ast.Call] = []
         classes: List[ast.ClassDef] = []  # with bases: a library's class may trace some methods
-        for node in _walk(tree):
+        for node in nodes_of(tree):
             kind = type(node)
             if kind is ast.Name:
                 ctx = type(node.ctx)
@@ -200,7 +200,7 @@ class SourceIndex:
                 traces(decorator) for decorator in function.decorator_list  # type: ignore[attr-defined]
             ):
                 for statement in function.body:  # type: ignore[attr-defined]
-                    for node in _walk(statement):
+                    for node in nodes_of(statement):
                         place = self._call_index.get(id(node)) if type(node) is ast.Call else None
                         if place is not None:
                             self.calls[place] = self.calls[place]._replace(traced=True)
@@ -274,7 +274,7 @@ def _module_level_imports(tree: ast.AST) -> Set[str]:
     return names
 
 
-def _walk(tree: ast.AST):
+def nodes_of(tree: ast.AST):
     """Every node of ``tree``, each parent before its children (as ``ast.walk``, in another
     order), without the ``Load``/``Store`` context objects and operators ``ast.walk`` also gives."""
     stack = [tree]
