@@ -6,7 +6,8 @@ a real module is code no enabled rule can act on: helpers, settings classes. A t
 depend on it:
 
 - its text holds no evidence of an enabled rule (``prefilter.Evidence``): no rule finds
-  anything in it;
+  anything in it. Evidence marked ``code_only`` (``.run(``, ``lr=``) inside one of its
+  string literals does not count: the rule never reads it there;
 - no parsed text names it, and it is not a name a fix may import (``names.IMPORT_ALIASES``):
   no lookup reaches it, no new import collides with it;
 - it names nothing the parsed code binds: no module-level name, no ``def``/``class`` at
@@ -14,7 +15,8 @@ depend on it:
   The analysis looks things up by name (``calls_by_name``: the callers of a function or of
   ``.method``; what a name is bound to): those answers read the same with the statement
   or without it. Other imports only name modules the rules leave alone; an import a fix
-  stops using stays when a hidden statement names it (``api``).
+  stops using stays when a hidden statement names it (``api``). The words of its strings
+  (a message, a docstring) name nothing; those of its string annotations do.
 The last two tests run again for each statement that joins the parsed part, until
 none does. Statements with a ``global`` declaration or a backslash continuation stay
 parsed, as does every file with ``:=`` (it may bind at module level from anywhere).
@@ -22,10 +24,10 @@ parsed, as does every file with ``:=`` (it may bind at module level from anywher
 Each hidden statement becomes a placeholder of exactly its lines: ``while 0:`` (no branch
 for the version guards to weigh, no binding) holding one string that carries a marker,
 indented as the statement's body was (LibCST takes its default indent from the file's
-first indented block). Every parsed line keeps its number
-and its text, so positions, the splice and the ``ast`` tree's lines hold as they are;
-``restore`` puts the hidden statements back into the migrated text by their markers.
-Whatever does not line up answers None, and the caller parses the whole file.
+first indented block). Every parsed line keeps its number and its text, so positions, the
+splice and the ``ast`` tree's lines hold as they are; ``restore`` puts the hidden
+statements back into the migrated text by their markers. Whatever does not line up
+answers None, and the caller parses the whole file.
 """
 
 from __future__ import annotations
