@@ -224,8 +224,9 @@ def _migrate_parsed(
     analysed: Optional[Dict[str, Analysis]] = None,
     hidden_text: str = "",
 ) -> Outcome:
-    """``_migrate_code`` past the prefilter: ``source`` is what LibCST parses (the module, or
-    its text with some statements left out: ``hidden_text`` is theirs), ``tree`` the ``ast`` tree of the same lines when the caller has it."""
+    """``_migrate_code`` past the prefilter. ``source`` is what LibCST parses: the module,
+    or its text with some statements left out (``hidden_text`` is theirs); ``tree`` is the
+    ``ast`` tree of the same lines, when the caller has it."""
     module = parse_module(source)
     rules = [rule_class() for rule_class in rule_classes]
     analysis = Analysis(module, rules, lookup=lookup, path=path)
