@@ -271,6 +271,19 @@ def _empty_line(line: cst.EmptyLine, default_newline: str) -> str:
     return line.whitespace.value + comment + newline
 
 
+def line_offsets(text, newline="\n") -> List[int]:
+    """``offsets[n]``: where line ``n`` (1-based) begins in ``text`` (``str`` or ``bytes``,
+    with ``newline`` of the same type); one more entry, the text's end, closes the last line."""
+    offsets = [0, 0]
+    find = text.find
+    at = find(newline)
+    while at >= 0:
+        offsets.append(at + 1)
+        at = find(newline, at + 1)
+    offsets.append(len(text))
+    return offsets
+
+
 def statement_starts(module: cst.Module, source: str, tree: Optional[ast.Module] = None) -> Optional[List[int]]:
     """Offset in ``source`` where each top-level statement's text begins, and where the footer does.
 
@@ -287,12 +300,7 @@ def statement_starts(module: cst.Module, source: str, tree: Optional[ast.Module]
             tree = compile(source, "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             return None
-    line_starts = [0, 0]  # line_starts[n]: offset of line n (1-based)
-    find = source.find
-    at = find("\n")
-    while at >= 0:
-        line_starts.append(at + 1)
-        at = find("\n", at + 1)
+    line_starts = line_offsets(source)
     nodes = tree.body
     newline = module.default_newline
     starts = []
@@ -312,7 +320,7 @@ def statement_starts(module: cst.Module, source: str, tree: Optional[ast.Module]
             if node.col_offset != 0:
                 return None
             line = node.lineno
-        if line >= len(line_starts):
+        if line >= len(line_starts) - 1:  # (the last entry is the text's end)
             return None
         first_token = line_starts[line]
         if decorators and not source.startswith("@", first_token):

@@ -39,6 +39,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
+from migrate_tpu.codemod.edits import line_offsets
 from migrate_tpu.codemod.names import IMPORT_ALIASES
 from migrate_tpu.codemod.prefilter import Evidence, Prefilter
 from migrate_tpu.codemod.syntax_stage import nodes_of
@@ -116,18 +117,6 @@ def _evidence_of(rule_classes: Sequence[type]) -> Optional[Tuple[Prefilter, Pref
     return _PREFILTERS[key]
 
 
-def _line_starts(text, newline) -> List[int]:
-    """``starts[n]``: the offset of line ``n`` (1-based) in ``text``; one more entry at its end."""
-    starts = [0, 0]
-    find = text.find
-    at = find(newline)
-    while at >= 0:
-        starts.append(at + 1)
-        at = find(newline, at + 1)
-    starts.append(len(text))
-    return starts
-
-
 class _EvidenceLines:
     """Where a file holds evidence of the rules: the lines of each occurrence, and the place
     (line, byte column) of each occurrence of evidence that counts only as code."""
@@ -135,11 +124,12 @@ class _EvidenceLines:
     def __init__(self, source: str, evidence: Tuple[Prefilter, Prefilter], line_starts: List[int]) -> None:
         data = source.encode("utf-8", "surrogatepass")
         # Byte offsets: the text's own when it is ASCII (``line_starts``, in characters).
-        self._starts = line_starts if len(data) == len(source) else _line_starts(data, b"\n")
+        self._starts = line_starts if len(data) == len(source) else line_offsets(data, b"\n")
         anywhere, as_code = evidence
         self._anywhere = self._mark(anywhere.places(data))
-        self._code: List[Tuple[Tuple[int, int], Tuple[int, int]]] = [self._place(span) for span in as_code.places(data)]
-        self._as_code = self._mark(as_code.places(data))
+        code_spans = list(as_code.places(data))
+        self._code: List[Tuple[Tuple[int, int], Tuple[int, int]]] = [self._place(span) for span in code_spans]
+        self._as_code = self._mark(code_spans)
 
     def _place(self, span: Tuple[int, int]) -> Tuple[Tuple[int, int], Tuple[int, int]]:
         """((line, column), (end line, end column)) of a byte span, columns in bytes as ``ast``'s."""
@@ -233,7 +223,7 @@ def leave_out(source: str, tree: Optional[ast.AST], rule_classes: Sequence[type]
     prefilter = _evidence_of(rule_classes)
     if prefilter is None:
         return None
-    line_starts = _line_starts(source, "\n")
+    line_starts = line_offsets(source, "\n")
     evidence = _EvidenceLines(source, prefilter, line_starts)
     walked: Dict[int, _Facts] = {}
 
@@ -241,7 +231,6 @@ def leave_out(source: str, tree: Optional[ast.AST], rule_classes: Sequence[type]
         if id(statement) not in walked:
             walked[id(statement)] = _Facts(statement)
         return walked[id(statement)]
-
 
     # Each top-level statement's lines, and whether it may be hidden.
     spans: List[Tuple[int, int]] = []
