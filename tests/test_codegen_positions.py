@@ -183,3 +183,150 @@ def test_a_node_not_in_the_statement_named_for_it_falls_back_to_the_whole_module
     assert spans(module, [call], source=SOURCE, starts=starts, tops=wrong)[id(call)] == _want(positions[call])
     # Without a statement for it at all, the same.
     assert spans(module, [call], source=SOURCE, starts=starts, tops={})[id(call)] == _want(positions[call])
+
+
+# Statements in blocks of every kind, on their own lines and not: decorators with comments
+# between them, comments and blank lines (indented or not) before statements, ``a; b``,
+# one-line suites, an ``elif`` chain, tabs, non-ASCII text, a backslash continuation.
+NESTED = '''import tensorflow as tf
+
+
+class Trainer(object):
+    """Trains."""
+
+    # a comment before a decorated method
+    @staticmethod
+
+    # between the decorators
+    @tf.function(jit_compile=True)
+    def step(x):
+        # first
+        y = strategy.run(f, args=(x,)); z = y  # two on a line
+
+        if x:  y = strategy.run(g)
+        elif y > 1:
+            return tf.distribute.experimental.TPUStrategy(r)
+        elif y:
+            pass
+        else:
+# dedented comment inside a block
+            for i in range(3):
+                while i:
+                    i -= strategy.run(h, args=("é", i))
+                else:
+                    pass
+            else:
+                try:
+                    with tf.device("x") as d, \\
+                            strategy.scope():
+                        async def inner():
+                            await strategy.run(k)
+                except (ValueError, TypeError) as error:
+                    raise RuntimeError("ünïcode") from error
+                else:
+                    v = [strategy.run(m) for m in ms]
+                finally:
+                    w = {k: strategy.run(k) for k in ks}
+        return z
+
+
+def tabbed(a):
+\tif a:
+\t\treturn strategy.run(a)
+\treturn None
+'''
+
+
+class _Paths(cst.CSTVisitor):
+    """Every node with its path from the module, as the analysis walk remembers them."""
+
+    def __init__(self) -> None:
+        self.stack = []
+        self.paths = {}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.stack.append(node)
+        self.paths[id(node)] = tuple(self.stack)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.stack.pop()
+
+
+def _inner_starts(module, source):
+    import ast
+
+    from migrate_tpu.codemod.lines import StatementLines
+
+    lines = StatementLines(module, ast.parse(source))
+    collector = _Paths()
+    module.visit(collector)
+    return {key: start for key, path in collector.paths.items() for start in [lines.start_of(path)] if start is not None}
+
+
+def test_each_node_generated_from_its_innermost_statement_matches_libcst_positions(monkeypatch):
+    """Told the innermost statement on its own line that holds each node, the spans come
+    from generating that statement alone, and are LibCST's all the same."""
+    from migrate_tpu.codemod import positions
+
+    generated = []
+    original = positions._spans_from
+
+    def counted(*args):
+        generated.append(original(*args))
+        return generated[-1]
+
+    monkeypatch.setattr(positions, "_spans_from", counted)
+    for source in [NESTED, SOURCE] + _stdlib_sample()[1:2]:
+        module, nodes, positions_of = _public_spans(source)
+        starts = statement_starts(module, source)
+        inner = _inner_starts(module, source)
+        tops = _tops(module)
+        # Most nodes sit below the top level: their statement is not a top-level one.
+        below = [n for n in nodes if id(n) in inner and inner[id(n)][0] not in module.body]
+        assert len(below) > len(nodes) // 3
+        del generated[:]
+        for node in nodes:  # one node at a time: each generated from its own statement
+            got = spans(module, [node], source=source, starts=starts, tops=tops, inner=inner)[id(node)]
+            want = _want(positions_of[node])
+            if isinstance(node, cst.IndentedBlock):
+                continue
+            if isinstance(node, _BLOCKS):
+                got, want = got[:2], want[:2]
+            assert got == want, (type(node).__name__, module.code_for_node(node)[:60], got, want)
+        # Every node's own statement lined up: none fell back to its top-level statement.
+        assert len(generated) == len([n for n in nodes if id(n) in inner]) and None not in generated
+
+
+def test_innermost_statements_are_those_on_their_own_lines():
+    module = cst.parse_module(NESTED)
+    inner = _inner_starts(module, NESTED)
+    source_lines = NESTED.splitlines()
+    found = {}
+    for statement, line, blocks in inner.values():
+        found[id(statement)] = (line, len(blocks), source_lines[line - 1].strip())
+    starts = sorted(found.values())
+    # ``y = ...; z = y`` is one statement line; the decorated method begins at its first
+    # decorator, below its comment; a one-line suite belongs to its ``if``; the statements
+    # under ``elif`` and ``else`` are their own, the clauses are not.
+    assert (14, 2, "y = strategy.run(f, args=(x,)); z = y  # two on a line") in starts
+    assert (8, 1, "@staticmethod") in starts
+    assert (16, 2, "if x:  y = strategy.run(g)") in starts
+    assert (18, 3, "return tf.distribute.experimental.TPUStrategy(r)") in starts
+    assert not any(text.startswith(("elif", "else", "except", "finally")) for _, _, text in starts)
+    assert (25, 5, 'i -= strategy.run(h, args=("é", i))') in starts
+    assert (30, 5, 'with tf.device("x") as d, \\') in starts
+    assert (33, 7, "await strategy.run(k)") in starts
+    assert (35, 5, 'raise RuntimeError("ünïcode") from error') in starts
+    assert (45, 2, "return strategy.run(a)") in starts
+
+
+def test_an_inner_statement_whose_text_does_not_line_up_falls_back_to_its_top_level_one():
+    module, nodes, positions_of = _public_spans(NESTED)
+    starts = statement_starts(module, NESTED)
+    inner = _inner_starts(module, NESTED)
+    call = next(n for n in nodes if isinstance(n, cst.Call) and module.code_for_node(n) == "strategy.run(k)")
+    statement, line, blocks = inner[id(call)]
+    for wrong in [(statement, line + 1, blocks), (statement, line, blocks[1:]), (module.body[0], 1, ())]:
+        got = spans(module, [call], source=NESTED, starts=starts, tops=_tops(module), inner={id(call): wrong})
+        assert got[id(call)] == _want(positions_of[call])

@@ -21,7 +21,7 @@ from migrate_tpu.codemod.lines import StatementLines
 from migrate_tpu.codemod.options import Options
 from migrate_tpu.codemod.parsing import parse_module
 from migrate_tpu.codemod.edits import add_imports, apply_changes, drop_unused_imports, splice_code, statement_starts
-from migrate_tpu.codemod.positions import spans
+from migrate_tpu.codemod.positions import Start, spans
 from migrate_tpu.codemod.catalogue import select_rules
 from migrate_tpu.codemod.checking import run_rules
 from migrate_tpu.codemod.rule import Finding, Safety
@@ -251,13 +251,9 @@ def _migrate_parsed(
     if tree is None:
         tree = syntax_stage.parse(source)
     memo: Dict[str, object] = {"starts": statement_starts(module, source, tree) if tree is not None else None, "texts": {}}
-    located = spans(
-        module,
-        [f.node for f in wanted] + statements + edited,
-        source=source,
-        starts=memo["starts"],
-        tops=_top_statements(analysis, findings, edited),
-    )
+    lines = StatementLines(module, tree) if tree is not None else None
+    tops, inner = _top_statements(analysis, findings, edited, lines)
+    located = spans(module, [f.node for f in wanted] + statements + edited, source=source, starts=memo["starts"], tops=tops, inner=inner)
     kept: List[Finding] = []
     for finding in findings:
         span = located.get(id(finding.node), (0, 0, 0, 0))
@@ -312,8 +308,7 @@ def _migrate_parsed(
     reports = [_report(f, module, options, located) for f in kept]
     for finding, report in zip(kept, reports):
         report.as_read = as_read.get(id(finding))
-    if options.mode == "diff" and chosen and tree is not None:
-        lines = StatementLines(module, tree)
+    if options.mode == "diff" and chosen and lines is not None:
         for finding, report in zip(kept, reports):
             if finding.applied:
                 report.change_lines = _changed_lines(finding, analysis, module, lines)
@@ -321,34 +316,49 @@ def _migrate_parsed(
     return Outcome(code, reports)
 
 
-def _top_statements(analysis: Analysis, findings: Sequence[Finding], edited: Sequence[cst.CSTNode]) -> Dict[int, cst.CSTNode]:
+def _top_statements(
+    analysis: Analysis, findings: Sequence[Finding], edited: Sequence[cst.CSTNode], lines: Optional[StatementLines]
+) -> Tuple[Dict[int, cst.CSTNode], Dict[int, Start]]:
     """The top-level statement holding each finding's node, its statement and the ``edited``
-    nodes (by id), from where the walk remembered them; nodes it did not remember are
-    looked for in the tree."""
+    nodes (by id), from where the walk remembered them (nodes it did not remember are
+    looked for in the tree); and for the remembered ones, the innermost statement on its
+    own line that holds them, where ``lines`` finds it (``positions.spans``)."""
     module = analysis.module
     tops: Dict[int, cst.CSTNode] = {}
+    inner: Dict[int, Start] = {}
 
-    def top_of(node: cst.CSTNode) -> Optional[cst.CSTNode]:
+    def path_of(node: cst.CSTNode) -> Optional[Tuple[cst.CSTNode, ...]]:
         site = analysis.site(node)
         if site is not None and len(site.path) > 1 and site.path[0] is module:
-            return site.path[1]
+            return site.path
         return None
+
+    def note(node: cst.CSTNode, path: Sequence[cst.CSTNode]) -> None:
+        tops[id(node)] = path[1]
+        start = lines.start_of(path) if lines is not None else None
+        if start is not None:
+            inner[id(node)] = start
 
     missing = set()
     for finding in findings:
-        top = top_of(finding.node)
-        if top is None:
+        path = path_of(finding.node)
+        if path is None:
             missing.add(id(finding.node))
             continue
-        tops[id(finding.node)] = top
+        note(finding.node, path)
         if finding.statement is not None:
-            tops[id(finding.statement)] = top
+            # Its own path ends at it, where the finding's passes through it.
+            at = next((index for index, node in enumerate(path) if node is finding.statement), None)
+            if at is not None:
+                note(finding.statement, path[: at + 1])
+            else:
+                tops[id(finding.statement)] = path[1]
     for node in edited:
-        top = top_of(node)
-        if top is None:
+        path = path_of(node)
+        if path is None:
             missing.add(id(node))
         else:
-            tops[id(node)] = top
+            note(node, path)
     missing.difference_update(id(statement) for statement in module.body)
     if missing:
         # A node reported without being remembered (an argument of a remembered call) is
@@ -362,7 +372,7 @@ def _top_statements(analysis: Analysis, findings: Sequence[Finding], edited: Seq
                     tops[id(node)] = statement
             if not missing:
                 break
-    return tops
+    return tops, inner
 
 
 def _changed_lines(finding: Finding, analysis: Analysis, module: cst.Module, lines: StatementLines) -> List[Tuple[int, int]]:

@@ -15,6 +15,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis
+from migrate_tpu.codemod.lines import line_offsets
 from migrate_tpu.codemod.rule import Change
 
 
@@ -269,19 +270,6 @@ def _empty_line(line: cst.EmptyLine, default_newline: str) -> str:
     comment = line.comment.value if line.comment is not None else ""
     newline = line.newline.value if line.newline.value is not None else default_newline
     return line.whitespace.value + comment + newline
-
-
-def line_offsets(text, newline="\n") -> List[int]:
-    """``offsets[n]``: where line ``n`` (1-based) begins in ``text`` (``str`` or ``bytes``,
-    with ``newline`` of the same type); one more entry, the text's end, closes the last line."""
-    offsets = [0, 0]
-    find = text.find
-    at = find(newline)
-    while at >= 0:
-        offsets.append(at + 1)
-        at = find(newline, at + 1)
-    offsets.append(len(text))
-    return offsets
 
 
 def statement_starts(module: cst.Module, source: str, tree: Optional[ast.Module] = None) -> Optional[List[int]]:

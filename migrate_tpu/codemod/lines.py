@@ -18,6 +18,19 @@ import libcst as cst
 Lines = Tuple[int, int]
 
 
+def line_offsets(text, newline="\n") -> List[int]:
+    """``offsets[n]``: where line ``n`` (1-based) begins in ``text`` (``str`` or ``bytes``,
+    with ``newline`` of the same type); one more entry, the text's end, closes the last line."""
+    offsets = [0, 0]
+    find = text.find
+    at = find(newline)
+    while at >= 0:
+        offsets.append(at + 1)
+        at = find(newline, at + 1)
+    offsets.append(len(text))
+    return offsets
+
+
 class StatementLines:
     """Lines of the statements on LibCST paths in one module, from the ``ast`` of its source.
 
@@ -74,6 +87,45 @@ class StatementLines:
                 return header
             if not any(id(later) in pairs for later in path[index + 1 :]):
                 return header  # the change is in the header
+            index += 1
+        return found
+
+    def start_of(self, path: Sequence[cst.CSTNode]) -> Optional[Tuple[cst.CSTNode, int, Tuple[cst.IndentedBlock, ...]]]:
+        """The innermost statement on ``path`` (module first) that begins a line of its own
+        (in the module or an indented block; not an ``elif``, not ``b`` of ``if x: a; b``),
+        the line of its first token (its first decorator's), and the indented blocks it
+        sits in, outermost first: enough to generate it alone from where it begins
+        (``positions``). None when no statement of the path lines up in both trees."""
+        if not path or path[0] is not self.module:
+            return None
+        pairs = self._pairs_of(self.module, self.tree)
+        found: Optional[Tuple[cst.CSTNode, int, Tuple[cst.IndentedBlock, ...]]] = None
+        blocks: List[cst.IndentedBlock] = []
+        index = 1
+        while index < len(path) and pairs is not None:
+            node = path[index]
+            match = pairs.get(id(node))
+            if match is None:
+                if isinstance(node, cst.IndentedBlock):
+                    blocks.append(node)
+                index += 1  # a suite or clause between a statement and its body
+                continue
+            if isinstance(node, cst.If) and isinstance(path[index - 1], cst.If) and path[index - 1].orelse is node:
+                # An ``elif`` is generated with its ``if``; the statements in its blocks are not.
+                pairs = self._pairs_of(node, match)
+                index += 1
+                continue
+            if not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) or (isinstance(match, list) and not match):
+                break
+            first = match[0] if isinstance(match, list) else match
+            decorators = getattr(node, "decorators", ())
+            listed = getattr(first, "decorator_list", None)
+            if bool(decorators) != bool(listed):
+                break
+            found = (node, listed[0].lineno if listed else first.lineno, tuple(blocks))
+            if not isinstance(node, cst.BaseCompoundStatement):
+                break
+            pairs = self._pairs_of(node, match)
             index += 1
         return found
 

@@ -39,7 +39,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from migrate_tpu.codemod.edits import line_offsets
+from migrate_tpu.codemod.lines import line_offsets
 from migrate_tpu.codemod.names import IMPORT_ALIASES
 from migrate_tpu.codemod.prefilter import Evidence, Prefilter
 from migrate_tpu.codemod.syntax_stage import nodes_of

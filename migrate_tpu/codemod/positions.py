@@ -6,7 +6,9 @@ lazily and records only the nodes asked for. When the caller knows where each
 top-level statement begins in the source (``edits.statement_starts``), only the
 top-level statements that hold a wanted node are generated, each from its own
 first line: findings at the end of a long file no longer cost a code generation
-of everything above them.
+of everything above them. When the caller also knows the innermost statement on its own
+line that holds a node, and that statement's line (``lines.StatementLines.start_of``),
+only that statement is generated, and checked against the source text.
 """
 
 from __future__ import annotations
@@ -17,8 +19,13 @@ from typing import Dict, Iterable, Iterator, Optional, Sequence, Tuple
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from migrate_tpu.codemod.lines import line_offsets
+
 # (start line, start column, end line, end column), lines 1-based, columns 0-based.
 Span = Tuple[int, int, int, int]
+# A statement that begins a line of its own, the line of its first token, and the indented
+# blocks around it, outermost first (``lines.StatementLines.start_of``).
+Start = Tuple[cst.CSTNode, int, Tuple[cst.IndentedBlock, ...]]
 
 
 class _AllFound(Exception):
@@ -83,21 +90,24 @@ def spans(
     source: Optional[str] = None,
     starts: Optional[Sequence[int]] = None,
     tops: Optional[Dict[int, cst.CSTNode]] = None,
+    inner: Optional[Dict[int, Start]] = None,
 ) -> Dict[int, Span]:
     """Spans of ``nodes`` (by id) in ``module``'s generated code.
 
     With ``source`` (the text ``module`` was parsed from) and ``starts`` (the offset in it
     where each top-level statement's text begins), only the top-level statements that
     hold a wanted node are generated. ``tops`` maps a node's id to the top-level
-    statement it is in (a top-level statement itself needs no entry). Whatever does not
-    line up (a node without its statement, or not found in it) falls back to one code
-    generation of the whole module.
+    statement it is in (a top-level statement itself needs no entry). ``inner`` maps a
+    node's id to the innermost statement on its own line that holds it: that statement
+    alone is generated, from its line, and its text must be the source's there. Whatever
+    does not line up falls back: an inner statement to its top-level one, a node without
+    its top-level statement (or not found in it) to one code generation of the module.
     """
     wanted = {id(node) for node in nodes}
     if not wanted:
         return {}
     if source is not None and starts is not None and len(starts) == len(module.body) + 1:
-        found = _spans_by_statement(module, wanted, source, starts, tops or {})
+        found = _spans_by_statement(module, wanted, source, starts, tops or {}, inner or {})
         if found is not None:
             return found
     return _spans_of_module(module, wanted)
@@ -121,17 +131,32 @@ def _collect(state: _SpanState) -> Dict[int, Span]:
 
 
 def _spans_by_statement(
-    module: cst.Module, wanted: set, source: str, starts: Sequence[int], tops: Dict[int, cst.CSTNode]
+    module: cst.Module, wanted: set, source: str, starts: Sequence[int], tops: Dict[int, cst.CSTNode], inner: Dict[int, Start]
 ) -> Optional[Dict[int, Span]]:
+    result: Dict[int, Span] = {}
+    by_inner: Dict[int, Tuple[Start, set]] = {}
+    rest = set()
+    for key in wanted:
+        start = inner.get(key)
+        if start is None:
+            rest.add(key)
+        else:
+            by_inner.setdefault(id(start[0]), (start, set()))[1].add(key)
+    line_starts = line_offsets(source) if by_inner else []
+    for start, group in by_inner.values():
+        found = _spans_from(module, start, group, source, line_starts)
+        if found is None:
+            rest |= group
+        else:
+            result.update(found)
     index_of = {id(statement): index for index, statement in enumerate(module.body)}
     groups: Dict[int, set] = {}
-    for key in wanted:
+    for key in rest:
         top = tops.get(key)
         index = index_of.get(id(top)) if top is not None else index_of.get(key)
         if index is None:
             return None
         groups.setdefault(index, set()).add(key)
-    result: Dict[int, Span] = {}
     for index in sorted(groups):
         group = groups[index]
         # The statement's text begins at column 0 of this line (statement_starts checks it).
@@ -145,3 +170,23 @@ def _spans_by_statement(
             return None  # a node was not where the caller said: generate the module
         result.update(_collect(state))
     return result
+
+
+def _spans_from(module: cst.Module, start: Start, group: set, source: str, line_starts: Sequence[int]) -> Optional[Dict[int, Span]]:
+    """Spans of ``group`` generated from the statement of ``start`` alone, or None when they
+    are not all in it or its text is not the source's from its first leading line."""
+    statement, line, blocks = start
+    decorators = getattr(statement, "decorators", ())
+    # Its comment and blank lines come first (before the first decorator's own).
+    first = line - len(getattr(statement, "leading_lines", ())) - (len(decorators[0].leading_lines) if decorators else 0)
+    if first < 1 or first >= len(line_starts) - 1:
+        return None
+    state = _SpanState(module, group, first)
+    state.indent_tokens = [module.default_indent if block.indent is None else block.indent for block in blocks]
+    try:
+        statement._codegen(state)
+    except _AllFound:
+        pass
+    if len(state.starts) != len(group) or not source.startswith("".join(state.tokens), line_starts[first]):
+        return None
+    return _collect(state)
