@@ -47,9 +47,11 @@ from migrate_tpu.codemod.syntax_stage import nodes_of
 _WORD = re.compile(r"[^\W\d]\w*")
 # Names a def or class binds wherever it is, and names an import or ``global`` binds
 # (a superset: every word of the statement's name list, ``as`` aliases included).
-_DEFINED = re.compile(r"\b(?:def|class)\s+([^\W\d]\w*)")
-_IMPORTED = re.compile(r"\bimport\s+(\([^)]*\)|(?:[^\n;#\\]|\\\n)*)")
-_GLOBAL = re.compile(r"\b(?:global|nonlocal)\s+((?:[^\n;#\\]|\\\n)*)")
+# (Each keyword is matched first and its word boundary checked behind it: a pattern that
+# begins with ``\b`` is tried at every position, twenty to fifty times slower.)
+_DEFINED = re.compile(r"(?:def(?<=\bdef)|class(?<=\bclass))\s+([^\W\d]\w*)")
+_IMPORTED = re.compile(r"import(?<=\bimport)\s+(\([^)]*\)|(?:[^\n;#\\]|\\\n)*)")
+_GLOBAL = re.compile(r"(?:global(?<=\bglobal)|nonlocal(?<=\bnonlocal))\s+((?:[^\n;#\\]|\\\n)*)")
 _KEYWORDS = frozenset(keyword.kwlist)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # The marker every placeholder's string begins with; a file holding it is parsed whole.

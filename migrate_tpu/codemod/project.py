@@ -21,7 +21,8 @@ ModuleResolver = Callable[[str, str], Optional[str]]
 
 # How a module names the TensorFlow version (``version_guards._VERSION_NAMES``: ``tf.__version__``,
 # ``tf.version.VERSION``, ``tf.VERSION`` in any spelling or import).
-_VERSION_WORDS = re.compile(r"__version__|\bVERSION\b")
+_VERSION_WORD = re.compile(r"VERSION(?<=\bVERSION)\b")
+_WORD = re.compile(r"\w+")
 # path of a file -> the Python files of its tree.
 TreeFiles = Callable[[str], Tuple[str, ...]]
 
@@ -231,9 +232,15 @@ class ProjectLookup:
             with self._computing(("version", path)):
                 direct, imported = self._version_facts(path)
                 result = direct
-                if not result and imported:
-                    words = set(re.findall(r"\w+", self._read_text(path)))
-                    result = any(words.intersection(self._version_names(module)) for module in imported)
+                words: Optional[Set[str]] = None  # the module's words, once a module offers a name
+                for module in () if result else imported:
+                    offered = self._version_names(module)
+                    if offered:
+                        if words is None:
+                            words = set(_WORD.findall(self._read_text(path)))
+                        if words.intersection(offered):
+                            result = True
+                            break
         finally:
             low = self._version_low.pop()
             del self._version_in_progress[path]
@@ -291,7 +298,9 @@ class ProjectLookup:
             text = self._read_text(path)
         except Exception:  # not read: its summary is not made either
             text = ""
-        if _VERSION_WORDS.search(text):
+        # (``in`` first: a pattern that begins with an alternation or ``\b`` is tried at
+        # every position of the text, 0.2 ms a module where this takes microseconds.)
+        if "__version__" in text or ("VERSION" in text and _VERSION_WORD.search(text)):
             facts = (True, ())
         elif text:
             facts = self._imported_tree_modules(_import_statements(text), path)
@@ -320,7 +329,8 @@ class ProjectLookup:
             text = self._read_text(path)
         except Exception:  # as ``_summary``: a module we cannot read offers nothing
             return False
-        return re.search(rf"\b{re.escape(symbol)}\b", text) is not None
+        word = re.escape(symbol)
+        return symbol in text and re.search(rf"{word}(?<=\b{word})\b", text) is not None
 
     def _summary(self, path: str) -> Optional[dict]:
         if path in self._summaries:
@@ -417,7 +427,7 @@ def _may_bind(name: str) -> "re.Pattern[str]":
     ``def name``, ``class name``, ``name =`` or ``name:`` (a line continuation between them
     included). It may match more (a keyword argument, ``self.name = ``): it only gates a parse."""
     word = re.escape(name)
-    return re.compile(rf"\b(?:def|class)(?:\s|\\)+{word}\b|\b{word}(?:\s|\\)*(?::|=(?!=))")
+    return re.compile(rf"(?:def(?<=\bdef)|class(?<=\bclass))(?:\s|\\)+{word}\b|{word}(?<=\b{word})(?:\s|\\)*(?::|=(?!=))")
 
 
 def _class_attributes(node: ast.ClassDef) -> set:
