@@ -23,7 +23,10 @@ def _tree(tmp_path: Path) -> ProjectLookup:
     # Names no version itself: it re-exports the one of compat.py under another name.
     (package / "flags.py").write_text("from pkg.compat import IS_TF_21\n\nUSE_OLD_API = IS_TF_21\n")
     # Imports from compat.py, but none of its version names.
-    (package / "layers.py").write_text("import tensorflow as tf\nfrom pkg import compat\n\n\ndef dense(x):\n    return tf.keras.layers.Dense(4)(x)\n")
+    (package / "layers.py").write_text(
+        "import tensorflow as tf\nfrom pkg import compat\n\n\ndef dense(x):\n    return tf.keras.layers.Dense(4)(x)\n\n\n"
+        "class \\\n        Block(tf.keras.Model):\n    @tf.function\n    def call(self, x):\n        return dense(x)\n"
+    )
     (package / "train.py").write_text("from pkg.flags import USE_OLD_API\nfrom pkg.layers import dense\n")
     return _lookup(tmp_path)
 
@@ -42,8 +45,26 @@ def test_a_module_that_cannot_read_the_version_is_not_parsed_for_it(tmp_path):
     assert lookup.version_values("pkg.flags.missing", train) is None  # a name the module does not hold
     assert not any(path.endswith(("layers.py", "flags.py")) for path in lookup._summaries)
     # Asked what it offers otherwise (a class's traced methods), the module is summarised.
-    assert lookup.class_tracing("pkg.layers.dense", train) is None
+    assert lookup.class_tracing("pkg.layers.Block", train) is not None
     assert any(path.endswith("layers.py") for path in lookup._summaries)
+
+
+def test_a_module_is_not_parsed_for_the_class_tables_of_a_name_it_binds_by_no_class(tmp_path):
+    """The traced-methods and compile tables have entries for classes only: a function
+    (``create_model``) is not looked for in a summary; a class, written over a line
+    continuation, is."""
+    lookup = _tree(tmp_path)
+    train = str(tmp_path / "pkg" / "train.py")
+    assert lookup.class_tracing("pkg.layers.dense", train) is None
+    assert lookup.compile_owners("pkg.layers.dense", train) is None
+    assert not any(path.endswith("layers.py") for path in lookup._summaries)
+    # The module was read for the answer: a cached result depends on it.
+    assert any(path.endswith("layers.py") for path in lookup.take_consulted())
+    assert lookup.compile_owners("pkg.layers.Block", train) == "keras"
+    assert "train_step" in lookup.class_tracing("pkg.layers.Block", train)[0]  # as Keras runs it
+    assert any(path.endswith("layers.py") for path in lookup._summaries)
+    # Made, the summary answers for the function as before: nothing.
+    assert lookup.compile_owners("pkg.layers.dense", train) is None
 
 
 def _optimizer_tree(tmp_path: Path) -> ProjectLookup:
