@@ -240,3 +240,88 @@ def test_the_untraced_runs_keep_their_findings():
     )
     assert needed(source)
     assert [(r.rule, r.line) for r in migrate(source, Options()).reports] == [("TPU301", 11)]
+
+
+# -- the text alone: absl's ``app.run(main)`` (``EagerPlainFunctionRun.ruled_out_by_text``) --
+
+ABSL = TF + "from absl import app\nfrom absl import flags\n\n\ndef main(argv):\n    del argv  # run the model here\n    flags.FLAGS.mark_as_parsed()\n\n\n"
+
+
+def _ast_stage_says(source: str, lookup=None, path: str = "") -> bool:
+    """What the ``ast`` stage itself answers for TPU301."""
+    from migrate_tpu.codemod.rules.eager_run import EagerPlainFunctionRun
+
+    return EagerPlainFunctionRun.may_fire(syntax_stage.SourceIndex(syntax_stage.parse(source), lookup, path))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        ABSL + "if __name__ == '__main__':\n    app.run(main)\n",
+        ABSL + "if __name__ == '__main__':\n    flags.mark_flag_as_required('x')\n    app.run(main)  # run it\n",
+        ABSL.replace("import app\n", "import app as absl_app\n") + "absl_app.run(main)\n",
+        ABSL + "@app.call_after_init\ndef later():\n    pass\n\n\napp.run(main)\n",
+        # ``run`` as a word elsewhere (a def, a docstring) is no call of ``.run``.
+        ABSL + 'def run(x):\n    """Steps to run."""\n\n\napp.run(main)\n',
+    ],
+)
+def test_absl_app_run_alone_is_ruled_out_without_an_ast_parse(source, monkeypatch):
+    from migrate_tpu.codemod.rules.eager_run import EagerPlainFunctionRun
+
+    assert EagerPlainFunctionRun.ruled_out_by_text(source)
+    assert not _ast_stage_says(source)  # what the ast stage would have said
+    monkeypatch.setattr(syntax_stage, "parse", lambda source: pytest.fail("parsed by ast"))
+    assert syntax_stage.may_fire(source, RULES) == (False, None)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # ``app`` bound otherwise: a parameter, an assignment, a loop, another import.
+        ABSL + "def train(app, step):\n    return app.run(step)\n\n\napp.run(main)\n",
+        ABSL + "app = tf.distribute.TPUStrategy(resolver)\napp.run(main)\n",
+        ABSL + "for app in strategies:\n    app.run(main)\n",
+        TF + "from absl import flags, app\n\napp.run(main)\n",
+        TF + "from absl import app\nimport app.sub\n\napp.run(main)\n",
+        TF + "from absl import app\nimport os, \\\n    app.sub\n\napp.run(main)\n",
+        TF + "from absl import app\nfrom setup import *\n\napp.run(main)\n",
+        # Another receiver, or ``app`` reached through something else.
+        ABSL + "app.run(main)\nstrategy.run(step, args=(1,))\n",
+        ABSL + "tf.compat.v1.app.run(main)\n",
+        ABSL + "self.app.run(step)\n",
+        ABSL + "(app.\n    run(step))\n",
+        ABSL + "app .run(step)\n",
+        ABSL + "xapp.run(step)\n",
+        ABSL + "x\u0301app.run(step)\n",  # a combining mark continues the name
+        ABSL + "strategy.experimental_run_v2(step)\napp.run(main)\n",
+        # An alias a strategy's name: the ast stage takes it for one.
+        TF + "from absl import app as strategy\n\nstrategy.run(main)\n",
+        # No import of it at all.
+        TF + "app.run(main)\n",
+    ],
+)
+def test_anything_else_about_run_is_left_to_the_ast_stage(source):
+    from migrate_tpu.codemod.rules.eager_run import EagerPlainFunctionRun
+
+    assert not EagerPlainFunctionRun.ruled_out_by_text(source)
+
+
+def test_a_project_with_its_own_absl_is_asked(tmp_path):
+    """The project's own ``absl/app.py`` could hold a strategy: the lookup is asked, as the
+    ast stage asks it, and the file goes on to the ast stage."""
+    from migrate_tpu.codemod.rules.eager_run import EagerPlainFunctionRun
+    from migrate_tpu.codemod.project import ProjectLookup
+    from migrate_tpu.compose import ProjectFiles
+
+    source = ABSL + "app.run(main)\n"
+    (tmp_path / "absl").mkdir()
+    (tmp_path / "absl" / "__init__.py").write_text(TF + "app = tf.distribute.TPUStrategy(resolver)\n")
+    (tmp_path / "train.py").write_text(source)
+    project = ProjectFiles((str(tmp_path),))
+    lookup = ProjectLookup(project.resolve_module, project.read_text, project.tree_files)
+    path = str(tmp_path / "train.py")
+    assert not EagerPlainFunctionRun.ruled_out_by_text(source, lookup, path)
+    assert _ast_stage_says(source, lookup, path)
+    (tmp_path / "absl" / "__init__.py").write_text("")
+    fresh = ProjectLookup(project.resolve_module, project.read_text, project.tree_files)
+    assert EagerPlainFunctionRun.ruled_out_by_text(source, fresh, path)

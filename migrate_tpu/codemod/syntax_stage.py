@@ -328,6 +328,10 @@ def may_fire(
             return True, tree  # a rule that declares no evidence may fire anywhere
         if not _evidence_present(rule_class, data):
             continue
+        # A rule may tell from the text alone that its evidence here is a false lead.
+        ruled_out = getattr(rule_class, "ruled_out_by_text", None)
+        if ruled_out is not None and ruled_out(source, lookup, path):
+            continue
         if test is None:
             return True, tree
         tested.append(test)
