@@ -148,7 +148,8 @@ def test_a_factory_of_the_project_counts_with_the_projects_modules():
 
 
 def test_a_rule_without_a_test_is_not_asked_and_no_tree_is_made():
-    needed_here, tree = syntax_stage.may_fire(TF + "s = tf.distribute.experimental.TPUStrategy(r)\n", RULES)
+    # The method tables (TPU101's ``experimental_run_v2``) have no test: the name is the evidence.
+    needed_here, tree = syntax_stage.may_fire(TF + "s.experimental_run_v2(f, args=(1,))\n", RULES)
     assert needed_here and tree is None
 
 
@@ -325,3 +326,63 @@ def test_a_project_with_its_own_absl_is_asked(tmp_path):
     (tmp_path / "absl" / "__init__.py").write_text("")
     fresh = ProjectLookup(project.resolve_module, project.read_text, project.tree_files)
     assert EagerPlainFunctionRun.ruled_out_by_text(source, fresh, path)
+
+
+# -- references to old names (``SourceIndex.may_name``): the tables and the rules on one symbol --
+
+
+@pytest.mark.parametrize(
+    "source, rule",
+    [
+        (TF + "s = tf.distribute.experimental.TPUStrategy(r)\n", "TPU103"),
+        ("import tensorflow.compat.v2 as tf\n\ns = tf.distribute.experimental.TPUStrategy(r)\n", "TPU103"),
+        (TF + "from tensorflow.distribute import experimental as tde\n\ns = tde.TPUStrategy(r)\n", "TPU103"),
+        (TF + "import tensorflow.distribute.experimental as tde\n\ns = tde.TPUStrategy(r)\n", "TPU103"),
+        (TF + "dist = tf.distribute\nexp = dist.experimental\ns = exp.TPUStrategy(r)\n", "TPU103"),  # aliases, followed
+        (TF + "from tensorflow.distribute.experimental import TPUStrategy as T\n\ns = T(r)\n", "TPU103"),
+        (TF + "def f(s: 'tf.distribute.experimental.TPUStrategy'):\n    pass\n", "TPU103"),  # a string annotation
+        (TF + "S = getattr(tf.distribute.experimental, 'TPUStrategy')\n", "TPU103"),
+        (TF + "try:\n    from tensorflow.distribute import experimental as d\nexcept ImportError:\n    from tf_compat import d\n\ns = d.TPUStrategy(r)\n", "TPU103"),
+        (TF + "if isinstance(s, tf.distribute.experimental.TPUStrategy):\n    pass\n", "TPU104"),
+        (TF + "if type(s).__name__ == 'TPUStrategy':\n    pass\n", "TPU104"),
+        (TF + "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n", "TPU403"),
+        (TF + "from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer as LSO\n\nopt = LSO(opt, 'dynamic')\n", "TPU403"),
+        (TF + "s = tf.distribute.experimental.MultiWorkerMirroredStrategy()\n", "TPU106"),
+        (TF + "from tensorflow.keras.mixed_precision import experimental as mp\n\nmp.set_policy('mixed_bfloat16')\n", "TPU402"),
+        (TF + "mp = tf.keras.mixed_precision.experimental\nmp.set_policy('mixed_bfloat16')\n", "TPU402"),
+    ],
+)
+def test_a_reference_that_may_be_an_old_name_goes_to_libcst(source, rule):
+    assert needed(source)
+    assert rule in [r.rule for r in migrate(source, Options()).reports]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # The new names spell the old ones' last names: the textual stage lets them through.
+        TF + "s = tf.distribute.TPUStrategy(r)\n",
+        TF + "from tensorflow.distribute import TPUStrategy\n\ns = TPUStrategy(r)\n",
+        TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n",
+        TF + "s = tf.distribute.MultiWorkerMirroredStrategy()\n",
+        TF + "tf.keras.mixed_precision.set_global_policy('mixed_bfloat16')\n",
+        # A name of this project, or a parameter: no TensorFlow symbol.
+        TF + "from official.common import distribute_utils\n\ns = distribute_utils.TPUStrategy(r)\n",
+        TF + "def f(tf):\n    return tf.TPUStrategy(r)\n",
+        TF + "from . import experimental\n\ns = experimental.TPUStrategy(r)\n",
+        # Only in prose: a comment, a docstring, a message.
+        TF + '"""Builds a TPUStrategy or a MultiWorkerMirroredStrategy."""\n# tf.distribute.experimental.TPUStrategy is gone\nprint("use TPUStrategy")\n',
+    ],
+)
+def test_no_reference_to_an_old_name_skips_libcst(source):
+    assert not needed(source)
+    assert migrate(source, Options()).reports == []
+
+
+def test_a_name_aliased_through_itself_counts_as_any_name():
+    """``a = b.c`` / ``b = a``: no dotted name can be told, so the file goes on to LibCST."""
+    index = syntax_stage.SourceIndex(syntax_stage.parse(TF + "a = b.experimental\nb = a\ns = a.TPUStrategy(r)\n"))
+    assert index.may_name(["tensorflow.distribute.experimental.TPUStrategy"])
+    plain = syntax_stage.SourceIndex(syntax_stage.parse(TF + "a = b.experimental\nb = tf.keras\ns = a.TPUStrategy(r)\n"))
+    assert not plain.may_name(["tensorflow.distribute.experimental.TPUStrategy"])
+    assert plain.may_name([], ["tensorflow.keras.experimental"])

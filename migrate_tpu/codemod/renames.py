@@ -23,6 +23,7 @@ A rule's id, title, docs and examples sit beside its table in the TOML file.
 
 from __future__ import annotations
 
+import ast
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -735,6 +736,23 @@ class SymbolTableRule(TableRule):
     visit_Call = TableRule._visit_name_lookup
     visit_SimpleString = TableRule._visit_string
     visit_ImportFrom = TableRule._visit_import_from
+
+    @classmethod
+    def may_fire(cls, index) -> bool:
+        """What the walk above keeps, without LibCST (``syntax_stage.py``): a reference or an
+        import that may stand for an old symbol (``SourceIndex.may_name``: an attribute chain
+        ending in its last name, through every import and alias of its head), a string
+        annotation holding a last name, or ``getattr``/``hasattr``/``setattr`` given one.
+        ``tf.distribute.TPUStrategy``, the new name, spells the old one's last name too: on
+        tf-models-official 2.6.0 such files were most of those LibCST parsed for nothing."""
+        lasts = {entry.last for entry in cls.entries}
+        if lasts & index.name_lookups:
+            return True
+        for annotation in index.annotations:
+            for node in ast.walk(annotation):
+                if type(node) is ast.Constant and isinstance(node.value, str) and any(last in node.value for last in lasts):
+                    return True
+        return index.may_name([e.old for e in cls.entries if not e.prefix], [e.old for e in cls.entries if e.prefix])
 
 
 def renamed_expression(node: cst.CSTNode, scope, new: str, analysis: Optional[Analysis] = None) -> Tuple[str, Optional[Tuple[str, Optional[str]]]]:

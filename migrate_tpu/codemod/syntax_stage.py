@@ -19,9 +19,13 @@ which reports the error as before.
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from migrate_tpu.codemod.prefilter import Prefilter
+
+
+# Calls that look a name up by a string (``getattr(tf.distribute, "TPUStrategy")``).
+_NAME_LOOKUPS = ("getattr", "hasattr", "setattr")
 
 
 class CallShape(NamedTuple):
@@ -58,6 +62,16 @@ class SourceIndex:
         self._bindings: Dict[str, List[Tuple[str, Optional[ast.AST]]]] = {}
         assigned: Dict[int, ast.AST] = {}  # id of a Name target -> the value it is given
         self._star_import = False  # ``from m import *`` may bind any name
+        # For ``may_name``: attributes by their last name, the import statements, the
+        # annotations, the names given to ``getattr``/``hasattr``/``setattr`` as literals and
+        # the string constants that are identifiers (``"TPUStrategy"``).
+        self._attributes: Dict[str, List[ast.Attribute]] = {}
+        self._imports: List[ast.stmt] = []
+        self.annotations: List[ast.expr] = []
+        self.name_lookups: Set[str] = set()
+        self.identifier_strings: Set[str] = set()
+        self._stands_for_memo: Dict[str, Optional[Set[str]]] = {}
+        self._resolving: Set[str] = set()
         self._call_index: Dict[int, int] = {}  # id of a Call node -> its place in ``calls``
         # For ``_mark_traced``: every def, the defs of class bodies, and ``x.function(...)`` calls.
         functions: List[ast.AST] = []
@@ -78,8 +92,15 @@ class SourceIndex:
                 func = node.func
                 if (func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else "") == "function":
                     wrappers.append(node)
-            elif kind is ast.Attribute or kind is ast.Constant:
-                continue
+                elif type(func) is ast.Name and func.id in _NAME_LOOKUPS and len(node.args) >= 2:
+                    name = node.args[1]
+                    if type(name) is ast.Constant and isinstance(name.value, str):
+                        self.name_lookups.add(name.value)
+            elif kind is ast.Attribute:
+                self._attributes.setdefault(node.attr, []).append(node)
+            elif kind is ast.Constant:
+                if type(node.value) is str and node.value.isidentifier():
+                    self.identifier_strings.add(node.value)
             elif kind is ast.Assign:
                 for target in node.targets:
                     if type(target) is ast.Name:
@@ -87,6 +108,8 @@ class SourceIndex:
             elif kind is ast.AnnAssign or kind is ast.NamedExpr:
                 if type(node.target) is ast.Name and node.value is not None:
                     assigned[id(node.target)] = node.value
+                if kind is ast.AnnAssign:
+                    self.annotations.append(node.annotation)
             elif kind is ast.If or kind is ast.IfExp:
                 self.tests.append(node.test)
             elif kind is ast.With or kind is ast.AsyncWith:
@@ -94,6 +117,7 @@ class SourceIndex:
                     if type(item.optional_vars) is ast.Name:
                         assigned[id(item.optional_vars)] = item.context_expr
             elif kind is ast.Import:
+                self._imports.append(node)
                 for alias in node.names:
                     if alias.asname:
                         self._imported.setdefault(alias.asname, []).append(alias.name)
@@ -101,6 +125,7 @@ class SourceIndex:
                         head = alias.name.partition(".")[0]
                         self._imported.setdefault(head, []).append(head)
             elif kind is ast.ImportFrom:
+                self._imports.append(node)
                 if any(alias.name == "*" for alias in node.names):
                     self._star_import = True
                 for alias in node.names:
@@ -110,7 +135,11 @@ class SourceIndex:
             elif kind is ast.arg:
                 self._bound.add(node.arg)
                 self._bind(node.arg, "param", node.annotation)
+                if node.annotation is not None:
+                    self.annotations.append(node.annotation)
             elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
+                if kind is not ast.ClassDef and node.returns is not None:
+                    self.annotations.append(node.returns)
                 self._bound.add(node.name)
                 self._bind(node.name, "other")
                 if kind is ast.ClassDef:
@@ -204,6 +233,69 @@ class SourceIndex:
                         place = self._call_index.get(id(node)) if type(node) is ast.Call else None
                         if place is not None:
                             self.calls[place] = self.calls[place]._replace(traced=True)
+
+    def may_name(self, names: Iterable[str], prefixes: Iterable[str] = ()) -> bool:
+        """Whether an expression or import of the file may stand for one of ``names`` (canonical
+        dotted names: ``tensorflow.distribute.experimental.TPUStrategy``) or for a name under
+        one of ``prefixes``, as ``names.qualified_name`` and ``possible_names`` resolve it in
+        LibCST. Looked at: each attribute chain that ends in one of their last names, its
+        head followed through every import and every assignment of a dotted expression that
+        binds it anywhere in the file (a superset of what it may hold where it is used), and
+        each import statement (``from a.b import C as D``, ``import a.b as c``). A bare name
+        stands for an old one only through such an import or assignment, both looked at."""
+        from migrate_tpu.codemod.names import canonical
+
+        exact = set(names)
+        under = tuple(prefixes)
+
+        def matches(dotted: str) -> bool:
+            return dotted in exact or any(dotted == p or dotted.startswith(p + ".") for p in under)
+
+        for statement in self._imports:
+            if type(statement) is ast.ImportFrom:
+                if statement.level or not statement.module:
+                    continue  # a module of this project, which names no TensorFlow symbol
+                if matches(canonical(statement.module)):
+                    return True
+                if any(alias.name != "*" and matches(canonical(f"{statement.module}.{alias.name}")) for alias in statement.names):  # type: ignore[attr-defined]
+                    return True
+            elif any(matches(canonical(alias.name)) for alias in statement.names):  # type: ignore[attr-defined]
+                return True
+        lasts = {name.rpartition(".")[2] for name in (*exact, *under)}
+        for last in lasts:
+            for attribute in self._attributes.get(last, ()):
+                found = self._stands_for(attribute)
+                if found is None or any(matches(name) for name in found):
+                    return True
+        return False
+
+    def _stands_for(self, expr: ast.expr) -> Optional[Set[str]]:
+        """Every canonical dotted name ``expr`` may stand for (``may_name``); None when a name
+        is aliased in a cycle through itself (``a = b.c`` / ``b = a``), which counts as anything."""
+        from migrate_tpu.codemod.names import canonical
+
+        if type(expr) is ast.Attribute:
+            heads = self._stands_for(expr.value)  # type: ignore[attr-defined]
+            return None if heads is None else {canonical(f"{head}.{expr.attr}") for head in heads}  # type: ignore[attr-defined]
+        if type(expr) is not ast.Name:
+            return set()
+        name = expr.id  # type: ignore[attr-defined]
+        if name in self._stands_for_memo:
+            return self._stands_for_memo[name]
+        if name in self._resolving:
+            return None
+        self._resolving.add(name)
+        found: Optional[Set[str]] = {canonical(target) for target in self._imported.get(name, ()) if target is not None}
+        for kind, value in self._bindings.get(name, ()):
+            if kind == "assign" and type(value) in (ast.Name, ast.Attribute):
+                more = self._stands_for(value)  # type: ignore[arg-type]
+                if more is None:
+                    found = None
+                    break
+                found |= more  # type: ignore[operator]
+        self._resolving.discard(name)
+        self._stands_for_memo[name] = found
+        return found
 
     def _bind(self, name: str, kind: str, node: Optional[ast.AST] = None) -> None:
         self._bindings.setdefault(name, []).append((kind, node))

@@ -60,6 +60,12 @@ if type(strategy).__name__ == "TPUStrategy":
         ),
     )
 
+    @classmethod
+    def may_fire(cls, index) -> bool:
+        """A reference that may be the experimental class, or the string ``'TPUStrategy'``
+        (``syntax_stage.py``)."""
+        return "TPUStrategy" in index.identifier_strings or index.may_name([EXPERIMENTAL])
+
     def __init__(self) -> None:
         super().__init__()
         self._checks: List[Tuple[cst.Call, Scope]] = []

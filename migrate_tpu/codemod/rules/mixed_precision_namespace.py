@@ -127,6 +127,12 @@ prec.set_policy("mixed_bfloat16")
         self._taken: Dict[str, Set[int]] = {}
         self._reported: Set[str] = set()
 
+    @classmethod
+    def may_fire(cls, index) -> bool:
+        """A reference to the namespace or an import of it (``syntax_stage.py``): the chains,
+        names and imports below all resolve to it."""
+        return index.may_name([NAMESPACE])
+
     def visit_Attribute(self, node: cst.Attribute, analysis: Analysis) -> None:
         if node.attr.value == "experimental" and not _in_import(analysis.ancestors()):
             analysis.remember(node)
