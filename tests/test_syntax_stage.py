@@ -386,3 +386,38 @@ def test_a_name_aliased_through_itself_counts_as_any_name():
     plain = syntax_stage.SourceIndex(syntax_stage.parse(TF + "a = b.experimental\nb = tf.keras\ns = a.TPUStrategy(r)\n"))
     assert not plain.may_name(["tensorflow.distribute.experimental.TPUStrategy"])
     assert plain.may_name([], ["tensorflow.keras.experimental"])
+
+
+BOTH = "(tf.distribute.TPUStrategy, tf.distribute.experimental.TPUStrategy)"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # A type check that already accepts both classes (tf-models-official 2.5 and later).
+        TF + f"if isinstance(s, {BOTH}):\n    pass\n",
+        TF + "from tensorflow.distribute import TPUStrategy\n\nok = issubclass(c, (TPUStrategy, tf.distribute.experimental.TPUStrategy))\n",
+        # ... in a file whose classes and traced functions the index also reads.
+        TF + f"class Trainer(tf.Module):\n    @tf.function\n    def step(self, s):\n        return isinstance(s, {BOTH})\n",
+    ],
+)
+def test_a_type_check_that_accepts_both_classes_skips_libcst(source):
+    assert not needed(source)
+    assert migrate(source, Options()).reports == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        TF + "if isinstance(s, tf.distribute.experimental.TPUStrategy):\n    pass\n",
+        # The stable class's name not surely the stable class: a parameter, an import the
+        # module runs only in a function.
+        TF + "def f(s, T):\n    return isinstance(s, (T, tf.distribute.experimental.TPUStrategy))\n",
+        "def f(s):\n    import tensorflow as tf\n    return 1\n\n\nimport tensorflow.distribute.experimental as tde\n\n"
+        "def g(s):\n    return isinstance(s, (tf.distribute.TPUStrategy, tde.TPUStrategy))\n",
+        TF + "class Trainer(tf.Module):\n    @tf.function\n    def step(self, s):\n        return isinstance(s, tf.distribute.experimental.TPUStrategy)\n",
+    ],
+)
+def test_a_type_check_that_may_miss_the_stable_class_goes_to_libcst(source):
+    assert needed(source)
+    assert "TPU104" in [r.rule for r in migrate(source, Options()).reports]

@@ -744,7 +744,9 @@ class SymbolTableRule(TableRule):
         ending in its last name, through every import and alias of its head), a string
         annotation holding a last name, or ``getattr``/``hasattr``/``setattr`` given one.
         ``tf.distribute.TPUStrategy``, the new name, spells the old one's last name too: on
-        tf-models-official 2.6.0 such files were most of those LibCST parsed for nothing."""
+        tf-models-official 2.6.0 such files were most of those LibCST parsed for nothing.
+        Where the entry leaves type checks to another rule (TPU103's to TPU104), a reference
+        that is the class an ``isinstance`` checks against does not count."""
         lasts = {entry.last for entry in cls.entries}
         if lasts & index.name_lookups:
             return True
@@ -752,7 +754,13 @@ class SymbolTableRule(TableRule):
             for node in ast.walk(annotation):
                 if type(node) is ast.Constant and isinstance(node.value, str) and any(last in node.value for last in lasts):
                     return True
-        return index.may_name([e.old for e in cls.entries if not e.prefix], [e.old for e in cls.entries if e.prefix])
+        # An entry whose type checks another rule takes over (TPU104) counts only elsewhere.
+        everywhere = [e for e in cls.entries if not e.type_checks]
+        delegated = [e for e in cls.entries if e.type_checks]
+        return any(
+            entries and index.may_name([e.old for e in entries if not e.prefix], [e.old for e in entries if e.prefix], type_checked=counted)
+            for entries, counted in ((everywhere, True), (delegated, False))
+        )
 
 
 def renamed_expression(node: cst.CSTNode, scope, new: str, analysis: Optional[Analysis] = None) -> Tuple[str, Optional[Tuple[str, Optional[str]]]]:

@@ -26,6 +26,7 @@ from migrate_tpu.codemod.prefilter import Prefilter
 
 # Calls that look a name up by a string (``getattr(tf.distribute, "TPUStrategy")``).
 _NAME_LOOKUPS = ("getattr", "hasattr", "setattr")
+_TYPE_CHECKS = ("isinstance", "issubclass")
 
 
 class CallShape(NamedTuple):
@@ -70,7 +71,13 @@ class SourceIndex:
         self.annotations: List[ast.expr] = []
         self.name_lookups: Set[str] = set()
         self.identifier_strings: Set[str] = set()
+        # The classes each ``isinstance``/``issubclass`` call checks against (its second
+        # argument, or that tuple's elements), and their ids.
+        self.type_checks: List[List[ast.expr]] = []
+        self._type_checked: Set[int] = set()
         self._stands_for_memo: Dict[str, Optional[Set[str]]] = {}
+        self._tree = tree
+        self._top_imports: Optional[Set[str]] = None
         self._resolving: Set[str] = set()
         self._call_index: Dict[int, int] = {}  # id of a Call node -> its place in ``calls``
         # For ``_mark_traced``: every def, the defs of class bodies, and ``x.function(...)`` calls.
@@ -96,6 +103,11 @@ class SourceIndex:
                     name = node.args[1]
                     if type(name) is ast.Constant and isinstance(name.value, str):
                         self.name_lookups.add(name.value)
+                elif type(func) is ast.Name and func.id in _TYPE_CHECKS and len(node.args) + len(node.keywords) == 2:
+                    checked = node.args[1] if len(node.args) == 2 else node.keywords[-1].value
+                    elements = list(checked.elts) if type(checked) is ast.Tuple else [checked]  # type: ignore[attr-defined]
+                    self.type_checks.append(elements)
+                    self._type_checked.update(id(element) for element in elements)
             elif kind is ast.Attribute:
                 self._attributes.setdefault(node.attr, []).append(node)
             elif kind is ast.Constant:
@@ -234,7 +246,7 @@ class SourceIndex:
                         if place is not None:
                             self.calls[place] = self.calls[place]._replace(traced=True)
 
-    def may_name(self, names: Iterable[str], prefixes: Iterable[str] = ()) -> bool:
+    def may_name(self, names: Iterable[str], prefixes: Iterable[str] = (), type_checked: bool = True) -> bool:
         """Whether an expression or import of the file may stand for one of ``names`` (canonical
         dotted names: ``tensorflow.distribute.experimental.TPUStrategy``) or for a name under
         one of ``prefixes``, as ``names.qualified_name`` and ``possible_names`` resolve it in
@@ -242,7 +254,10 @@ class SourceIndex:
         head followed through every import and every assignment of a dotted expression that
         binds it anywhere in the file (a superset of what it may hold where it is used), and
         each import statement (``from a.b import C as D``, ``import a.b as c``). A bare name
-        stands for an old one only through such an import or assignment, both looked at."""
+        stands for an old one only through such an import or assignment, both looked at.
+        ``type_checked=False``: a chain that is the class (or one of the classes) an
+        ``isinstance``/``issubclass`` call checks against does not count (a rule that leaves
+        those to another)."""
         from migrate_tpu.codemod.names import canonical
 
         exact = set(names)
@@ -264,10 +279,35 @@ class SourceIndex:
         lasts = {name.rpartition(".")[2] for name in (*exact, *under)}
         for last in lasts:
             for attribute in self._attributes.get(last, ()):
+                if not type_checked and id(attribute) in self._type_checked:
+                    continue
                 found = self._stands_for(attribute)
                 if found is None or any(matches(name) for name in found):
                     return True
         return False
+
+    def may_name_here(self, expr: ast.expr, names: Iterable[str]) -> bool:
+        """Whether ``expr`` itself may stand for one of ``names`` (as ``may_name`` counts)."""
+        found = self._stands_for(expr)
+        return found is None or not found.isdisjoint(names)
+
+    def surely_names(self, expr: ast.expr, name: str) -> bool:
+        """Whether ``expr`` stands for ``name`` wherever it is, as LibCST's ``qualified_name``
+        finds it: its head is bound only by absolute imports the module runs at its top level
+        (visible in every scope, shadowed nowhere), and each of them makes it ``name``."""
+        head = expr
+        while type(head) is ast.Attribute:
+            head = head.value  # type: ignore[attr-defined]
+        if type(head) is not ast.Name or self.imported_only(head.id) is None:  # type: ignore[attr-defined]
+            return False
+        if head.id not in self._module_imports():  # type: ignore[attr-defined]
+            return False
+        return self._stands_for(expr) == {name}
+
+    def _module_imports(self) -> Set[str]:
+        if self._top_imports is None:
+            self._top_imports = _module_level_imports(self._tree)
+        return self._top_imports
 
     def _stands_for(self, expr: ast.expr) -> Optional[Set[str]]:
         """Every canonical dotted name ``expr`` may stand for (``may_name``); None when a name

@@ -62,9 +62,16 @@ if type(strategy).__name__ == "TPUStrategy":
 
     @classmethod
     def may_fire(cls, index) -> bool:
-        """A reference that may be the experimental class, or the string ``'TPUStrategy'``
-        (``syntax_stage.py``)."""
-        return "TPUStrategy" in index.identifier_strings or index.may_name([EXPERIMENTAL])
+        """The string ``'TPUStrategy'``, or a type check whose classes may hold the experimental
+        class and surely do not hold the stable one (``finish`` passes those by: code that
+        already accepts both, as tf-models-official 2.5 and later writes it)."""
+        if "TPUStrategy" in index.identifier_strings:
+            return True
+        return index.may_name([EXPERIMENTAL]) and any(
+            any(index.may_name_here(element, [EXPERIMENTAL]) for element in elements)
+            and not any(index.surely_names(element, STABLE) for element in elements)
+            for elements in index.type_checks
+        )
 
     def __init__(self) -> None:
         super().__init__()
