@@ -107,7 +107,51 @@ def test_a_cycle_of_re_exports_answers_nothing(tmp_path):
     here = str(tmp_path / "train.py")
     assert lookup.optimizer_class("optim.cycle_a.Left", here) is None
     assert lookup.optimizer_class("optim.Dense", here) is None
-    assert {"cycle_a.py", "cycle_b.py", "layers.py"} <= _summarised(lookup)
+    assert {"cycle_a.py", "cycle_b.py"} <= _summarised(lookup)
+    # A Keras layer is no optimizer: its base tells, without a summary.
+    assert "layers.py" not in _summarised(lookup)
+
+
+def _config_tree(tmp_path: Path) -> ProjectLookup:
+    package = tmp_path / "cfg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "base.py").write_text("import dataclasses\n\n\nclass Config(object):\n    lr: float = 0.1\n")
+    (package / "params.py").write_text("from cfg import base\n\n\nclass ParamsDict(base.Config):\n    pass\n")
+    (package / "opt.py").write_text(
+        "import tensorflow as tf\nfrom cfg import params\n\n\nclass Base(tf.keras.optimizers.Adam):\n    pass\n\n\n"
+        "class Warm(Base):\n    pass\n\n\nclass Odd(params.ParamsDict, Base):\n    pass\n"
+    )
+    (package / "maybe.py").write_text(
+        "import tensorflow as tf\n\nif tf.__version__ < '2.4':\n    class Old(tf.keras.optimizers.Adam):\n        pass\n"
+    )
+    (package / "relative.py").write_text("from .opt import Base\n\n\nclass Rel(Base):\n    pass\n")
+    return _lookup(tmp_path)
+
+
+def test_a_class_whose_bases_are_no_optimizers_is_not_summarised_for_one(tmp_path):
+    """``ParamsDict(base.Config)``, ``Config(object)``: no base can be an optimizer, as the
+    modules' ``ast`` tells, so neither module is parsed with LibCST for the question."""
+    lookup = _config_tree(tmp_path)
+    here = str(tmp_path / "train.py")
+    assert lookup.optimizer_class("cfg.params.ParamsDict", here) is None
+    assert lookup.optimizer_class("cfg.base.Config", here) is None
+    assert _summarised(lookup) == set()
+    # Both modules were read for the answer: a cached result depends on them.
+    assert {Path(path).name for path in lookup.take_consulted()} >= {"params.py", "base.py"}
+
+
+def test_a_class_that_may_be_an_optimizer_is_still_summarised(tmp_path):
+    lookup = _config_tree(tmp_path)
+    here = str(tmp_path / "train.py")
+    for name in ("Base", "Warm", "Odd"):  # a Keras base, a base of the module, one base of two
+        verdict = lookup.optimizer_class(f"cfg.opt.{name}", here)
+        assert verdict is not None and verdict.kind == "inherited", name
+    # A class bound in a block, and one whose base comes by a relative import: left to the summary.
+    lookup.optimizer_class("cfg.maybe.Old", here)
+    assert "maybe.py" in _summarised(lookup)
+    lookup.optimizer_class("cfg.relative.Rel", here)
+    assert "relative.py" in _summarised(lookup)
 
 
 def test_the_stand_in_scan_parses_only_files_that_may_bind_the_method(tmp_path, monkeypatch):

@@ -45,6 +45,7 @@ class ProjectLookup:
         self._imports: Dict[str, Tuple[bool, Tuple[str, ...]]] = {}
         self._following: Set[str] = set()  # re-exported optimizer names being followed
         self._stand_ins: Dict[Tuple[Tuple[str, ...], str, str], List[Tuple[str, str]]] = {}
+        self._bindings_of: Dict[str, Optional[Dict[str, List[Tuple[str, object]]]]] = {}
         # Which files each answer read (its own and those of the answers it used), so that
         # a file's result can name every other file it depends on: the engine's cache checks
         # them before reusing the result. The innermost record is the answer being computed;
@@ -133,7 +134,7 @@ class ProjectLookup:
 
     def optimizer_class(self, dotted: str, importing_path: str):
         """The ``optimizers.OptimizerClass`` that the tree's class ``dotted`` is, if it is one."""
-        found = self._summary_of(dotted, importing_path)
+        found = self._summary_of(dotted, importing_path, self._may_be_optimizer_class)
         if found is None:
             return None
         summary, symbol = found
@@ -322,6 +323,108 @@ class ProjectLookup:
                     if resolved is not None:
                         found.append(resolved)
         return False, tuple(found)
+
+    def _may_be_optimizer_class(self, path: str, symbol: str, seen: Optional[Set[Tuple[str, str]]] = None) -> bool:
+        """Whether the module's ``symbol`` may be an optimizer class, read from its ``ast``
+        (``optimizers.class_verdict`` is the answer): a class of the module is one only
+        through a base that is (a class ``KNOWN`` there, ``extend_with_decoupled_weight_decay``,
+        a class of the tree that is one). False only for a class each of whose bases surely
+        is none: a name bound nowhere (``object``), a TensorFlow name not ``KNOWN``, a name
+        outside the tree, or a class of the tree that is none by the same test. Anything else
+        (an import re-exported, an alias, a relative import, a base made by a call) is left
+        to the summary. On tf-models-official 2.6.0, a config class given ``lr=`` was followed
+        through six summaries of its base classes (``ParamsDict``, ``Config``, Orbit's trainers)."""
+        from migrate_tpu.codemod.names import canonical
+        from migrate_tpu.codemod.optimizers import KNOWN
+
+        seen = set() if seen is None else seen
+        if (path, symbol) in seen:
+            return False  # a cycle of bases makes no optimizer (``class_verdict``'s own guard)
+        seen.add((path, symbol))
+        bindings = self._module_bindings(path)
+        if bindings is None:
+            return True
+        found = bindings.get(symbol, [])
+        if len(found) != 1 or found[0][0] != "class":
+            return bool(found)  # not one class: no entry, or left to the summary
+        for base in found[0][1].bases:  # type: ignore[attr-defined]
+            if type(base) is ast.Starred:
+                continue  # ``class_verdict`` passes ``*bases`` by
+            parts: List[str] = []
+            head = base
+            while type(head) is ast.Attribute:
+                parts.append(head.attr)  # type: ignore[attr-defined]
+                head = head.value  # type: ignore[attr-defined]
+            if type(head) is not ast.Name:
+                return True  # a call (``extend_with_decoupled_weight_decay(Adam)``), a subscript
+            rest = "".join("." + part for part in reversed(parts))
+            for kind, value in bindings.get(head.id, ()):  # type: ignore[attr-defined]
+                if kind == "class" and not parts:
+                    if self._may_be_optimizer_class(path, head.id, seen):  # type: ignore[attr-defined]
+                        return True
+                elif kind == "import" and value is not None:
+                    name = canonical(str(value) + rest)
+                    if name in KNOWN:
+                        return True
+                    if name.startswith("tensorflow"):
+                        continue
+                    module = self._module_file(name, path)
+                    if module is not None and self._may_be_optimizer_class(module, name.rpartition(".")[2], seen):
+                        return True
+                else:
+                    return True  # an alias, a relative import, anything else: left to the summary
+        return False
+
+    def _module_bindings(self, path: str) -> Optional[Dict[str, List[Tuple[str, object]]]]:
+        """How the module binds names in its own scope, from its ``ast``: ("class", the
+        ClassDef) for a top-level class, ("import", the dotted target; None for a relative
+        one) for a top-level import, ("other", None) for anything else, a superset: every name
+        bound anywhere in a top-level statement other than a class, import or def (a loop,
+        an ``if``: a function nested there counts its own names too), and the ``global``s of
+        a def. None when the module cannot be read or parsed, or binds names it does not
+        spell (a star import, an import inside a block)."""
+        if path in self._bindings_of:
+            return self._bindings_of[path]
+        found: Optional[Dict[str, List[Tuple[str, object]]]] = {}
+        try:
+            tree = ast.parse(self._read_text(path))
+        except Exception:  # as ``_summary``: a module we cannot read or parse offers nothing we can tell
+            found = None
+        for statement in tree.body if found is not None else ():
+            if isinstance(statement, ast.ClassDef):
+                found.setdefault(statement.name, []).append(("class", statement))  # type: ignore[union-attr]
+            elif isinstance(statement, ast.Import):
+                for alias in statement.names:
+                    bound = alias.asname or alias.name.partition(".")[0]
+                    found.setdefault(bound, []).append(("import", alias.name if alias.asname else bound))  # type: ignore[union-attr]
+            elif isinstance(statement, ast.ImportFrom):
+                if any(alias.name == "*" for alias in statement.names):
+                    found = None
+                    break
+                for alias in statement.names:
+                    target = f"{statement.module}.{alias.name}" if statement.module and not statement.level else None
+                    found.setdefault(alias.asname or alias.name, []).append(("import", target))  # type: ignore[union-attr]
+            else:
+                defined = isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+                names: Set[str] = {statement.name} if defined else set()  # type: ignore[attr-defined]
+                for node in ast.walk(statement):
+                    if isinstance(node, (ast.Global, ast.Nonlocal)):
+                        names.update(node.names)
+                    elif defined:
+                        continue  # a def's other names are its own
+                    elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                        names.add(node.id)
+                    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                        names.add(node.name)
+                    elif isinstance(node, (ast.alias, ast.arg, ast.ExceptHandler)) or type(node).__name__.startswith("Match"):
+                        found = None  # bound in a block in ways not spelled out here: anything
+                        break
+                if found is None:
+                    break
+                for name in names:
+                    found.setdefault(name, []).append(("other", None))
+        self._bindings_of[path] = found
+        return found
 
     def _may_define_class(self, path: str, symbol: str) -> bool:
         """Whether the module's text may hold ``class symbol``: the class and compile tables
