@@ -127,3 +127,21 @@ def test_a_node_in_a_header_gets_the_header():
 def test_trees_that_do_not_line_up_give_nothing():
     module = cst.parse_module("a = 1\nb = 2\n")
     assert StatementLines(module, ast.parse("a = 1\n")).of((module, module.body[1])) is None
+
+
+def test_a_patch_of_a_file_with_a_suppression_names_the_lines_of_each_change():
+    """A file with a ``# migrate-tpu: ignore`` comment and a change, in diff mode: the
+    suppression check and the changed lines each read their own lines (they once shared
+    a variable, and every such file ended in an internal error)."""
+    from migrate_tpu.codemod.api import migrate
+    from migrate_tpu.codemod.options import Options
+
+    source = (
+        "import tensorflow as tf\n\n"
+        "resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu='')  # migrate-tpu: ignore[TPU202]\n"
+        "strategy = tf.distribute.experimental.TPUStrategy(resolver)\n"
+    )
+    outcome = migrate(source, Options(mode="diff"))
+    assert [(r.rule, r.line) for r in outcome.reports] == [("TPU103", 4)]
+    assert outcome.reports[0].change_lines == [(4, 4)]
+    assert "tf.distribute.TPUStrategy(resolver)" in outcome.code

@@ -251,8 +251,8 @@ def _migrate_parsed(
     if tree is None:
         tree = syntax_stage.parse(source)
     memo: Dict[str, object] = {"starts": statement_starts(module, source, tree) if tree is not None else None, "texts": {}}
-    lines = StatementLines(module, tree) if tree is not None else None
-    tops, inner = _top_statements(analysis, findings, edited, lines)
+    statement_lines = StatementLines(module, tree) if tree is not None else None
+    tops, inner = _top_statements(analysis, findings, edited, statement_lines)
     located = spans(module, [f.node for f in wanted] + statements + edited, source=source, starts=memo["starts"], tops=tops, inner=inner)
     kept: List[Finding] = []
     for finding in findings:
@@ -308,10 +308,10 @@ def _migrate_parsed(
     reports = [_report(f, module, options, located) for f in kept]
     for finding, report in zip(kept, reports):
         report.as_read = as_read.get(id(finding))
-    if options.mode == "diff" and chosen and lines is not None:
+    if options.mode == "diff" and chosen and statement_lines is not None:
         for finding, report in zip(kept, reports):
             if finding.applied:
-                report.change_lines = _changed_lines(finding, analysis, module, lines)
+                report.change_lines = _changed_lines(finding, analysis, module, statement_lines)
                 report.edits_imports = bool(finding.imports or finding.releases)
     return Outcome(code, reports)
 
