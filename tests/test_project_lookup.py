@@ -250,3 +250,56 @@ def test_an_import_cycle_that_reads_no_version_is_not_parsed_for_one(tmp_path):
     assert lookup.version_values("pkg.b.USE_OLD", here) is None
     assert lookup.version_values("pkg.USE_OLD", here) is None
     assert _summarised(lookup) == set()  # before: the package's __init__, a and b, each a LibCST parse
+
+
+def _tracing_tree(tmp_path: Path) -> ProjectLookup:
+    package = tmp_path / "tr"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "config.py").write_text("class Config(object):\n    def as_dict(self):\n        return dict(vars(self))\n")
+    (package / "task.py").write_text("from tr import config\n\n\nclass TaskConfig(config.Config):\n    pass\n")
+    (package / "model.py").write_text("import tensorflow as tf\n\n\nclass Net(tf.keras.Model):\n    pass\n")
+    (package / "sub.py").write_text("from tr import model\n\n\nclass Bigger(model.Net):\n    pass\n")
+    (package / "own.py").write_text(
+        "import tensorflow as tf\n\n\nclass Loop(object):\n    def __init__(self):\n        self.step = tf.function(self.train)\n\n"
+        "    def train(self, x):\n        return x\n"
+    )
+    (package / "alias.py").write_text(
+        "from tensorflow import function as compiled\n\n\nclass Loop(object):\n    def __init__(self):\n        self.step = compiled(self.train)\n\n"
+        "    def train(self, x):\n        return x\n"
+    )
+    (package / "local.py").write_text(
+        "import tensorflow as tf\n\n\nclass Loop(object):\n    def __init__(self):\n        wrap = tf.function\n"
+        "        self.step = wrap(self.train)\n\n    def train(self, x):\n        return x\n"
+    )
+    (package / "builder.py").write_text(
+        "from tr import config\n\n\nclass Builder(object):\n    def build(self, kind):\n        make = config.Config\n"
+        "        if kind:\n            make = self.pick(kind)\n        return make()\n"
+    )
+    return _lookup(tmp_path)
+
+
+def test_a_class_that_runs_nothing_traced_is_not_summarised_for_it(tmp_path):
+    """``TaskConfig(config.Config)``: no base is a library class that traces, none calls
+    ``tf.function``: both modules' ``ast`` tell, and neither is parsed with LibCST."""
+    lookup = _tracing_tree(tmp_path)
+    here = str(tmp_path / "train.py")
+    assert lookup.class_tracing("tr.task.TaskConfig", here) is None
+    assert lookup.class_tracing("tr.config.Config", here) is None
+    # ``make = config.Config; make()``: a local alias of a class, no tf.function.
+    assert lookup.class_tracing("tr.builder.Builder", here) is None
+    assert _summarised(lookup) == set()
+    assert {Path(path).name for path in lookup.take_consulted()} >= {"task.py", "config.py"}
+
+
+def test_a_class_that_may_run_methods_traced_is_still_summarised(tmp_path):
+    lookup = _tracing_tree(tmp_path)
+    here = str(tmp_path / "train.py")
+    # A Keras model, and a subclass of one in another module: Keras traces train_step.
+    assert "train_step" in lookup.class_tracing("tr.model.Net", here)[0]
+    assert "train_step" in lookup.class_tracing("tr.sub.Bigger", here)[0]
+    # ``self.train`` given to tf.function, spelled as such or through an imported alias.
+    assert "train" in lookup.class_tracing("tr.own.Loop", here)[0]
+    assert "train" in lookup.class_tracing("tr.alias.Loop", here)[0]
+    assert "train" in lookup.class_tracing("tr.local.Loop", here)[0]  # a method's own alias
+    assert {"model.py", "sub.py", "own.py", "alias.py", "local.py"} <= _summarised(lookup)

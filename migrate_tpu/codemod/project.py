@@ -164,7 +164,7 @@ class ProjectLookup:
     def class_tracing(self, dotted: str, importing_path: str):
         """For the tree's class ``dotted``: (methods it or its bases run under tf.function, and
         those they may: {method: why}), or None when it is not in view (``tracing.py``)."""
-        found = self._summary_of(dotted, importing_path, self._may_define_class)
+        found = self._summary_of(dotted, importing_path, lambda path, symbol: self._may_define_class(path, symbol) and self._may_trace_methods(path, symbol))
         if found is None:
             return None
         summary, symbol = found
@@ -373,6 +373,95 @@ class ProjectLookup:
                         return True
                 else:
                     return True  # an alias, a relative import, anything else: left to the summary
+        return False
+
+    def _may_trace_methods(self, path: str, symbol: str, seen: Optional[Set[Tuple[str, str]]] = None) -> bool:
+        """Whether the module's class ``symbol`` may have methods run under ``tf.function``
+        (``tracing.class_tracing`` is the answer), read from its ``ast``: through a base
+        (a library class ``LIBRARY_TRACED_METHODS`` names, or a class of the tree or module
+        that may), or a call in its body of what may be ``tf.function`` (every name in
+        ``TRACING`` ends in ``function``: an attribute ``.function``, or a name that an import
+        of a ``function``, an alias or the class itself may bind). False only when none of
+        these can hold; what cannot be told is left to the summary. On tf-models-official
+        2.6.0 the summaries of ``ParamsDict``, ``Config`` and ``OneOfConfig`` were made to
+        learn that a task's config class runs nothing traced."""
+        from migrate_tpu.codemod.names import canonical
+        from migrate_tpu.codemod.tracing import LIBRARY_MAYBE_TRACED_METHODS, LIBRARY_TRACED_METHODS
+
+        seen = set() if seen is None else seen
+        if (path, symbol) in seen:
+            return False  # a cycle of bases: ``class_tracing``'s own guard answers nothing
+        seen.add((path, symbol))
+        bindings = self._module_bindings(path)
+        if bindings is None:
+            return True
+        found = bindings.get(symbol, [])
+        if len(found) != 1 or found[0][0] != "class":
+            return bool(found)
+        class_def = found[0][1]
+        # What the class binds anywhere in it to a dotted name (a method's local alias of
+        # ``tf.function``): as ``names.qualified_name`` follows them, only an assignment of
+        # a name or an attribute (or a tuple, unpacked) makes an alias; an import in it may.
+        aliases: Dict[str, List[ast.expr]] = {}
+        imported_here: Set[str] = set()
+        calls: List[ast.Call] = []
+        for node in ast.walk(class_def):  # type: ignore[arg-type]
+            value = getattr(node, "value", None) if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) else None
+            if isinstance(node, ast.withitem):
+                value = node.context_expr
+            if isinstance(value, (ast.Name, ast.Attribute, ast.Tuple, ast.List)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.optional_vars if isinstance(node, ast.withitem) else node.target]  # type: ignore[attr-defined]
+                for target in targets:
+                    for sub in ast.walk(target) if target is not None else ():
+                        if isinstance(sub, ast.Name):
+                            aliases.setdefault(sub.id, []).append(value)
+            elif isinstance(node, ast.alias):
+                imported_here.add(node.asname or node.name.partition(".")[0])
+            elif isinstance(node, ast.Call):
+                calls.append(node)
+
+        def may_trace(expr: ast.expr, followed: Set[str]) -> bool:
+            """Whether ``expr`` may stand for one of ``TRACING``: every one ends in ``function``."""
+            if isinstance(expr, ast.Attribute):
+                return expr.attr == "function"
+            if isinstance(expr, (ast.Tuple, ast.List)):
+                return any(may_trace(element, followed) for element in expr.elts)
+            if not isinstance(expr, ast.Name) or expr.id in followed:
+                return False
+            if expr.id in imported_here:
+                return True
+            followed = followed | {expr.id}
+            if any(may_trace(value, followed) for value in aliases.get(expr.id, ())):
+                return True
+            return any(
+                kind == "other" or (kind == "import" and (value is None or str(value).rpartition(".")[2] == "function"))
+                for kind, value in bindings.get(expr.id, ())  # type: ignore[union-attr]
+            )
+
+        if any(may_trace(call.func, set()) for call in calls):
+            return True
+        for base in class_def.bases:  # type: ignore[attr-defined]
+            parts: List[str] = []
+            head = base
+            while type(head) is ast.Attribute:
+                parts.append(head.attr)  # type: ignore[attr-defined]
+                head = head.value  # type: ignore[attr-defined]
+            if type(head) is not ast.Name:
+                continue  # a call or a subscript: ``class_tracing`` follows neither
+            rest = "".join("." + part for part in reversed(parts))
+            for kind, value in bindings.get(head.id, ()):  # type: ignore[attr-defined]
+                if kind == "class" and not parts:
+                    if self._may_trace_methods(path, head.id, seen):  # type: ignore[attr-defined]
+                        return True
+                elif kind == "import" and value is not None:
+                    name = canonical(str(value) + rest)
+                    if name in LIBRARY_TRACED_METHODS or name in LIBRARY_MAYBE_TRACED_METHODS:
+                        return True
+                    module = None if name.startswith("tensorflow") else self._module_file(name, path)
+                    if module is not None and self._may_trace_methods(module, name.rpartition(".")[2], seen):
+                        return True
+                else:
+                    return True
         return False
 
     def _module_bindings(self, path: str) -> Optional[Dict[str, List[Tuple[str, object]]]]:
