@@ -303,3 +303,26 @@ def test_a_class_that_may_run_methods_traced_is_still_summarised(tmp_path):
     assert "train" in lookup.class_tracing("tr.alias.Loop", here)[0]
     assert "train" in lookup.class_tracing("tr.local.Loop", here)[0]  # a method's own alias
     assert {"model.py", "sub.py", "own.py", "alias.py", "local.py"} <= _summarised(lookup)
+
+
+def test_a_modules_version_names_are_made_without_its_other_tables(tmp_path):
+    """Asked which names read the version, a module is walked for that table alone: its
+    class's base, in another module, is not summarised for a compile or traced-methods
+    table nobody asked for. A later class question makes the whole summary, which agrees."""
+    package = tmp_path / "vt"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "base.py").write_text("import tensorflow as tf\n\n\nclass Model(tf.keras.Model):\n    pass\n")
+    (package / "compat.py").write_text(
+        "import tensorflow as tf\nfrom vt import base\n\nIS_TF_21 = tf.__version__.startswith('2.1')\n\n\n"
+        "class Net(base.Model):\n    pass\n"
+    )
+    lookup = _lookup(tmp_path)
+    here = str(tmp_path / "train.py")
+    values = lookup.version_values("vt.compat.IS_TF_21", here)
+    assert values is not None and values["2.1.0"] is True and values["2.4.1"] is False
+    assert _summarised(lookup) == set()
+    assert [Path(path).name for path in lookup._versions] == ["compat.py"]
+    assert "train_step" in lookup.class_tracing("vt.compat.Net", here)[0]
+    assert _summarised(lookup) == {"compat.py", "base.py"}
+    assert lookup.version_values("vt.compat.IS_TF_21", here) == values

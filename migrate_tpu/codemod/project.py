@@ -33,6 +33,7 @@ class ProjectLookup:
         self._read = read_text
         self._tree_files = tree_files
         self._summaries: Dict[str, Optional[dict]] = {}
+        self._versions: Dict[str, Optional[dict]] = {}  # version tables made on their own
         self._trees: Dict[str, Tuple[str, ...]] = {}
         self._version_evidence: Dict[str, bool] = {}
         # Modules whose version answer is being computed (path -> depth of the computation),
@@ -155,11 +156,16 @@ class ProjectLookup:
     def version_values(self, dotted: str, importing_path: str):
         """The tree's ``dotted`` name reading the TensorFlow version: {release: value},
         "unknown" (it reads it in a way not evaluated), or None (it does not, or is not in view)."""
-        found = self._summary_of(dotted, importing_path, lambda path, symbol: self._may_read_version(path))
-        if found is None:
+        path = self._module_file(dotted, importing_path)
+        if path is None:
             return None
-        summary, symbol = found
-        return summary["versions"].get(symbol)
+        symbol = dotted.rpartition(".")[2]
+        if path not in self._summaries and path not in self._versions:
+            # As ``_summary_of``: the word first, then whether the module can offer any.
+            if not self._names(path, symbol) or not self._may_read_version(path):
+                return None
+        table = self._version_table(path)
+        return None if table is None else table.get(symbol)
 
     def class_tracing(self, dotted: str, importing_path: str):
         """For the tree's class ``dotted``: (methods it or its bases run under tf.function, and
@@ -277,10 +283,63 @@ class ProjectLookup:
             # resting on that is kept past the summary (``_summary``).
             self._relies_on(-1)
             return ()
-        if path not in self._summaries and not self._may_read_version(path):
+        if path not in self._summaries and path not in self._versions and not self._may_read_version(path):
             return ()
-        summary = self._summary(path)
-        return tuple(summary["versions"]) if summary else ()
+        table = self._version_table(path)
+        return tuple(table) if table else ()
+
+    def _version_table(self, path: str) -> Optional[dict]:
+        """The module's names that read the version (``version_guards.module_version_summary``),
+        from its summary when made, else on their own: a module is asked for them most of all,
+        and its other tables (compile owners, traced methods) follow its classes' bases into
+        other modules' summaries. On tf-models-official 2.4.0 the version names of
+        ``dataset_factory.py`` cost 0.17 s made whole, with ``params_dict.py`` and
+        ``base_config.py`` summarised for its compile owners."""
+        if path in self._summaries:
+            summary = self._summary(path)
+            return summary["versions"] if summary else None
+        if path in self._versions:
+            self._used(("versions", path))
+            return self._versions[path]
+        self._versions[path] = None  # guards import cycles, as ``_summary``
+        self._summarising.add(path)
+        try:
+            with self._computing(("versions", path)):
+                table = self._make_version_table(path)
+        finally:
+            self._summarising.discard(path)
+            for pending in [p for p, low in self._version_provisional.items() if low < 0]:
+                del self._version_provisional[pending]  # asked again, now that it is made
+        self._versions[path] = table
+        return table
+
+    def _make_version_table(self, path: str) -> Optional[dict]:
+        from migrate_tpu.codemod.version_guards import module_version_summary
+
+        analysis = self._walked(path)
+        return None if analysis is None else module_version_summary(analysis)
+
+    def _walked(self, path: str):
+        """The module's analysis, walked, for its summary's tables; None when it cannot be read
+        or parsed (it offers nothing)."""
+        from migrate_tpu.codemod.analysis import Analysis
+        from migrate_tpu.codemod.parsing import parse_module
+
+        try:
+            # The parse the main path uses (``parsing.py``): a third cheaper, the same tree.
+            module = parse_module(self._read_text(path))
+        except Exception:  # a module we cannot read or parse offers nothing
+            return None
+        analysis = Analysis(module, (), lookup=self, path=path)
+        # The walk alone: no table reads the module's version guards, and finding them asked
+        # about every test's imported names, each question a module's summary away (on
+        # tf-models-official 2.4.0, classifier_trainer.py's guards cost 0.2 s through
+        # dataset_factory.py's summary). What finding them left for the version table
+        # stays: ``Klass.X`` finds its class where the module has a branch or a ``getattr``.
+        analysis.walk()
+        if analysis.branch_points or "getattr" in analysis.calls_by_name:
+            analysis.module_scope.memo["scopes_by_node"] = analysis.scopes_by_node
+        return analysis
 
     def _version_facts(self, path: str) -> Tuple[bool, Tuple[str, ...]]:
         """(names the version or imports a tree package whole, the tree modules it imports from)."""
@@ -551,22 +610,15 @@ class ProjectLookup:
         return summary
 
     def _make_summary(self, path: str) -> Optional[dict]:
-        from migrate_tpu.codemod.analysis import Analysis
-        from migrate_tpu.codemod.checking import run_rules
         from migrate_tpu.codemod.optimizers import module_optimizer_summary
-        from migrate_tpu.codemod.parsing import parse_module
         from migrate_tpu.codemod.rules.compile_arguments import module_compile_owners
         from migrate_tpu.codemod.strategies import module_strategy_summary
         from migrate_tpu.codemod.tracing import module_class_tracing
         from migrate_tpu.codemod.version_guards import module_version_summary
 
-        try:
-            # The parse the main path uses (``parsing.py``): a third cheaper, the same tree.
-            module = parse_module(self._read_text(path))
-        except Exception:  # a module we cannot read or parse offers nothing
+        analysis = self._walked(path)
+        if analysis is None:
             return None
-        analysis = Analysis(module, (), lookup=self, path=path)
-        run_rules(analysis)
         summary = module_strategy_summary(analysis)
         summary["optimizers"], summary["optimizer_reexports"] = module_optimizer_summary(analysis)
         summary["versions"] = module_version_summary(analysis)
