@@ -112,21 +112,25 @@ def test_a_cycle_of_re_exports_answers_nothing(tmp_path):
     assert "layers.py" not in _summarised(lookup)
 
 
-def _config_tree(tmp_path: Path) -> ProjectLookup:
-    package = tmp_path / "cfg"
+def _package(tmp_path: Path, name: str, modules: dict) -> ProjectLookup:
+    """The lookup of a run over ``tmp_path`` holding package ``name`` with ``modules`` (file: text)."""
+    package = tmp_path / name
     package.mkdir()
     (package / "__init__.py").write_text("")
-    (package / "base.py").write_text("import dataclasses\n\n\nclass Config(object):\n    lr: float = 0.1\n")
-    (package / "params.py").write_text("from cfg import base\n\n\nclass ParamsDict(base.Config):\n    pass\n")
-    (package / "opt.py").write_text(
-        "import tensorflow as tf\nfrom cfg import params\n\n\nclass Base(tf.keras.optimizers.Adam):\n    pass\n\n\n"
-        "class Warm(Base):\n    pass\n\n\nclass Odd(params.ParamsDict, Base):\n    pass\n"
-    )
-    (package / "maybe.py").write_text(
-        "import tensorflow as tf\n\nif tf.__version__ < '2.4':\n    class Old(tf.keras.optimizers.Adam):\n        pass\n"
-    )
-    (package / "relative.py").write_text("from .opt import Base\n\n\nclass Rel(Base):\n    pass\n")
+    for file, text in modules.items():
+        (package / file).write_text(text)
     return _lookup(tmp_path)
+
+
+def _config_tree(tmp_path: Path) -> ProjectLookup:
+    return _package(tmp_path, "cfg", {
+        "base.py": "import dataclasses\n\n\nclass Config(object):\n    lr: float = 0.1\n",
+        "params.py": "from cfg import base\n\n\nclass ParamsDict(base.Config):\n    pass\n",
+        "opt.py": "import tensorflow as tf\nfrom cfg import params\n\n\nclass Base(tf.keras.optimizers.Adam):\n    pass\n\n\n"
+        "class Warm(Base):\n    pass\n\n\nclass Odd(params.ParamsDict, Base):\n    pass\n",
+        "maybe.py": "import tensorflow as tf\n\nif tf.__version__ < '2.4':\n    class Old(tf.keras.optimizers.Adam):\n        pass\n",
+        "relative.py": "from .opt import Base\n\n\nclass Rel(Base):\n    pass\n",
+    })
 
 
 def test_a_class_whose_bases_are_no_optimizers_is_not_summarised_for_one(tmp_path):
@@ -253,30 +257,18 @@ def test_an_import_cycle_that_reads_no_version_is_not_parsed_for_one(tmp_path):
 
 
 def _tracing_tree(tmp_path: Path) -> ProjectLookup:
-    package = tmp_path / "tr"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "config.py").write_text("class Config(object):\n    def as_dict(self):\n        return dict(vars(self))\n")
-    (package / "task.py").write_text("from tr import config\n\n\nclass TaskConfig(config.Config):\n    pass\n")
-    (package / "model.py").write_text("import tensorflow as tf\n\n\nclass Net(tf.keras.Model):\n    pass\n")
-    (package / "sub.py").write_text("from tr import model\n\n\nclass Bigger(model.Net):\n    pass\n")
-    (package / "own.py").write_text(
-        "import tensorflow as tf\n\n\nclass Loop(object):\n    def __init__(self):\n        self.step = tf.function(self.train)\n\n"
-        "    def train(self, x):\n        return x\n"
-    )
-    (package / "alias.py").write_text(
-        "from tensorflow import function as compiled\n\n\nclass Loop(object):\n    def __init__(self):\n        self.step = compiled(self.train)\n\n"
-        "    def train(self, x):\n        return x\n"
-    )
-    (package / "local.py").write_text(
-        "import tensorflow as tf\n\n\nclass Loop(object):\n    def __init__(self):\n        wrap = tf.function\n"
-        "        self.step = wrap(self.train)\n\n    def train(self, x):\n        return x\n"
-    )
-    (package / "builder.py").write_text(
-        "from tr import config\n\n\nclass Builder(object):\n    def build(self, kind):\n        make = config.Config\n"
-        "        if kind:\n            make = self.pick(kind)\n        return make()\n"
-    )
-    return _lookup(tmp_path)
+    loop = "class Loop(object):\n    def __init__(self):\n        {}\n\n    def train(self, x):\n        return x\n"
+    return _package(tmp_path, "tr", {
+        "config.py": "class Config(object):\n    def as_dict(self):\n        return dict(vars(self))\n",
+        "task.py": "from tr import config\n\n\nclass TaskConfig(config.Config):\n    pass\n",
+        "model.py": "import tensorflow as tf\n\n\nclass Net(tf.keras.Model):\n    pass\n",
+        "sub.py": "from tr import model\n\n\nclass Bigger(model.Net):\n    pass\n",
+        "own.py": "import tensorflow as tf\n\n\n" + loop.format("self.step = tf.function(self.train)"),
+        "alias.py": "from tensorflow import function as compiled\n\n\n" + loop.format("self.step = compiled(self.train)"),
+        "local.py": "import tensorflow as tf\n\n\n" + loop.format("wrap = tf.function\n        self.step = wrap(self.train)"),
+        "builder.py": "from tr import config\n\n\nclass Builder(object):\n    def build(self, kind):\n        make = config.Config\n"
+        "        if kind:\n            make = self.pick(kind)\n        return make()\n",
+    })
 
 
 def test_a_class_that_runs_nothing_traced_is_not_summarised_for_it(tmp_path):
@@ -309,15 +301,11 @@ def test_a_modules_version_names_are_made_without_its_other_tables(tmp_path):
     """Asked which names read the version, a module is walked for that table alone: its
     class's base, in another module, is not summarised for a compile or traced-methods
     table nobody asked for. A later class question makes the whole summary, which agrees."""
-    package = tmp_path / "vt"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "base.py").write_text("import tensorflow as tf\n\n\nclass Model(tf.keras.Model):\n    pass\n")
-    (package / "compat.py").write_text(
-        "import tensorflow as tf\nfrom vt import base\n\nIS_TF_21 = tf.__version__.startswith('2.1')\n\n\n"
-        "class Net(base.Model):\n    pass\n"
-    )
-    lookup = _lookup(tmp_path)
+    lookup = _package(tmp_path, "vt", {
+        "base.py": "import tensorflow as tf\n\n\nclass Model(tf.keras.Model):\n    pass\n",
+        "compat.py": "import tensorflow as tf\nfrom vt import base\n\nIS_TF_21 = tf.__version__.startswith('2.1')\n\n\n"
+        "class Net(base.Model):\n    pass\n",
+    })
     here = str(tmp_path / "train.py")
     values = lookup.version_values("vt.compat.IS_TF_21", here)
     assert values is not None and values["2.1.0"] is True and values["2.4.1"] is False

@@ -298,20 +298,7 @@ class ProjectLookup:
         if path in self._summaries:
             summary = self._summary(path)
             return summary["versions"] if summary else None
-        if path in self._versions:
-            self._used(("versions", path))
-            return self._versions[path]
-        self._versions[path] = None  # guards import cycles, as ``_summary``
-        self._summarising.add(path)
-        try:
-            with self._computing(("versions", path)):
-                table = self._make_version_table(path)
-        finally:
-            self._summarising.discard(path)
-            for pending in [p for p, low in self._version_provisional.items() if low < 0]:
-                del self._version_provisional[pending]  # asked again, now that it is made
-        self._versions[path] = table
-        return table
+        return self._made(self._versions, "versions", path, self._make_version_table)
 
     def _make_version_table(self, path: str) -> Optional[dict]:
         from migrate_tpu.codemod.version_guards import module_version_summary
@@ -393,46 +380,31 @@ class ProjectLookup:
         (an import re-exported, an alias, a relative import, a base made by a call) is left
         to the summary. On tf-models-official 2.6.0, a config class given ``lr=`` was followed
         through six summaries of its base classes (``ParamsDict``, ``Config``, Orbit's trainers)."""
-        from migrate_tpu.codemod.names import canonical
         from migrate_tpu.codemod.optimizers import KNOWN
 
-        seen = set() if seen is None else seen
+        lone = self._lone_class(path, symbol, set() if seen is None else seen)
+        if isinstance(lone, bool):
+            return lone
+        class_def, bindings, seen = lone
+        # A base made by a call may be ``extend_with_decoupled_weight_decay(Adam)``.
+        return self._bases_may(path, class_def, bindings, KNOWN.__contains__, self._may_be_optimizer_class, seen, made_by_call=True)
+
+    def _lone_class(self, path: str, symbol: str, seen: Set[Tuple[str, str]]):
+        """(the module's class ``symbol``, the module's bindings, ``seen``) when its ``ast``
+        tells the name is bound once, by a class; else the gates' answer: False in a cycle of
+        bases (the analysis's own guards answer nothing there) or where the module does not
+        bind the name, True where the module cannot be told or binds it otherwise (left to
+        the summary)."""
         if (path, symbol) in seen:
-            return False  # a cycle of bases makes no optimizer (``class_verdict``'s own guard)
+            return False
         seen.add((path, symbol))
         bindings = self._module_bindings(path)
         if bindings is None:
             return True
         found = bindings.get(symbol, [])
         if len(found) != 1 or found[0][0] != "class":
-            return bool(found)  # not one class: no entry, or left to the summary
-        for base in found[0][1].bases:  # type: ignore[attr-defined]
-            if type(base) is ast.Starred:
-                continue  # ``class_verdict`` passes ``*bases`` by
-            parts: List[str] = []
-            head = base
-            while type(head) is ast.Attribute:
-                parts.append(head.attr)  # type: ignore[attr-defined]
-                head = head.value  # type: ignore[attr-defined]
-            if type(head) is not ast.Name:
-                return True  # a call (``extend_with_decoupled_weight_decay(Adam)``), a subscript
-            rest = "".join("." + part for part in reversed(parts))
-            for kind, value in bindings.get(head.id, ()):  # type: ignore[attr-defined]
-                if kind == "class" and not parts:
-                    if self._may_be_optimizer_class(path, head.id, seen):  # type: ignore[attr-defined]
-                        return True
-                elif kind == "import" and value is not None:
-                    name = canonical(str(value) + rest)
-                    if name in KNOWN:
-                        return True
-                    if name.startswith("tensorflow"):
-                        continue
-                    module = self._module_file(name, path)
-                    if module is not None and self._may_be_optimizer_class(module, name.rpartition(".")[2], seen):
-                        return True
-                else:
-                    return True  # an alias, a relative import, anything else: left to the summary
-        return False
+            return bool(found)
+        return found[0][1], bindings, seen
 
     def _may_trace_methods(self, path: str, symbol: str, seen: Optional[Set[Tuple[str, str]]] = None) -> bool:
         """Whether the module's class ``symbol`` may have methods run under ``tf.function``
@@ -444,20 +416,12 @@ class ProjectLookup:
         these can hold; what cannot be told is left to the summary. On tf-models-official
         2.6.0 the summaries of ``ParamsDict``, ``Config`` and ``OneOfConfig`` were made to
         learn that a task's config class runs nothing traced."""
-        from migrate_tpu.codemod.names import canonical
         from migrate_tpu.codemod.tracing import LIBRARY_MAYBE_TRACED_METHODS, LIBRARY_TRACED_METHODS
 
-        seen = set() if seen is None else seen
-        if (path, symbol) in seen:
-            return False  # a cycle of bases: ``class_tracing``'s own guard answers nothing
-        seen.add((path, symbol))
-        bindings = self._module_bindings(path)
-        if bindings is None:
-            return True
-        found = bindings.get(symbol, [])
-        if len(found) != 1 or found[0][0] != "class":
-            return bool(found)
-        class_def = found[0][1]
+        lone = self._lone_class(path, symbol, set() if seen is None else seen)
+        if isinstance(lone, bool):
+            return lone
+        class_def, bindings, seen = lone
         # What the class binds anywhere in it to a dotted name (a method's local alias of
         # ``tf.function``): as ``names.qualified_name`` follows them, only an assignment of
         # a name or an attribute (or a tuple, unpacked) makes an alias; an import in it may.
@@ -499,25 +463,49 @@ class ProjectLookup:
 
         if any(may_trace(call.func, set()) for call in calls):
             return True
-        for base in class_def.bases:  # type: ignore[attr-defined]
+        traced = {*LIBRARY_TRACED_METHODS, *LIBRARY_MAYBE_TRACED_METHODS}
+        return self._bases_may(path, class_def, bindings, traced.__contains__, self._may_trace_methods, seen, made_by_call=False)
+
+    def _bases_may(
+        self,
+        path: str,
+        class_def: ast.ClassDef,
+        bindings: Dict[str, List[Tuple[str, object]]],
+        known: Callable[[str], bool],
+        ask: Callable[[str, str, Set[Tuple[str, str]]], bool],
+        seen: Set[Tuple[str, str]],
+        made_by_call: bool,
+    ) -> bool:
+        """Whether a base of the module's ``class_def`` may be what the caller looks for: a
+        library class ``known`` names, or a class of the module or of the tree that ``ask``
+        says may be. A base bound nowhere (``object``) or outside the tree is not; one bound
+        otherwise (an alias, a relative import) may be; one made by a call (or subscripted)
+        may be when ``made_by_call``. ``*bases`` are passed by, as the analysis does."""
+        from migrate_tpu.codemod.names import canonical
+
+        for base in class_def.bases:
+            if type(base) is ast.Starred:
+                continue
             parts: List[str] = []
             head = base
             while type(head) is ast.Attribute:
                 parts.append(head.attr)  # type: ignore[attr-defined]
                 head = head.value  # type: ignore[attr-defined]
             if type(head) is not ast.Name:
-                continue  # a call or a subscript: ``class_tracing`` follows neither
+                if made_by_call:
+                    return True
+                continue
             rest = "".join("." + part for part in reversed(parts))
             for kind, value in bindings.get(head.id, ()):  # type: ignore[attr-defined]
                 if kind == "class" and not parts:
-                    if self._may_trace_methods(path, head.id, seen):  # type: ignore[attr-defined]
+                    if ask(path, head.id, seen):  # type: ignore[attr-defined]
                         return True
                 elif kind == "import" and value is not None:
                     name = canonical(str(value) + rest)
-                    if name in LIBRARY_TRACED_METHODS or name in LIBRARY_MAYBE_TRACED_METHODS:
+                    if known(name):
                         return True
                     module = None if name.startswith("tensorflow") else self._module_file(name, path)
-                    if module is not None and self._may_trace_methods(module, name.rpartition(".")[2], seen):
+                    if module is not None and ask(module, name.rpartition(".")[2], seen):
                         return True
                 else:
                     return True
@@ -594,20 +582,24 @@ class ProjectLookup:
         return symbol in text and re.search(rf"{word}(?<=\b{word})\b", text) is not None
 
     def _summary(self, path: str) -> Optional[dict]:
-        if path in self._summaries:
-            self._used(("summary", path))
-            return self._summaries[path]
-        self._summaries[path] = None  # guards import cycles
+        return self._made(self._summaries, "summary", path, self._make_summary)
+
+    def _made(self, made: Dict[str, Optional[dict]], kind: str, path: str, make: Callable[[str], Optional[dict]]) -> Optional[dict]:
+        """``made[path]`` (a summary, a version table), made once by ``make`` for the run."""
+        if path in made:
+            self._used((kind, path))
+            return made[path]
+        made[path] = None  # guards import cycles
         self._summarising.add(path)
         try:
-            with self._computing(("summary", path)):
-                summary = self._make_summary(path)
+            with self._computing((kind, path)):
+                result = make(path)
         finally:
             self._summarising.discard(path)
             for pending in [p for p, low in self._version_provisional.items() if low < 0]:
                 del self._version_provisional[pending]  # asked again, now that it is made
-        self._summaries[path] = summary
-        return summary
+        made[path] = result
+        return result
 
     def _make_summary(self, path: str) -> Optional[dict]:
         from migrate_tpu.codemod.optimizers import module_optimizer_summary
