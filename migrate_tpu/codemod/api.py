@@ -17,11 +17,11 @@ import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis, iter_tree
 from migrate_tpu.codemod.findings import Report
-from migrate_tpu.codemod.lines import StatementLines
+from migrate_tpu.codemod.lines import Start, StatementLines
 from migrate_tpu.codemod.options import Options
 from migrate_tpu.codemod.parsing import parse_module
 from migrate_tpu.codemod.edits import add_imports, apply_changes, drop_unused_imports, splice_code, statement_starts
-from migrate_tpu.codemod.positions import Start, spans
+from migrate_tpu.codemod.positions import spans
 from migrate_tpu.codemod.catalogue import select_rules
 from migrate_tpu.codemod.checking import run_rules
 from migrate_tpu.codemod.rule import Finding, Safety

@@ -15,7 +15,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis
-from migrate_tpu.codemod.lines import line_offsets
+from migrate_tpu.codemod.lines import leading_lines, line_offsets
 from migrate_tpu.codemod.rule import Change
 
 
@@ -297,13 +297,12 @@ def statement_starts(module: cst.Module, source: str, tree: Optional[ast.Module]
         if index >= len(nodes):
             return None
         node = nodes[index]
-        leading = list(statement.leading_lines)
+        leading = leading_lines(statement)
         decorators = getattr(statement, "decorators", ())
         if decorators:
             if not getattr(node, "decorator_list", None):
                 return None
             line = node.decorator_list[0].lineno
-            leading += decorators[0].leading_lines
         else:
             if node.col_offset != 0:
                 return None

@@ -16,6 +16,19 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 import libcst as cst
 
 Lines = Tuple[int, int]
+# A statement that begins a line of its own, the line of its first token, and the indented
+# blocks around it, outermost first (``StatementLines.start_of``).
+Start = Tuple[cst.CSTNode, int, Tuple[cst.IndentedBlock, ...]]
+
+
+def leading_lines(statement: cst.CSTNode) -> List[cst.EmptyLine]:
+    """The comment and blank lines LibCST generates before ``statement``'s first token: its
+    own, then (for a decorated one) those before its first decorator."""
+    leading = list(getattr(statement, "leading_lines", ()))
+    decorators = getattr(statement, "decorators", ())
+    if decorators:
+        leading += decorators[0].leading_lines
+    return leading
 
 
 def line_offsets(text, newline="\n") -> List[int]:
@@ -90,7 +103,7 @@ class StatementLines:
             index += 1
         return found
 
-    def start_of(self, path: Sequence[cst.CSTNode]) -> Optional[Tuple[cst.CSTNode, int, Tuple[cst.IndentedBlock, ...]]]:
+    def start_of(self, path: Sequence[cst.CSTNode]) -> Optional[Start]:
         """The innermost statement on ``path`` (module first) that begins a line of its own
         (in the module or an indented block; not an ``elif``, not ``b`` of ``if x: a; b``),
         the line of its first token (its first decorator's), and the indented blocks it
@@ -99,7 +112,7 @@ class StatementLines:
         if not path or path[0] is not self.module:
             return None
         pairs = self._pairs_of(self.module, self.tree)
-        found: Optional[Tuple[cst.CSTNode, int, Tuple[cst.IndentedBlock, ...]]] = None
+        found: Optional[Start] = None
         blocks: List[cst.IndentedBlock] = []
         index = 1
         while index < len(path) and pairs is not None:

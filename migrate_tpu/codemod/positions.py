@@ -19,13 +19,10 @@ from typing import Dict, Iterable, Iterator, Optional, Sequence, Tuple
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from migrate_tpu.codemod.lines import line_offsets
+from migrate_tpu.codemod.lines import Start, leading_lines, line_offsets
 
 # (start line, start column, end line, end column), lines 1-based, columns 0-based.
 Span = Tuple[int, int, int, int]
-# A statement that begins a line of its own, the line of its first token, and the indented
-# blocks around it, outermost first (``lines.StatementLines.start_of``).
-Start = Tuple[cst.CSTNode, int, Tuple[cst.IndentedBlock, ...]]
 
 
 class _AllFound(Exception):
@@ -176,9 +173,7 @@ def _spans_from(module: cst.Module, start: Start, group: set, source: str, line_
     """Spans of ``group`` generated from the statement of ``start`` alone, or None when they
     are not all in it or its text is not the source's from its first leading line."""
     statement, line, blocks = start
-    decorators = getattr(statement, "decorators", ())
-    # Its comment and blank lines come first (before the first decorator's own).
-    first = line - len(getattr(statement, "leading_lines", ())) - (len(decorators[0].leading_lines) if decorators else 0)
+    first = line - len(leading_lines(statement))  # its comment and blank lines come first
     if first < 1 or first >= len(line_starts) - 1:
         return None
     state = _SpanState(module, group, first)
