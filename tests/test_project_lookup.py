@@ -43,10 +43,10 @@ def test_a_module_that_cannot_read_the_version_is_not_parsed_for_it(tmp_path):
     train = str(tmp_path / "pkg" / "train.py")
     assert lookup.version_values("pkg.layers.dense", train) is None
     assert lookup.version_values("pkg.flags.missing", train) is None  # a name the module does not hold
-    assert not any(path.endswith(("layers.py", "flags.py")) for path in lookup._summaries)
+    assert not any(path.endswith(("layers.py", "flags.py")) for path in lookup.walked)
     # Asked what it offers otherwise (a class's traced methods), the module is summarised.
     assert lookup.class_tracing("pkg.layers.Block", train) is not None
-    assert any(path.endswith("layers.py") for path in lookup._summaries)
+    assert any(path.endswith("layers.py") for path in lookup.made("traced_methods"))
 
 
 def test_a_module_is_not_parsed_for_the_class_tables_of_a_name_it_binds_by_no_class(tmp_path):
@@ -57,12 +57,12 @@ def test_a_module_is_not_parsed_for_the_class_tables_of_a_name_it_binds_by_no_cl
     train = str(tmp_path / "pkg" / "train.py")
     assert lookup.class_tracing("pkg.layers.dense", train) is None
     assert lookup.compile_owners("pkg.layers.dense", train) is None
-    assert not any(path.endswith("layers.py") for path in lookup._summaries)
+    assert not any(path.endswith("layers.py") for path in lookup.walked)
     # The module was read for the answer: a cached result depends on it.
     assert any(path.endswith("layers.py") for path in lookup.take_consulted())
     assert lookup.compile_owners("pkg.layers.Block", train) == "keras"
     assert "train_step" in lookup.class_tracing("pkg.layers.Block", train)[0]  # as Keras runs it
-    assert any(path.endswith("layers.py") for path in lookup._summaries)
+    assert any(path.endswith("layers.py") for path in lookup.made("compile_owners") & lookup.made("traced_methods"))
     # Made, the summary answers for the function as before: nothing.
     assert lookup.compile_owners("pkg.layers.dense", train) is None
 
@@ -89,8 +89,9 @@ def _optimizer_tree(tmp_path: Path) -> ProjectLookup:
     return _lookup(tmp_path)
 
 
-def _summarised(lookup: ProjectLookup) -> set:
-    return {Path(path).name for path, summary in lookup._summaries.items() if summary is not None}
+def _summarised(lookup: ProjectLookup, table=None) -> set:
+    """The names of the modules whose ``table`` (any, when None) is made."""
+    return {Path(path).name for path in lookup.made(table)}
 
 
 def test_a_re_exported_optimizer_is_followed_through_two_modules(tmp_path):
@@ -300,7 +301,8 @@ def test_a_class_that_may_run_methods_traced_is_still_summarised(tmp_path):
 def test_a_modules_version_names_are_made_without_its_other_tables(tmp_path):
     """Asked which names read the version, a module is walked for that table alone: its
     class's base, in another module, is not summarised for a compile or traced-methods
-    table nobody asked for. A later class question makes the whole summary, which agrees."""
+    table nobody asked for. A later class question makes the traced-methods tables of the
+    class's module and of its base's, and no other; the version table agrees after it."""
     lookup = _package(tmp_path, "vt", {
         "base.py": "import tensorflow as tf\n\n\nclass Model(tf.keras.Model):\n    pass\n",
         "compat.py": "import tensorflow as tf\nfrom vt import base\n\nIS_TF_21 = tf.__version__.startswith('2.1')\n\n\n"
@@ -309,8 +311,48 @@ def test_a_modules_version_names_are_made_without_its_other_tables(tmp_path):
     here = str(tmp_path / "train.py")
     values = lookup.version_values("vt.compat.IS_TF_21", here)
     assert values is not None and values["2.1.0"] is True and values["2.4.1"] is False
-    assert _summarised(lookup) == set()
-    assert [Path(path).name for path in lookup._versions] == ["compat.py"]
+    assert _summarised(lookup) == _summarised(lookup, "versions") == {"compat.py"}
     assert "train_step" in lookup.class_tracing("vt.compat.Net", here)[0]
+    assert _summarised(lookup, "traced_methods") == {"compat.py", "base.py"}
     assert _summarised(lookup) == {"compat.py", "base.py"}
+    assert _summarised(lookup, "compile_owners") == _summarised(lookup, "strategies") == set()
     assert lookup.version_values("vt.compat.IS_TF_21", here) == values
+
+
+def test_a_name_bound_only_as_a_class_is_not_looked_for_in_the_strategy_and_version_tables(tmp_path):
+    """The strategy tables hold names a def or an assignment binds, the version table none a
+    class binds: a module binding the name only by ``class`` (and imports, for strategies) is
+    not parsed to learn it offers nothing, so ``Config = configs.Config`` re-exported from a
+    chain of modules is not followed through their summaries. The answers stay those the
+    tables give: a strategy global and a version name beside the class are still found."""
+    lookup = _package(tmp_path, "chain", {
+        # Each module names the version, so only the binding test keeps it from being parsed.
+        "configs.py": "import tensorflow as tf\nfrom chain import base\n\nVERSION = tf.__version__\n\n\n"
+        "class Config(base.Base):\n    pass\n",
+        "base.py": "import tensorflow as tf\n\nVERSION = tf.__version__\n\n\nclass Base(object):\n    pass\n",
+        "trainer.py": "import tensorflow as tf\nfrom chain import configs\n\nConfig = configs.Config\n"
+        "STRATEGY = tf.distribute.experimental.TPUStrategy()\nIS_OLD = tf.__version__.startswith('2.1')\n",
+    })
+    here = str(tmp_path / "train.py")
+    assert lookup.factory_kinds("chain.configs.Config", here, call=False) is None
+    assert lookup.version_values("chain.configs.Config", here) is None
+    assert lookup.walked == set()
+    # The strategy table of trainer.py is made; its re-export of the class leads nowhere.
+    assert lookup.factory_kinds("chain.trainer.Config", here, call=False) is None
+    assert lookup.factory_kinds("chain.trainer.STRATEGY", here, call=False)
+    assert lookup.version_values("chain.trainer.IS_OLD", here)["2.1.0"] is True
+    assert {Path(path).name for path in lookup.walked} == {"trainer.py"}
+
+
+def test_a_class_name_a_global_statement_may_also_bind_is_looked_for(tmp_path):
+    """A ``global`` in a method names a module's name from inside a class, where the ``ast``
+    reading of the bindings does not look: such a module is not told by it, and is parsed.
+    (The analysis binds what a ``global`` assigns in the function's own scope, so its table
+    offers nothing here either: the test is the cautious side of that.)"""
+    lookup = _package(tmp_path, "glob", {
+        "made.py": "import tensorflow as tf\n\n\nclass Holder(object):\n    def make(self):\n        global Holder\n"
+        "        Holder = tf.distribute.experimental.TPUStrategy()\n",
+    })
+    here = str(tmp_path / "train.py")
+    assert lookup.factory_kinds("glob.made.Holder", here, call=False) is None
+    assert {Path(path).name for path in lookup.walked} == {"made.py"}

@@ -2,7 +2,11 @@
 classes are optimizers honouring ``lr=`` (``optimizers.py``).
 
 The engine knows how to find a module's file from an import; this module knows
-what to look for in it. Summaries are computed once per file and process.
+what to look for in it. A module's summary is five tables (``_TABLES``: strategies,
+optimizers, version names, traced methods, compile owners), each made the first time it
+is asked for, once per process: most modules are asked one thing, and each table follows
+the module's names into other modules its own way. Cheap tests on a module's text and
+``ast`` come first, so that a module that cannot answer is not parsed with LibCST.
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ ModuleResolver = Callable[[str, str], Optional[str]]
 # ``tf.version.VERSION``, ``tf.VERSION`` in any spelling or import).
 _VERSION_WORD = re.compile(r"VERSION(?<=\bVERSION)\b")
 _WORD = re.compile(r"\w+")
+# Where a ``global`` statement may be: the keyword first on a line (or after ``;`` or a
+# block's ``:``), then a blank or a line continuation.
+_GLOBAL_STATEMENT = re.compile(r"(?:^|[;:])[ \t]*global[ \t\\]", re.MULTILINE)
 # path of a file -> the Python files of its tree.
 TreeFiles = Callable[[str], Tuple[str, ...]]
 
@@ -32,8 +39,11 @@ class ProjectLookup:
         self._resolve = resolve_module
         self._read = read_text
         self._tree_files = tree_files
-        self._summaries: Dict[str, Optional[dict]] = {}
-        self._versions: Dict[str, Optional[dict]] = {}  # version tables made on their own
+        # What each module offers its importers, table by table (``_TABLES``): a table is made
+        # the first time a lookup asks for it, from the module's analysis (``_analysis``).
+        self._tables: Dict[str, Dict[str, Optional[object]]] = {name: {} for name in _TABLES}
+        self._analyses: Dict[str, object] = {}  # walked modules some of whose tables are not made yet
+        self.walked: Set[str] = set()  # the modules parsed with LibCST for a table (what a test may ask)
         self._trees: Dict[str, Tuple[str, ...]] = {}
         self._version_evidence: Dict[str, bool] = {}
         # Modules whose version answer is being computed (path -> depth of the computation),
@@ -42,7 +52,7 @@ class ProjectLookup:
         self._version_in_progress: Dict[str, int] = {}
         self._version_provisional: Dict[str, int] = {}
         self._version_low: List[int] = []
-        self._summarising: Set[str] = set()  # modules whose summary is being made
+        self._summarising: Set[str] = set()  # modules a table of which is being made
         self._imports: Dict[str, Tuple[bool, Tuple[str, ...]]] = {}
         self._following: Set[str] = set()  # re-exported optimizer names being followed
         self._stand_ins: Dict[Tuple[Tuple[str, ...], str, str], List[Tuple[str, str]]] = {}
@@ -53,6 +63,11 @@ class ProjectLookup:
         # the outermost, the migration of one file (``take_consulted``).
         self._recording: List[Set[str]] = [set()]
         self._depends: Dict[object, FrozenSet[str]] = {}
+
+    def made(self, table: Optional[str] = None) -> Set[str]:
+        """The modules whose ``table`` (any table, when None) is made and offers something."""
+        names = (table,) if table is not None else tuple(_TABLES)
+        return {path for name in names for path, made in self._tables[name].items() if made is not None}
 
     def take_consulted(self) -> Tuple[str, ...]:
         """The files read to answer the lookups since the last call (for the file just
@@ -125,22 +140,26 @@ class ProjectLookup:
         return found
 
     def factory_kinds(self, dotted: str, importing_path: str, call: bool = True) -> Optional[FrozenSet[str]]:
-        """Kinds of strategy that ``dotted(...)`` (or ``dotted`` itself) yields, if known."""
-        found = self._summary_of(dotted, importing_path)
+        """Kinds of strategy that ``dotted(...)`` (or ``dotted`` itself) yields, if known.
+
+        The strategy tables hold only names a ``def`` or an assignment binds: a name the
+        module binds only as a class or by imports has no entry, and its module is not
+        parsed for it (on tf-models-official 2.6.0, a chain of six summaries of config
+        modules followed ``ExperimentConfig = config_definitions.ExperimentConfig``)."""
+        found = self._summary_of(dotted, importing_path, "strategies", lambda path, symbol: not self._bound_only_as(path, symbol, ("class", "import")))
         if found is None:
             return None
-        summary, symbol = found
-        table = summary["factories"] if call else summary["values"]
-        return table.get(symbol)
+        tables, symbol = found
+        return tables["factories" if call else "values"].get(symbol)
 
     def optimizer_class(self, dotted: str, importing_path: str):
         """The ``optimizers.OptimizerClass`` that the tree's class ``dotted`` is, if it is one."""
-        found = self._summary_of(dotted, importing_path, self._may_be_optimizer_class)
+        found = self._summary_of(dotted, importing_path, "optimizers", self._may_be_optimizer_class)
         if found is None:
             return None
-        summary, symbol = found
-        verdict = summary["optimizers"].get(symbol)
-        reexported = summary["optimizer_reexports"].get(symbol)
+        (classes, reexports), symbol = found
+        verdict = classes.get(symbol)
+        reexported = reexports.get(symbol)
         if verdict is None and reexported is not None and reexported not in self._following:
             # A name the module imports from the tree: asked of the module it comes from, as
             # that module would be asked (a cycle of re-exports answers nothing).
@@ -160,9 +179,12 @@ class ProjectLookup:
         if path is None:
             return None
         symbol = dotted.rpartition(".")[2]
-        if path not in self._summaries and path not in self._versions:
-            # As ``_summary_of``: the word first, then whether the module can offer any.
-            if not self._names(path, symbol) or not self._may_read_version(path):
+        if path not in self._tables["versions"]:
+            # As ``_summary_of``: the word first, then whether the module can offer any. The
+            # version table holds no class (``module_version_summary`` reads names bound once,
+            # by an assignment, a def, an import or a loop): a config class asked about made
+            # the table of a 590-line module on tf-models-official 2.6.0.
+            if not self._names(path, symbol) or self._bound_only_as(path, symbol, ("class",)) or not self._may_read_version(path):
                 return None
         table = self._version_table(path)
         return None if table is None else table.get(symbol)
@@ -170,28 +192,28 @@ class ProjectLookup:
     def class_tracing(self, dotted: str, importing_path: str):
         """For the tree's class ``dotted``: (methods it or its bases run under tf.function, and
         those they may: {method: why}), or None when it is not in view (``tracing.py``)."""
-        found = self._summary_of(dotted, importing_path, lambda path, symbol: self._may_define_class(path, symbol) and self._may_trace_methods(path, symbol))
+        found = self._summary_of(dotted, importing_path, "traced_methods", lambda path, symbol: self._may_define_class(path, symbol) and self._may_trace_methods(path, symbol))
         if found is None:
             return None
-        summary, symbol = found
-        return summary["traced_methods"].get(symbol)
+        table, symbol = found
+        return table.get(symbol)
 
     def compile_owners(self, dotted: str, importing_path: str) -> Optional[str]:
         """For the tree's class ``dotted``: whose ``compile`` it has (``compile_arguments.py``:
         "keras", "own", "none" or "unknown"), or None when it is not in view."""
-        found = self._summary_of(dotted, importing_path, self._may_define_class)
+        found = self._summary_of(dotted, importing_path, "compile_owners", self._may_define_class)
         if found is None:
             return None
-        summary, symbol = found
-        return summary["compile_owners"].get(symbol)
+        table, symbol = found
+        return table.get(symbol)
 
-    def _summary_of(self, dotted: str, importing_path: str, may_offer: Optional[Callable[[str, str], bool]] = None):
-        """(summary of the module defining ``dotted``, the symbol's name), when it is in the tree."""
+    def _summary_of(self, dotted: str, importing_path: str, table: str, may_offer: Optional[Callable[[str, str], bool]] = None):
+        """(the ``table`` of the module defining ``dotted``, the symbol's name), when it is in the tree."""
         path = self._module_file(dotted, importing_path)
         if path is None:
             return None
         symbol = dotted.rpartition(".")[2]
-        if path not in self._summaries:
+        if path not in self._tables[table]:
             # Every table of a summary is keyed by a name the module binds at its top level,
             # which its text then holds as a word: a module without the word has nothing on
             # the symbol, and is not parsed for it (``flags_core`` looked up in a package's
@@ -199,8 +221,8 @@ class ProjectLookup:
             # the module can answer anything (benchmarks/README.md).
             if not self._names(path, symbol) or (may_offer is not None and not may_offer(path, symbol)):
                 return None
-        summary = self._summary(path)
-        return None if summary is None else (summary, symbol)
+        made = self._table(path, table)
+        return None if made is None else (made, symbol)
 
     def _module_file(self, dotted: str, importing_path: str) -> Optional[str]:
         """The tree file of the module defining ``dotted`` (``pkg.mod.Symbol``), if any."""
@@ -262,7 +284,7 @@ class ProjectLookup:
 
     def _relies_on(self, depth: int) -> None:
         """The computation under way relies on an answer still open at ``depth`` (-1: a
-        summary in progress, see ``_version_names``)."""
+        table in progress, see ``_version_names``)."""
         if self._version_low:
             self._version_low[-1] = min(self._version_low[-1], depth)
 
@@ -279,32 +301,18 @@ class ProjectLookup:
     def _version_names(self, path: str) -> Tuple[str, ...]:
         """The names the module offers as reading the TensorFlow version."""
         if path in self._summarising:
-            # Its summary is being made (an import cycle): nothing for now, and no "no"
-            # resting on that is kept past the summary (``_summary``).
+            # A table of it is being made (an import cycle): nothing for now, and no "no"
+            # resting on that is kept past that table (``_made``).
             self._relies_on(-1)
             return ()
-        if path not in self._summaries and path not in self._versions and not self._may_read_version(path):
+        if path not in self._tables["versions"] and not self._may_read_version(path):
             return ()
         table = self._version_table(path)
         return tuple(table) if table else ()
 
     def _version_table(self, path: str) -> Optional[dict]:
-        """The module's names that read the version (``version_guards.module_version_summary``),
-        from its summary when made, else on their own: a module is asked for them most of all,
-        and its other tables (compile owners, traced methods) follow its classes' bases into
-        other modules' summaries. On tf-models-official 2.4.0 the version names of
-        ``dataset_factory.py`` cost 0.17 s made whole, with ``params_dict.py`` and
-        ``base_config.py`` summarised for its compile owners."""
-        if path in self._summaries:
-            summary = self._summary(path)
-            return summary["versions"] if summary else None
-        return self._made(self._versions, "versions", path, self._make_version_table)
-
-    def _make_version_table(self, path: str) -> Optional[dict]:
-        from migrate_tpu.codemod.version_guards import module_version_summary
-
-        analysis = self._walked(path)
-        return None if analysis is None else module_version_summary(analysis)
+        """The module's names that read the version (``version_guards.module_version_summary``)."""
+        return self._table(path, "versions")  # type: ignore[return-value]
 
     def _walked(self, path: str):
         """The module's analysis, walked, for its summary's tables; None when it cannot be read
@@ -524,7 +532,7 @@ class ProjectLookup:
         found: Optional[Dict[str, List[Tuple[str, object]]]] = {}
         try:
             tree = ast.parse(self._read_text(path))
-        except Exception:  # as ``_summary``: a module we cannot read or parse offers nothing we can tell
+        except Exception:  # as ``_walked``: a module we cannot read or parse offers nothing we can tell
             found = None
         for statement in tree.body if found is not None else ():
             if isinstance(statement, ast.ClassDef):
@@ -562,13 +570,28 @@ class ProjectLookup:
         self._bindings_of[path] = found
         return found
 
+    def _bound_only_as(self, path: str, symbol: str, kinds: Tuple[str, ...]) -> bool:
+        """Whether the module's own scope binds ``symbol``, and binds it only as ``kinds``
+        ("class", "import"), as its ``ast`` tells (``_module_bindings``, a superset of the
+        bindings the analysis finds there). A module whose text holds ``global`` or ``:=``
+        is not told: a ``global`` in a method, or a walrus, binds a module's name from
+        inside a class, where ``_module_bindings`` does not look."""
+        bindings = self._module_bindings(path)
+        if bindings is None:
+            return False
+        found = bindings.get(symbol)
+        if not found or any(kind not in kinds for kind, _ in found):
+            return False
+        text = self._read_text(path)
+        return ":=" not in text and ("global" not in text or _GLOBAL_STATEMENT.search(text) is None)
+
     def _may_define_class(self, path: str, symbol: str) -> bool:
         """Whether the module's text may hold ``class symbol``: the class and compile tables
         have an entry only for a class (``create_model``, a function, is not looked for in
         a summary: on tf-models-official 2.4.0, ``transformer.py``'s cost 0.03 s)."""
         try:
             text = self._read_text(path)
-        except Exception:  # as ``_summary``: a module we cannot read offers nothing
+        except Exception:  # as ``_walked``: a module we cannot read offers nothing
             return False
         return "class" in text and _class_statement(symbol).search(text) is not None
 
@@ -576,16 +599,17 @@ class ProjectLookup:
         """Whether the module's text holds ``symbol`` as a word (a module not read holds nothing)."""
         try:
             text = self._read_text(path)
-        except Exception:  # as ``_summary``: a module we cannot read offers nothing
+        except Exception:  # as ``_walked``: a module we cannot read offers nothing
             return False
         word = re.escape(symbol)
         return symbol in text and re.search(rf"{word}(?<=\b{word})\b", text) is not None
 
-    def _summary(self, path: str) -> Optional[dict]:
-        return self._made(self._summaries, "summary", path, self._make_summary)
+    def _table(self, path: str, name: str) -> Optional[object]:
+        """The module's table ``name`` (``_TABLES``), made once for the run."""
+        return self._made(self._tables[name], name, path, lambda path: self._make_table(path, name))
 
     def _made(self, made: Dict[str, Optional[dict]], kind: str, path: str, make: Callable[[str], Optional[dict]]) -> Optional[dict]:
-        """``made[path]`` (a summary, a version table), made once by ``make`` for the run."""
+        """``made[path]`` (a table of the module), made once by ``make`` for the run."""
         if path in made:
             self._used((kind, path))
             return made[path]
@@ -601,22 +625,83 @@ class ProjectLookup:
         made[path] = result
         return result
 
-    def _make_summary(self, path: str) -> Optional[dict]:
-        from migrate_tpu.codemod.optimizers import module_optimizer_summary
-        from migrate_tpu.codemod.rules.compile_arguments import module_compile_owners
-        from migrate_tpu.codemod.strategies import module_strategy_summary
-        from migrate_tpu.codemod.tracing import module_class_tracing
-        from migrate_tpu.codemod.version_guards import module_version_summary
-
-        analysis = self._walked(path)
+    def _make_table(self, path: str, name: str) -> Optional[object]:
+        """One table of the module, from its analysis. Each is made only when asked for: a
+        module is asked one thing most of the time, and its tables follow its names into other
+        modules of the tree each its own way (on tf-models-official 2.6.0 a question about
+        one class's traced methods made the strategy tables of five config modules)."""
+        analysis = self._analysis(path)
         if analysis is None:
             return None
-        summary = module_strategy_summary(analysis)
-        summary["optimizers"], summary["optimizer_reexports"] = module_optimizer_summary(analysis)
-        summary["versions"] = module_version_summary(analysis)
-        summary["traced_methods"] = module_class_tracing(analysis)
-        summary["compile_owners"] = module_compile_owners(analysis)
-        return summary
+        made = _TABLES[name](analysis)
+        if all(path in self._tables[other] for other in _TABLES if other != name):
+            self._analyses.pop(path, None)  # every table is made (this one is, once returned)
+        return made
+
+    def _analysis(self, path: str):
+        """The module's analysis, walked (``_walked``), kept while some of its tables are not
+        made: at most ``_KEPT_ANALYSES`` of them (the oldest is let go, and walked again if
+        asked for again). What it read counts for each table made from it."""
+        key = ("analysis", path)
+        if path in self._analyses:
+            self._used(key)
+            return self._analyses[path]
+        with self._computing(key):
+            analysis = self._walked(path)
+        self.walked.add(path)
+        if analysis is not None:
+            if len(self._analyses) >= _KEPT_ANALYSES:
+                del self._analyses[next(iter(self._analyses))]
+            self._analyses[path] = analysis
+        return analysis
+
+
+def _strategy_table(analysis) -> dict:
+    """{"factories": functions returning strategies, "values": strategy globals}."""
+    from migrate_tpu.codemod.strategies import module_strategy_summary
+
+    return module_strategy_summary(analysis)
+
+
+def _optimizer_table(analysis) -> tuple:
+    """(optimizer classes by name, names imported from the tree that may be one)."""
+    from migrate_tpu.codemod.optimizers import module_optimizer_summary
+
+    return module_optimizer_summary(analysis)
+
+
+def _version_table(analysis) -> dict:
+    """{name reading the TensorFlow version: {release: value} or "unknown"}."""
+    from migrate_tpu.codemod.version_guards import module_version_summary
+
+    return module_version_summary(analysis)
+
+
+def _tracing_table(analysis) -> dict:
+    """{class: its methods run, or maybe run, under tf.function}."""
+    from migrate_tpu.codemod.tracing import module_class_tracing
+
+    return module_class_tracing(analysis)
+
+
+def _compile_table(analysis) -> dict:
+    """{class: whose ``compile`` it has}."""
+    from migrate_tpu.codemod.rules.compile_arguments import module_compile_owners
+
+    return module_compile_owners(analysis)
+
+
+# What a module of the tree offers its importers: the tables of its summary, by name.
+_TABLES: Dict[str, Callable[[object], object]] = {
+    "strategies": _strategy_table,
+    "optimizers": _optimizer_table,
+    "versions": _version_table,
+    "traced_methods": _tracing_table,
+    "compile_owners": _compile_table,
+}
+# Walked modules kept for tables not made yet: a LibCST tree of a large module is tens of
+# megabytes, and most modules are asked for one table only.
+_KEPT_ANALYSES = 16
 
 
 # Where an import statement may begin: a line's start, or after ``;`` or a block's ``:``
