@@ -264,6 +264,9 @@ def _ast_stage_says(source: str, lookup=None, path: str = "") -> bool:
         ABSL + "@app.call_after_init\ndef later():\n    pass\n\n\napp.run(main)\n",
         # ``run`` as a word elsewhere (a def, a docstring) is no call of ``.run``.
         ABSL + 'def run(x):\n    """Steps to run."""\n\n\napp.run(main)\n',
+        # Any absolute import of absl's ``app`` binds it so.
+        TF + "from absl import flags, app\n\napp.run(main)\n",
+        TF + "import absl.app as app\n\napp.run(main)\n",
     ],
 )
 def test_absl_app_run_alone_is_ruled_out_without_an_ast_parse(source, monkeypatch):
@@ -282,7 +285,8 @@ def test_absl_app_run_alone_is_ruled_out_without_an_ast_parse(source, monkeypatc
         ABSL + "def train(app, step):\n    return app.run(step)\n\n\napp.run(main)\n",
         ABSL + "app = tf.distribute.TPUStrategy(resolver)\napp.run(main)\n",
         ABSL + "for app in strategies:\n    app.run(main)\n",
-        TF + "from absl import flags, app\n\napp.run(main)\n",
+        TF + "from absl import app\nimport fake as app\n\napp.run(main)\n",
+        TF + "from absl import app\nfrom .local import app\n\napp.run(main)\n",
         TF + "from absl import app\nimport app.sub\n\napp.run(main)\n",
         TF + "from absl import app\nimport os, \\\n    app.sub\n\napp.run(main)\n",
         TF + "from absl import app\nfrom setup import *\n\napp.run(main)\n",
@@ -421,3 +425,47 @@ def test_a_type_check_that_accepts_both_classes_skips_libcst(source):
 def test_a_type_check_that_may_miss_the_stable_class_goes_to_libcst(source):
     assert needed(source)
     assert "TPU104" in [r.rule for r in migrate(source, Options()).reports]
+
+
+# -- the text alone: ``re.compile(...)`` (``CompileArguments.ruled_out_by_text``) ----------
+
+RE = TF + "import re\n\n"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        RE + "PATTERN = re.compile(r'a+', re.I | re.U)\n",
+        RE + "def words(text):\n    return re.compile('[a-z]+', re.I, 0).findall(text)\n",  # three arguments
+        TF + "import re as regex\nfrom regex2 import compile as c\n\nP = regex.compile('a', regex.I)\n",
+        TF + "from utils import patterns\n\nP = patterns.compile('a', 'b', 'c')\n",  # a module of the tree, imported
+    ],
+)
+def test_compile_on_an_imported_module_alone_is_ruled_out_without_an_ast_parse(source, monkeypatch):
+    from migrate_tpu.codemod.rules.compile_arguments import CompileArguments
+
+    assert CompileArguments.ruled_out_by_text(source)
+    assert not CompileArguments.may_fire(syntax_stage.SourceIndex(syntax_stage.parse(source)))  # the ast stage agrees
+    monkeypatch.setattr(syntax_stage, "parse", lambda source: pytest.fail("parsed by ast"))
+    assert syntax_stage.may_fire(source, RULES) == (False, None)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        RE + "re.compile('a')\nmodel.compile('sgd', 'mse', ['acc'], None)\n",  # another receiver
+        RE + "def build(re):\n    return re.compile('sgd', 'mse', ['acc'], None)\n",  # a parameter binds it
+        RE + "re = make_model()\nre.compile('sgd', 'mse', ['acc'], None)\n",
+        RE + "with scope() as re:\n    re.compile('a')\n",
+        RE + "self.model.compile('sgd', 'mse', ['acc'], None)\n",
+        RE + "make().compile('sgd', 'mse', ['acc'], None)\n",
+        TF + "from . import re\nre.compile('a')\n",  # this project's own module, relative
+        TF + "import re\nfrom config import *\nre.compile('a')\n",
+        TF + "model.compile('sgd', 'mse', ['acc'], None)\n",  # not imported at all
+        RE + "x = 1; re = m\nre.compile('a')\n",
+    ],
+)
+def test_anything_else_about_compile_is_left_to_the_ast_stage(source):
+    from migrate_tpu.codemod.rules.compile_arguments import CompileArguments
+
+    assert not CompileArguments.ruled_out_by_text(source)

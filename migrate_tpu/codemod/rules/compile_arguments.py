@@ -12,6 +12,7 @@ from migrate_tpu.codemod.helpers import fix_commas, is_literal
 from migrate_tpu.codemod.names import is_tensorflow, lookup, module_aliases, qualified_name
 from migrate_tpu.codemod.rule import Change, Example, Expected, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.prefilter import Evidence
+from migrate_tpu.codemod.receivers import imported_receivers
 
 # TF 2.1's compile(optimizer, loss, metrics, loss_weights, sample_weight_mode,
 # weighted_metrics, target_tensors, distribute, **kwargs).
@@ -142,6 +143,14 @@ pattern = re.compile("a+", re.IGNORECASE)
 """,
         ),
     )
+
+    @classmethod
+    def ruled_out_by_text(cls, source: str, lookup=None, path: str = "") -> bool:
+        """Whether the text alone tells what ``may_fire`` would: every ``.compile`` is called
+        on a name only absolute imports bind (``re.compile(...)`` after ``import re``:
+        ``receivers.imported_receivers``). On tf-models-official 2.6.0, 6 of the 10 files
+        whose only lead is ``.compile(`` (15 ms of ``ast`` for ``squad_utils.py`` alone)."""
+        return imported_receivers(source, "compile") is not None
 
     @classmethod
     def may_fire(cls, index) -> bool:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
@@ -17,16 +16,11 @@ from migrate_tpu.codemod.names import expression_for, lookup
 from migrate_tpu.codemod.rule import Change, Expected, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.prefilter import Evidence
 from migrate_tpu.codemod.side_effects import side_effects
+from migrate_tpu.codemod.receivers import imported_receivers
 from migrate_tpu.codemod.strategies import STRATEGY_LIKE, StrategyFacts
 from migrate_tpu.codemod.tracing import GRAPH_MODE_CALLS, TRACED, UNKNOWN, Decorators, builds_tf1_graph, class_tracing, is_tracing
 
 _RUN_METHODS = ("run", "experimental_run_v2")
-# absl's entry point, ``app.run(main)``: the textual stage's commonest false lead (issue 21).
-_ABSL_APP_IMPORT = re.compile(r"^[ \t]*from[ \t]+absl[ \t]+import[ \t]+app(?:[ \t]+as[ \t]+([^\W\d]\w*))?[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
-# Every way ``.run`` can follow a receiver in code: blanks, line continuations and, in
-# brackets, comments may come between (more is taken in strings: that only keeps the parse).
-_ATTRIBUTE_RUN = re.compile(r"\.(?:\s|\\\n|#[^\n]*)*run\b")
-_STAR_IMPORT = re.compile(r"import(?<=\bimport)(?:[ \t]|\\\n)*\*")
 _BASE = "is a plain Python function passed to an eager `run`; TPUStrategy rejects it outside `tf.function`"
 _VARIABLES = "creates variables"
 _FIRST_TRACE = "; a `tf.function` may create variables only on its first trace, so such a body fails once wrapped"
@@ -393,43 +387,18 @@ def eager(x):
     @classmethod
     def ruled_out_by_text(cls, source: str, lookup=None, path: str = "") -> bool:
         """Whether the text alone tells what ``may_fire`` would: every ``.run`` in it is
-        written ``X.run`` right after the name ``X`` of absl's ``app``, imported as ``from
-        absl import app [as X]`` on a line of its own, and every other occurrence of ``X`` is
-        followed by a dot on a line without ``import`` (no parameter, assignment, loop or
-        other import binds it); no star import, no ``experimental_run_v2``; and the project
-        holds no ``absl`` of its own. Then each ``run`` call's receiver is bound only to a
-        module from outside the project, which ``may_fire`` tells is no strategy, and the
-        file needs no ``ast`` parse: on tf-models-official 2.2.2, 17 of its 79 candidate files
-        (``if __name__ == "__main__": app.run(main)``), about 2 ms each."""
+        written ``X.run`` right after a name ``X`` that only imports of absl's ``app``
+        bind (``from absl import app [as X]``, ``receivers.imported_receivers``), no
+        ``experimental_run_v2`` is there, and the project holds no ``absl`` of its own. Then
+        each ``run`` call's receiver is bound only to a module from outside the project,
+        which ``may_fire`` tells is no strategy, and the file needs no ``ast`` parse: on
+        tf-models-official 2.2.2, 17 of its 79 candidate files (``if __name__ ==
+        "__main__": app.run(main)``), about 2 ms each."""
         if "absl" not in source or "experimental_run_v2" in source:
             return False
-        receivers = set()
-        for match in _ATTRIBUTE_RUN.finditer(source):
-            start = first = match.start()
-            while first > 0 and (source[first - 1].isalnum() or source[first - 1] == "_"):
-                first -= 1
-            name = source[first:start]
-            before = source[first - 1] if first else " "
-            # (A character that may continue a name, ``.`` too, means the receiver is not ``name``.)
-            if match.group(0) != ".run" or not name.isidentifier() or before == "." or ("a" + before).isidentifier():
-                return False
-            receivers.add(name)
-        imports: Dict[str, Set[int]] = {}  # name -> where its import lines begin
-        for match in _ABSL_APP_IMPORT.finditer(source):
-            imports.setdefault(match.group(1) or "app", set()).add(match.start())
-        if not receivers or not receivers <= imports.keys() or _STAR_IMPORT.search(source):
+        receivers = imported_receivers(source, "run")
+        if receivers is None or any(targets != {"absl.app"} or STRATEGY_LIKE.match(name) for name, targets in receivers.items()):
             return False
-        for name in receivers:
-            if STRATEGY_LIKE.match(name):
-                return False
-            for occurrence in re.finditer(rf"{name}(?<=\b{name})\b", source):
-                line = source.rfind("\n", 0, occurrence.start()) + 1
-                if line in imports[name]:
-                    continue
-                end = source.find("\n", occurrence.start())
-                text = source[line : len(source) if end < 0 else end]
-                if not source.startswith(".", occurrence.end()) or "import" in text or source.endswith("\\\n", 0, line):
-                    return False
         return lookup is None or lookup.factory_kinds("absl.app", path, call=False) is None
 
     @classmethod
