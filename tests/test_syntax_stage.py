@@ -469,3 +469,56 @@ def test_anything_else_about_compile_is_left_to_the_ast_stage(source):
     from migrate_tpu.codemod.rules.compile_arguments import CompileArguments
 
     assert not CompileArguments.ruled_out_by_text(source)
+
+
+# -- ``run`` given a function decorated with ``tf.function`` (``SourceIndex.passes_traced_function``) --
+
+TPU = TF + "strategy = tf.distribute.TPUStrategy(resolver)\n\n\n"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # A def of the function the call sits in; another function's def of the name is not seen.
+        TPU + "def a():\n    @tf.function\n    def step():\n        return 1\n    return strategy.run(step)\n\n\n"
+        "def b():\n    @tf.function\n    def step():\n        return 2\n    return strategy.run(step)\n",
+        TPU + "@tf.function\ndef step(x):\n    return x\n\n\ndef train(x):\n    return strategy.run(step, args=(x,))\n",
+        TPU + "@tf.function(jit_compile=True)\ndef step(x):\n    return x\n\n\nout = strategy.run(fn=step, args=(1,))\n",
+        TPU + "def train():\n    @tf.function\n    def step():\n        return 1\n    return [strategy.run(step) for _ in range(3)]\n",
+        # ``self.name``: the class body's only binding of it is a decorated method.
+        TPU + "class Averager(object):\n    def swap(self):\n        strategy.run(self._swap, args=())\n\n"
+        "    @tf.function\n    def _swap(self):\n        return 1\n",
+    ],
+)
+def test_run_given_a_traced_function_skips_libcst(source):
+    assert not needed(source)
+    assert migrate(source, Options()).reports == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        TPU + "def step(x):\n    return x\n\n\nstrategy.run(step, args=(1,))\n",  # plain
+        TPU + "@my_decorator\ndef step(x):\n    return x\n\n\nstrategy.run(step, args=(1,))\n",  # may not trace
+        # The def is in another function: not where the call looks the name up.
+        TPU + "def a():\n    @tf.function\n    def step():\n        return 1\n\n\ndef b():\n    return strategy.run(step)\n",
+        # Bound twice where the call finds it, or shadowed on the way there.
+        TPU + "@tf.function\ndef step(x):\n    return x\n\n\nstep = make_step()\nstrategy.run(step, args=(1,))\n",
+        TPU + "@tf.function\ndef step(x):\n    return x\n\n\ndef train(step):\n    return strategy.run(step, args=(1,))\n",
+        TPU + "@tf.function\ndef step(x):\n    return x\n\n\ndef train():\n    global step\n    return strategy.run(step, args=(1,))\n",
+        TPU + "from helpers import *\n\n\n@tf.function\ndef step(x):\n    return x\n\n\nstrategy.run(step, args=(1,))\n",
+        # A class body is not seen from its methods.
+        TPU + "class T(object):\n    @tf.function\n    def step(x):\n        return x\n\n    def train(self):\n        return strategy.run(step)\n",
+        # ``self`` of an inner function is not the method's instance.
+        TPU + "class T(object):\n    def train(self):\n        def inner(self):\n            return strategy.run(self._swap)\n"
+        "        return inner(self)\n\n    @tf.function\n    def _swap(self):\n        return 1\n",
+        TPU + "class T(object):\n    def train(self):\n        return strategy.run(self._swap)\n\n    @tf.function\n    def _swap(self):\n"
+        "        return 1\n\n    _swap = other\n",
+    ],
+)
+def test_run_given_anything_else_goes_to_libcst(source):
+    from migrate_tpu.codemod.rules.eager_run import EagerPlainFunctionRun
+
+    index = syntax_stage.SourceIndex(syntax_stage.parse(source))
+    assert EagerPlainFunctionRun.may_fire(index)
+    assert needed(source)

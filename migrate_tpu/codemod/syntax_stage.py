@@ -80,6 +80,7 @@ class SourceIndex:
         self._top_imports: Optional[Set[str]] = None
         self._resolving: Set[str] = set()
         self._call_index: Dict[int, int] = {}  # id of a Call node -> its place in ``calls``
+        self._call_nodes: List[ast.Call] = []  # the Call node of each entry of ``calls``
         # For ``_mark_traced``: every def, the defs of class bodies, and ``x.function(...)`` calls.
         functions: List[ast.AST] = []
         methods: Set[int] = set()
@@ -191,33 +192,15 @@ class SourceIndex:
         functions do not see), so a call is marked only where the analysis finds it traced too; what the analysis
         also follows (base classes of other modules, helpers called only from traced code)
         is not marked here, and such files go on to LibCST."""
-        from migrate_tpu.codemod.names import canonical
-        from migrate_tpu.codemod.tracing import LIBRARY_TRACED_METHODS, TRACING
+        from migrate_tpu.codemod.tracing import LIBRARY_TRACED_METHODS
 
-        module_imports = _module_level_imports(tree)
-
-        def imported_as(expr: ast.expr) -> Optional[List[str]]:
-            """Every dotted name ``expr`` may stand for, when it reaches one through imports only."""
-            parts: List[str] = []
-            while isinstance(expr, ast.Attribute):
-                parts.append(expr.attr)
-                expr = expr.value
-            if not isinstance(expr, ast.Name) or expr.id not in module_imports:
-                return None
-            targets = self.imported_only(expr.id)
-            rest = "".join("." + part for part in reversed(parts))
-            return None if targets is None else [canonical(target + rest) for target in targets]
-
-        def traces(decorator: ast.expr) -> bool:
-            names = imported_as(decorator.func if isinstance(decorator, ast.Call) else decorator)
-            return names is not None and all(name in TRACING for name in names)
-
+        traces = self._traces
         # Methods a library base class runs traced: {id of the def}.
         library_traced: Set[int] = set()
         for class_def in classes:
             steps: Set[str] = set()
             for base in class_def.bases:
-                names = imported_as(base)
+                names = self._imported_as(base)
                 if names and all(name in LIBRARY_TRACED_METHODS for name in names):
                     steps.update(*(LIBRARY_TRACED_METHODS[name] for name in names))
             library_traced.update(
@@ -245,6 +228,93 @@ class SourceIndex:
                         place = self._call_index.get(id(node)) if type(node) is ast.Call else None
                         if place is not None:
                             self.calls[place] = self.calls[place]._replace(traced=True)
+
+    def _imported_as(self, expr: ast.expr) -> Optional[List[str]]:
+        """Every dotted name ``expr`` may stand for, when it reaches one through imports only,
+        and by imports the module runs itself (not one inside a function, which other
+        functions do not see)."""
+        from migrate_tpu.codemod.names import canonical
+
+        parts: List[str] = []
+        while isinstance(expr, ast.Attribute):
+            parts.append(expr.attr)
+            expr = expr.value
+        if not isinstance(expr, ast.Name) or expr.id not in self._module_imports():
+            return None
+        targets = self.imported_only(expr.id)
+        rest = "".join("." + part for part in reversed(parts))
+        return None if targets is None else [canonical(target + rest) for target in targets]
+
+    def _traces(self, decorator: ast.expr) -> bool:
+        """Whether ``decorator`` (or what it calls) is a tracing wrapper (``tracing.TRACING``)."""
+        from migrate_tpu.codemod.tracing import TRACING
+
+        names = self._imported_as(decorator.func if isinstance(decorator, ast.Call) else decorator)
+        return names is not None and all(name in TRACING for name in names)
+
+    def passes_traced_function(self, place: int) -> bool:
+        """Whether the first argument (or ``fn=``) of the call ``calls[place]`` is a function
+        this file makes a ``tf.function`` where the call sees it, as the analysis resolves it
+        (``rules/eager_run._resolve``, then its traced functions): a name that the scope the
+        analysis finds it in (the call's own, or one around it that is no class) binds only
+        by a ``def`` decorated with a tracing wrapper; or ``self.name`` in a method, where the
+        only binding of ``name`` in the method's class body is such a ``def``. ``run`` takes
+        such a function traced, so TPU301 has nothing to say of the call. On
+        tf-models-official 2.6.0, four of the five files LibCST parsed for nothing
+        (``distribution.run(step_fn)`` after ``@tf.function def step_fn``)."""
+        call = self._call_nodes[place]
+        first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "fn"), None)
+        if first is None or isinstance(first, ast.Starred):
+            return False
+        path = self._path_to(call)
+        if path is None:
+            return False
+        scopes = _scopes_around(path, call)
+        if isinstance(first, ast.Name):
+            for index, scope in enumerate([*scopes, self._tree]):
+                if index and isinstance(scope, ast.ClassDef):
+                    continue  # a class body is seen only from itself
+                bound = _scope_bindings(scope, first.id)
+                if bound:
+                    return len(bound) == 1 and self._traced_def(bound[0])
+            return False
+        if isinstance(first, ast.Attribute) and isinstance(first.value, ast.Name):
+            # The method this code runs in (through lambdas and comprehensions), and its class.
+            methods = [index for index, scope in enumerate(scopes) if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+            if not methods or isinstance(scopes[methods[0]], ast.ClassDef):
+                return False
+            method = scopes[methods[0]]
+            owner = scopes[methods[0] + 1] if methods[0] + 1 < len(scopes) else None
+            if not isinstance(owner, ast.ClassDef) or _first_parameter(method) != first.value.id:
+                return False
+            bound = _scope_bindings(owner, first.attr)
+            return len(bound) == 1 and self._traced_def(bound[0])
+        return False
+
+    def _traced_def(self, node: ast.AST) -> bool:
+        """A def decorated with a tracing wrapper (as ``_mark_traced`` counts them)."""
+        return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(self._traces(d) for d in node.decorator_list)
+
+    def _path_to(self, target: ast.AST) -> Optional[List[ast.AST]]:
+        """The nodes from the module down to ``target`` (both left out), found by descending
+        only into nodes whose lines hold it: a few dozen steps, not a walk of the file."""
+        path: List[ast.AST] = []
+        first, last = target.lineno, target.end_lineno  # type: ignore[attr-defined]
+
+        def descend(node: ast.AST) -> bool:
+            for child in ast.iter_child_nodes(node):
+                if child is target:
+                    return True
+                start = getattr(child, "lineno", None)
+                if start is not None and not (start <= first and last <= child.end_lineno):  # type: ignore[attr-defined]
+                    continue
+                path.append(child)
+                if descend(child):
+                    return True
+                path.pop()
+            return False
+
+        return path if descend(self._tree) else None
 
     def may_name(self, names: Iterable[str], prefixes: Iterable[str] = (), type_checked: bool = True) -> bool:
         """Whether an expression or import of the file may stand for one of ``names`` (canonical
@@ -367,6 +437,7 @@ class SourceIndex:
                 literals.append((position, arg.value))
         literals.extend((k.arg, k.value.value) for k in node.keywords if k.arg is not None and isinstance(k.value, ast.Constant))
         self._call_index[id(node)] = len(self.calls)
+        self._call_nodes.append(node)
         self.calls.append(CallShape(attribute, receiver, len(node.args), keywords, starred, frozenset(literals)))
 
     def imported_only(self, name: str) -> Optional[Sequence[str]]:
@@ -385,6 +456,85 @@ class SourceIndex:
         if self.lookup is None:
             return True  # without the project's other modules, an import is never a strategy
         return all(self.lookup.factory_kinds(t, self.path, call=False) is None for t in targets)
+
+
+# Nodes that open a scope of their own for what their body holds.
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _scopes_around(path: List[ast.AST], target: ast.AST) -> List[ast.AST]:
+    """The scopes around ``target`` at the end of ``path`` (``SourceIndex._path_to``), innermost first:
+    a def, class or lambda counts only for what sits in its body (its decorators, bases,
+    defaults and annotations run in the scope around it); a comprehension always counts
+    (its first iterable runs outside it: taking it as inside makes a class body look
+    farther away, never nearer, which only keeps a file parsed)."""
+    scopes: List[ast.AST] = []
+    for node, below in zip(path, path[1:] + [target]):
+        if not isinstance(node, _SCOPES):
+            continue
+        if isinstance(node, ast.Lambda):
+            inside = below is node.body
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            inside = any(below is statement for statement in node.body)
+        else:
+            inside = True
+        if inside:
+            scopes.append(node)
+    scopes.reverse()
+    return scopes
+
+
+def _first_parameter(function: ast.AST) -> Optional[str]:
+    """The name of a def's first parameter, in the analysis's order (``Scope.params``)."""
+    arguments = function.args  # type: ignore[attr-defined]
+    every = [*getattr(arguments, "posonlyargs", []), *arguments.args]
+    if arguments.vararg is not None:
+        every.append(arguments.vararg)
+    every += arguments.kwonlyargs
+    if arguments.kwarg is not None:
+        every.append(arguments.kwarg)
+    return every[0].arg if every else None
+
+
+def _scope_bindings(scope: ast.AST, name: str) -> List[ast.AST]:
+    """What binds ``name`` in ``scope`` (the module, a def, a class, a lambda or a
+    comprehension) itself, a superset: a def or class of that name (the node), and any other
+    binding found in it outside the bodies of its defs and classes (a parameter, an
+    assignment, a loop, an import, a ``global``, a walrus or a comprehension's target, even
+    one that binds elsewhere: the statement or node). A star import binds every name."""
+    found: List[ast.AST] = []
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        found += [arg for arg in ast.walk(scope.args) if isinstance(arg, ast.arg) and arg.arg == name]
+        pending: List[ast.AST] = list(scope.body) if isinstance(scope.body, list) else [scope.body]
+    elif isinstance(scope, (ast.Module, ast.ClassDef)):
+        pending = list(scope.body)
+    else:
+        pending = [scope]  # a comprehension: its targets and what it holds
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name == name:
+                found.append(node)
+            # Its decorators, bases and defaults run here: a walrus there binds here.
+            if isinstance(node, ast.ClassDef):
+                pending.extend(node.bases)
+                pending.extend(keyword.value for keyword in node.keywords)
+            else:
+                pending.extend(ast.iter_child_nodes(node.args))
+            pending.extend(node.decorator_list)
+            continue
+        if (
+            (isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and node.id == name)
+            or (isinstance(node, ast.alias) and (node.asname or node.name.partition(".")[0]) in (name, "*"))
+            or (isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names)
+            or (isinstance(node, ast.ExceptHandler) and node.name == name)
+            or (isinstance(node, ast.arg) and node.arg == name)  # a lambda's, inside: more than binds here
+            or getattr(node, "name", None) == name  # a match pattern's capture (MatchAs, MatchStar)
+            or getattr(node, "rest", None) == name  # MatchMapping's ``**rest``
+        ):
+            found.append(node)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def _module_level_imports(tree: ast.AST) -> Set[str]:

@@ -407,13 +407,15 @@ def eager(x):
         ``StrategyFacts`` would tell (``syntax_stage.py``): not an imported module or object
         from outside the project (``app.run(main)`` of absl), nor a name bound only to what
         is no strategy (``with tf.compat.v1.Session() as sess: sess.run(...)``), nor a call
-        inside a function that ``@tf.function`` traces (``finish`` passes those by)."""
+        inside a function that ``@tf.function`` traces, nor one given a function decorated
+        with it (``finish`` passes those by: ``SourceIndex.passes_traced_function``)."""
         return any(
             call.attribute in _RUN_METHODS
             and not call.traced
             and (call.positional or call.keywords or call.starred)
             and (call.receiver is None or _name_may_be_tpu(index, call.receiver))
-            for call in index.calls
+            and not index.passes_traced_function(place)
+            for place, call in enumerate(index.calls)
         )
 
     def __init__(self) -> None:
