@@ -36,6 +36,7 @@ from migrate_tpu.codemod.analysis import Analysis, dotted_name
 from migrate_tpu.codemod.locations import rules_directory
 from migrate_tpu.codemod.names import canonical, expression_for, lookup, possible_names, qualified_name
 from migrate_tpu.codemod.rule import Change, Evidence, Example, Expected, Rule, Safety, register
+from migrate_tpu.codemod.spelling import may_name
 from migrate_tpu.codemod.strategies import surely_strategy
 from migrate_tpu.codemod.table_schema import check_document
 
@@ -736,6 +737,14 @@ class SymbolTableRule(TableRule):
     visit_Call = TableRule._visit_name_lookup
     visit_SimpleString = TableRule._visit_string
     visit_ImportFrom = TableRule._visit_import_from
+
+    @classmethod
+    def ruled_out_by_text(cls, source: str, lookup=None, path: str = "") -> bool:
+        """Whether the text names none of the old symbols (``spelling.may_name``): every way
+        the walk above finds one (a reference, an import, a string annotation, ``getattr``)
+        spells the old name's last two parts there, so a file that uses the new names only
+        needs no ``ast`` parse for the table."""
+        return not may_name(source, [e.old for e in cls.entries if not e.prefix], [e.old for e in cls.entries if e.prefix])
 
     @classmethod
     def may_fire(cls, index) -> bool:

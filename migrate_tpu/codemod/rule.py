@@ -22,6 +22,7 @@ import libcst as cst
 
 from migrate_tpu.codemod.names import qualified_name
 from migrate_tpu.codemod.prefilter import Evidence
+from migrate_tpu.codemod.spelling import may_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from migrate_tpu.codemod.analysis import Analysis
@@ -273,6 +274,13 @@ class CallRule(Rule):
         if last in self._last_names or (isinstance(func, cst.Name) and last in analysis.renamed_imports):
             analysis.remember(node)
             self._candidates.append((node, analysis.scope))
+
+    @classmethod
+    def ruled_out_by_text(cls, source: str, lookup=None, path: str = "") -> bool:
+        """Whether the text names none of the ``callees`` (``spelling.may_name``): then no call
+        resolves to one, and a rule that reports only what :meth:`calls` yields has nothing
+        to do in the file (``syntax_stage.py`` asks before any parse)."""
+        return not may_name(source, cls.callees)
 
     def calls(self) -> Iterable[Tuple[cst.Call, object]]:
         for call, scope in self._candidates:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import List, Tuple
 
 import libcst as cst
@@ -11,8 +12,11 @@ from migrate_tpu.codemod.fixes import RewriteRule, comma
 from migrate_tpu.codemod.names import qualified_name
 from migrate_tpu.codemod.rule import Example, Safety, register, tf_example
 from migrate_tpu.codemod.prefilter import Evidence
+from migrate_tpu.codemod.spelling import may_name
 
 EXPERIMENTAL = "tensorflow.distribute.experimental.TPUStrategy"
+# A string literal that may be ``'TPUStrategy'`` (a prefix such as ``r`` comes before the quote).
+_QUOTED_NAME = re.compile(r"""["']TPUStrategy["']""")
 STABLE = "tensorflow.distribute.TPUStrategy"
 
 
@@ -59,6 +63,13 @@ if type(strategy).__name__ == "TPUStrategy":
             findings=1,
         ),
     )
+
+    @classmethod
+    def ruled_out_by_text(cls, source: str, lookup=None, path: str = "") -> bool:
+        """Whether the text names the experimental class nowhere (``spelling.may_name``) and
+        holds no string ``'TPUStrategy'``: then no type check can hold it and no comparison
+        names it, as code written for TF 2.4 and later has it."""
+        return not may_name(source, [EXPERIMENTAL]) and _QUOTED_NAME.search(source) is None
 
     @classmethod
     def may_fire(cls, index) -> bool:

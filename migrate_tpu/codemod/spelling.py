@@ -1,0 +1,56 @@
+"""What the text of a module alone tells of the dotted names it may reference.
+
+Every way the analysis (``names.qualified_name``) and the ``ast`` stage
+(``SourceIndex.may_name``) find that code references ``a.b.experimental.X`` builds the
+dotted name from pieces of the module's own text: import paths, imported names, the dotted
+expressions aliases are given, attribute chains, ``getattr`` strings. So the last two
+names, ``experimental`` and ``X``, are spelled in the text, and where they meet is either
+``experimental.X`` or the end of an alias (``from a.b import experimental as e`` then
+``e.X``; ``from a.b.experimental import X``; ``getattr(a.b.experimental, "X")``). An
+``experimental`` followed by a dot and another name (``tf.data.experimental.AUTOTUNE``)
+is neither. A module whose every ``experimental`` is of that kind references no
+``a.b.experimental.X``, whatever else it holds: the rules that act only on such names
+(catalogue tables, calls of old classes) have nothing to do there, and the file needs no
+``ast`` parse for them. On tf-models-official 2.6.0, 25 files name ``TPUStrategy``,
+``LossScaleOptimizer`` or ``Policy`` the TF 2.4 way, 20 of them with no old spelling.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Iterable
+
+# The leading names ``names.canonical`` rewrites (``tensorflow.compat.v2.X`` is
+# ``tensorflow.X``): a dotted name ending in one of them is not told from the text here.
+_REWRITTEN = frozenset({"tensorflow", "tensorflow_core", "compat", "v1", "v2"})
+
+
+@lru_cache(maxsize=None)
+def _word(name: str) -> "re.Pattern[str]":
+    return re.compile(rf"{re.escape(name)}(?<=\b{re.escape(name)})\b")
+
+
+# What may follow a name inside an attribute chain: blanks on its line, a dot, blanks, the
+# next name. Anything else (a line's end, ``as``, ``import``, a comma, a bracket, a quote,
+# a comment, a line continuation) may end an alias, and counts as meeting any name.
+_NEXT_NAME = re.compile(r"[ \t]*\.[ \t]*([^\W\d]\w*)")
+
+
+def may_name(source: str, names: Iterable[str], prefixes: Iterable[str] = ()) -> bool:
+    """Whether ``source`` may reference one of ``names`` (canonical dotted names) or a name
+    under one of ``prefixes``, as far as its text tells (see the module's docstring); False
+    only where it surely does not. A dotted name of fewer than three parts, or whose next
+    to last part is one ``names.canonical`` rewrites, is never ruled out."""
+    for dotted in (*names, *prefixes):
+        parts = dotted.split(".")
+        if len(parts) < 3 or parts[-2] in _REWRITTEN:
+            return True
+        last, before = parts[-1], parts[-2]
+        if last not in source or _word(last).search(source) is None:
+            continue
+        for occurrence in _word(before).finditer(source):
+            following = _NEXT_NAME.match(source, occurrence.end())
+            if following is None or following.group(1) == last:
+                return True
+    return False
