@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, cast
 
 import libcst as cst
 
@@ -137,6 +137,8 @@ def dotted_name(node: cst.CSTNode) -> Optional[str]:
 class Analysis(cst.CSTVisitor):
     """Walks a module once; holds its scopes and the sites rules asked about."""
 
+    _order: Dict[int, int]  # set by _top_level_order when first asked
+
     def __init__(self, module: cst.Module, rules: Sequence = (), lookup=None, path: str = "", target: str = "2.4") -> None:
         super().__init__()
         self.module = module
@@ -165,7 +167,7 @@ class Analysis(cst.CSTVisitor):
         # Rules of one family may ask to be walked together: ``batch_hooks(members)`` gives
         # one hook per node type for all of them (a dozen catalogue tables look at every
         # name; one shared test says which of them care).
-        batches: Dict[object, List] = {}
+        batches: Dict[Callable[[List[Any]], Dict[str, Callable[..., Any]]], List[Any]] = {}
         for rule in self.rules:
             batch = getattr(rule, "batch_hooks", None)
             if batch is not None:
@@ -246,7 +248,8 @@ class Analysis(cst.CSTVisitor):
                     walk(value)
         if owns_scope:
             for _ in range(self._pops.pop(id(node), 0)):
-                self.scope = self.scope.parent
+                # A scope pushed here is never the module's: it has a parent.
+                self.scope = cast(Scope, self.scope.parent)
         if is_statement:
             self._statements.pop()
         stack.pop()
@@ -566,7 +569,7 @@ def iter_tree(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        children = []
+        children: List[cst.CSTNode] = []
         for name in _child_fields(type(current)):
             value = getattr(current, name)
             kind = type(value)
@@ -577,7 +580,7 @@ def iter_tree(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(reversed(children))
 
 
-_BINDERS = {
+_BINDERS: Dict[type, Callable[[Analysis, Any], None]] = {
     cst.Import: Analysis._bind_import,
     cst.ImportFrom: Analysis._bind_import_from,
     cst.Assign: Analysis._bind_assign,

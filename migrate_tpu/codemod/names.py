@@ -10,7 +10,7 @@ assignment, a loop variable) resolves to nothing, and nothing is touched.
 
 from __future__ import annotations
 
-from typing import List, Optional, Set, Tuple
+from typing import List, Optional, Set, Tuple, cast
 
 import libcst as cst
 
@@ -88,7 +88,7 @@ def qualified_name(expr: cst.CSTNode, scope: Scope, _depth: int = 0) -> Optional
     # What a name stands for depends only on the scope that binds it: answer once.
     key = ("qualified", expr.value)
     if key in owner.memo:
-        return owner.memo[key]
+        return cast("Optional[str]", owner.memo[key])
     owner.memo[key] = None  # guards cycles such as ``a = b; b = a``
     result = _bindings_name(bindings, _depth)
     owner.memo[key] = result
@@ -99,7 +99,7 @@ def _bindings_name(bindings: List[Binding], _depth: int) -> Optional[str]:
     results = set()
     for binding in bindings:
         if binding.kind == "import":
-            results.add(canonical(binding.target))
+            results.add(canonical(cast(str, binding.target)))  # an import binding always has its target
         elif binding.kind == "assign" and _is_none(binding.value):
             continue
         elif binding.kind == "assign" and isinstance(binding.value, (cst.Name, cst.Attribute)):
@@ -140,7 +140,7 @@ def possible_names(expr: cst.CSTNode, scope: Scope, _depth: int = 0) -> Set[str]
     names: Set[str] = set()
     for binding in bindings:
         if binding.kind == "import":
-            names.add(canonical(binding.target))
+            names.add(canonical(cast(str, binding.target)))  # an import binding always has its target
         elif binding.kind == "assign" and isinstance(binding.value, (cst.Name, cst.Attribute)):
             names |= possible_names(binding.value, binding.scope, _depth + 1)
     owner.memo[key] = frozenset(names)
@@ -155,12 +155,12 @@ def tensorflow_name(expr: cst.CSTNode, scope: Scope) -> Optional[str]:
 
 def _own_aliases(scope: Scope) -> List[Tuple[str, str]]:
     """Names this scope itself binds to an imported module or symbol (and nothing else)."""
-    cached = scope.memo.get("own aliases")
+    cached = cast("Optional[List[Tuple[str, str]]]", scope.memo.get("own aliases"))
     if cached is None:
         cached = []
         for name, bindings in scope.bindings.items():
             if bindings and all(b.kind == "import" or (b.kind == "assign" and _is_none(b.value)) for b in bindings):
-                targets = {canonical(b.target) for b in bindings if b.kind == "import"}
+                targets = {canonical(cast(str, b.target)) for b in bindings if b.kind == "import"}
                 if len(targets) == 1:
                     cached.append((name, targets.pop()))
         scope.memo["own aliases"] = cached

@@ -17,7 +17,7 @@ class taking ``weight_decay`` first and the rest, by keyword, like ``Base``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Optional, Tuple
+from typing import Dict, Optional, Tuple, cast
 
 import libcst as cst
 
@@ -180,7 +180,7 @@ def optimizer_class(expr: cst.BaseExpression, scope, analysis, depth: int = 0) -
         found = lookup(scope, expr.value)
         if found is not None and len(found[1]) == 1 and found[1][0].kind == "class":
             binding = found[1][0]
-            return class_verdict(binding.node, binding.scope, analysis, depth + 1)
+            return class_verdict(cast(cst.ClassDef, binding.node), binding.scope, analysis, depth + 1)
         if found is not None and len(found[1]) == 1 and found[1][0].kind == "assign" and isinstance(found[1][0].value, cst.Call):
             # ``AdamW = tfa.optimizers.extend_with_decoupled_weight_decay(tf.keras.optimizers.Adam)``
             return _decoupled_weight_decay(found[1][0].value, expr.value, found[1][0].scope, analysis, depth)
@@ -232,7 +232,7 @@ def class_verdict(node: cst.ClassDef, scope, analysis, depth: int = 0) -> Option
             if "lr" not in names and takes_kwargs:
                 positional = [p.name.value for p in (*params.posonly_params, *params.params)][1:]
                 position = positional.index("learning_rate") if "learning_rate" in positional else None
-                if "learning_rate" in names and _reads_lr(init, params.star_kwarg.name.value):
+                if "learning_rate" in names and _reads_lr(init, cast(cst.Param, params.star_kwarg).name.value):  # ``takes_kwargs``: there is a ``**kwargs``
                     # ``kwargs.get("lr", learning_rate)``, as the Addons optimizers write it: ``lr``
                     # and ``learning_rate`` set the same rate, and ``lr`` left in ``**kwargs`` is
                     # accepted and dropped by the Keras base (TF 2.1 to 2.10).

@@ -24,8 +24,9 @@ def _trusted(self) -> None:
 
 def parse_module(source: str) -> cst.Module:
     validate = cst.CSTNode.__dict__["__post_init__"]
-    cst.CSTNode.__post_init__ = _trusted
+    # Swapping the method out for the parse is the point: mypy refuses any assignment to a method.
+    cst.CSTNode.__post_init__ = _trusted  # type: ignore[method-assign]
     try:
         return cst.parse_module(source)
     finally:
-        cst.CSTNode.__post_init__ = validate
+        cst.CSTNode.__post_init__ = validate  # type: ignore[method-assign]

@@ -13,7 +13,7 @@ user knows why.
 
 from __future__ import annotations
 
-from typing import List, Optional, Set
+from typing import Any, Callable, Dict, List, Optional, Set, Union, cast
 
 import libcst as cst
 
@@ -159,7 +159,7 @@ class _Finder:
             return False
         classes = [b for b in found[1] if b.kind == "class"]
         for binding in classes:
-            for base in binding.node.bases:
+            for base in cast(cst.ClassDef, binding.node).bases:
                 base_name = qualified_name(base.value, binding.scope) or ""
                 if base_name == "tensorflow.Module" or base_name.startswith(_VARIABLE_BASES[1:]):
                     return True
@@ -174,13 +174,13 @@ class _Finder:
             found = lookup(self.scope, func.value)
             if found is not None:
                 defs = [b.node for b in found[1] if b.kind == "def"]
-                target = defs[0] if len(defs) == 1 else None
+                target = cast(cst.FunctionDef, defs[0]) if len(defs) == 1 else None
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             method = self.scope
             owner = method.enclosing_class()
             if owner is not None and method.params and func.value.value == method.params[0]:
                 defs = [b.node for b in owner.bindings.get(func.attr.value, []) if b.kind == "def"]
-                target = defs[0] if len(defs) == 1 else None
+                target = cast(cst.FunctionDef, defs[0]) if len(defs) == 1 else None
         if target is not None and id(target) not in self.seen:
             for reason in side_effects(target, self.analysis, self.depth + 1, self.seen):
                 self._add(reason if "(in" in reason else f"{reason} (in `{target.name.value}`)")
@@ -238,7 +238,7 @@ def side_effects(function: cst.CSTNode, analysis: Analysis, depth: int = 0, seen
     if scope is None:
         return ["its body is not in view"]
     finder = _Finder(analysis, scope, depth, seen)
-    hooks = {
+    hooks: Dict[type, Callable[[Any], None]] = {
         cst.Call: finder.visit_Call,
         cst.Assign: finder.visit_Assign,
         cst.AugAssign: finder.visit_AugAssign,
@@ -248,7 +248,7 @@ def side_effects(function: cst.CSTNode, analysis: Analysis, depth: int = 0, seen
         cst.Arg: finder.visit_Arg,
         cst.Name: finder.visit_Name,
     }
-    for node in iter_tree(function.body):
+    for node in iter_tree(cast("Union[cst.FunctionDef, cst.Lambda]", function).body):
         hook = hooks.get(type(node))
         if hook is not None:
             hook(node)

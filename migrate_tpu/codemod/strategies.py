@@ -15,7 +15,7 @@ for one).
 from __future__ import annotations
 
 import re
-from typing import Dict, FrozenSet, Optional
+from typing import Dict, FrozenSet, List, Optional, cast
 
 import libcst as cst
 
@@ -101,7 +101,7 @@ class StrategyFacts:
         if isinstance(call.func, cst.Name):
             found = lookup(scope, call.func.value)
             if found is not None:
-                defs = [b.node for b in found[1] if b.kind == "def"]
+                defs = cast("List[cst.FunctionDef]", [b.node for b in found[1] if b.kind == "def"])
                 if defs:
                     return _union(*(self.returned_kinds(d, depth) for d in defs))
         if name is not None and self.analysis.lookup is not None:
@@ -132,7 +132,7 @@ class StrategyFacts:
         key = ("strategy", name)
         memo = found[0].memo
         if key in memo:
-            return memo[key]
+            return cast("Kinds", memo[key])
         memo[key] = named_like  # guards cycles
         result = self._bindings_kinds(found[1], named_like, depth)
         memo[key] = result
@@ -183,7 +183,7 @@ def module_strategy_summary(analysis: Analysis) -> Dict[str, Dict[str, FrozenSet
     module = analysis.module_scope
     for name, bindings in module.bindings.items():
         if any(b.kind == "def" for b in bindings):
-            kinds = _union(*(facts.returned_kinds(b.node) for b in bindings if b.kind == "def"))
+            kinds = _union(*(facts.returned_kinds(cast(cst.FunctionDef, b.node)) for b in bindings if b.kind == "def"))
             if kinds:
                 factories[name] = kinds
         elif any(b.kind == "assign" for b in bindings):
@@ -221,5 +221,5 @@ def surely_strategy(expr: cst.CSTNode, scope: Scope, analysis: Analysis, depth: 
         owner = scope.self_class(expr.value.value)
         if owner is not None:
             values = owner.attributes.get(expr.attr.value)
-            return bool(values) and all(surely_strategy(value, where, analysis, depth + 1) for value, where in values)
+            return bool(values and all(surely_strategy(value, where, analysis, depth + 1) for value, where in values))
     return False

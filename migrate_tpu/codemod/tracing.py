@@ -16,7 +16,7 @@ A decorator is one of three kinds:
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple, Union, cast
 
 import libcst as cst
 
@@ -118,7 +118,7 @@ class Decorators:
                 return NEUTRAL if expr.value in _BUILTIN_NEUTRAL else UNKNOWN
             defs = [b.node for b in found[1] if b.kind == "def"]
             if len(defs) == 1 and len(found[1]) == 1:
-                return self.def_kind(defs[0])
+                return self.def_kind(cast(cst.FunctionDef, defs[0]))
         return UNKNOWN
 
     def function_kind(self, function: cst.FunctionDef, scope: Optional[Scope]) -> str:
@@ -164,18 +164,20 @@ class Decorators:
                 return False
             for binding in found[1]:
                 if binding.kind == "def":
-                    nested_scope = self.analysis.scopes_by_node.get(id(binding.node))
-                    outer = nested_scope.parent if nested_scope is not None else scope
-                    if any(self.kind(d.decorator, outer) == TRACED for d in binding.node.decorators):
+                    function = cast(cst.FunctionDef, binding.node)
+                    nested_scope = self.analysis.scopes_by_node.get(id(function))
+                    # A function's scope is never the module's: it has a parent.
+                    outer = cast(Scope, nested_scope.parent) if nested_scope is not None else scope
+                    if any(self.kind(d.decorator, outer) == TRACED for d in function.decorators):
                         return True
-                    if self.def_kind(binding.node, depth + 1) == TRACED:  # a decorator factory
+                    if self.def_kind(function, depth + 1) == TRACED:  # a decorator factory
                         return True
                 elif binding.kind == "assign" and isinstance(binding.value, cst.Call) and is_tracing(binding.value.func, binding.scope):
                     return True
         return False
 
 
-def _last(node: cst.CSTNode) -> str:
+def _last(node: Union[cst.Name, cst.Attribute]) -> str:
     return node.attr.value if isinstance(node, cst.Attribute) else node.value
 
 
@@ -236,7 +238,7 @@ def class_tracing(class_def: cst.ClassDef, analysis: Analysis, depth: int = 0) -
     for base in class_def.bases if outer is not None and depth < 8 else ():
         if base.keyword is not None:
             continue
-        name = qualified_name(base.value, outer)
+        name = qualified_name(base.value, cast(Scope, outer))  # the loop runs only when ``outer`` is a scope
         if name in LIBRARY_TRACED_METHODS:
             for method in LIBRARY_TRACED_METHODS[name]:
                 traced.setdefault(method, name)
@@ -248,10 +250,10 @@ def class_tracing(class_def: cst.ClassDef, analysis: Analysis, depth: int = 0) -
             continue
         inherited: Optional[MethodTracing] = None
         if isinstance(base.value, cst.Name):
-            found = lookup(outer, base.value.value)
+            found = lookup(cast(Scope, outer), base.value.value)
             classes = [b.node for b in found[1] if b.kind == "class"] if found else []
             if found is not None and len(classes) == 1 and len(found[1]) == 1:
-                inherited = class_tracing(classes[0], analysis, depth + 1)
+                inherited = class_tracing(cast(cst.ClassDef, classes[0]), analysis, depth + 1)
         if inherited is None and name is not None and analysis.lookup is not None:
             inherited = analysis.lookup.class_tracing(name, analysis.path)
         if inherited is not None:
@@ -284,7 +286,8 @@ def _methods_run_traced(class_def: cst.ClassDef, class_scope: Scope, analysis: A
             values = [value]
             if isinstance(value, cst.Name):
                 # Every ``self.m`` the local name is given (it may also be given the wrapped function).
-                values = [b.value for b in scope.bindings.get(value.value, []) if b.kind == "assign"]
+                # An "assign" binding always has its value.
+                values = cast("List[cst.BaseExpression]", [b.value for b in scope.bindings.get(value.value, []) if b.kind == "assign"])
             for value in values:
                 if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == me:
                     found.add(value.attr.value)
@@ -297,7 +300,7 @@ def module_class_tracing(analysis: Analysis) -> Dict[str, MethodTracing]:
     for name, bindings in analysis.module_scope.bindings.items():
         classes = [b.node for b in bindings if b.kind == "class"]
         if len(classes) == 1 and len(bindings) == 1:
-            traced, maybe = class_tracing(classes[0], analysis)
+            traced, maybe = class_tracing(cast(cst.ClassDef, classes[0]), analysis)
             if traced or maybe:
                 result[name] = (traced, maybe)
     return result
