@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis
 from migrate_tpu.codemod.lines import leading_lines, line_offsets
 from migrate_tpu.codemod.rule import Change
+
+if TYPE_CHECKING:  # annotations only: typing has TypeGuard from Python 3.10
+    from typing_extensions import TypeGuard
 
 
 class _PathTransformer(cst.CSTTransformer):
@@ -116,7 +119,7 @@ def _bound_names(small: cst.CSTNode):
                 yield alias, full if isinstance(small, cst.ImportFrom) else full.split(".")[0]
 
 
-def _is_import_line(statement: cst.CSTNode) -> bool:
+def _is_import_line(statement: cst.CSTNode) -> TypeGuard[cst.SimpleStatementLine]:
     return (
         isinstance(statement, cst.SimpleStatementLine)
         and len(statement.body) == 1
@@ -235,8 +238,8 @@ def drop_unused_imports(module: cst.Module, code: str, names: Iterable[str]) -> 
                 changed = True
                 continue
             index = next(i for i, s in enumerate(body) if s is statement)
-            small = statement.body[0]
-            remaining = [a for a in small.names if a not in matches]
+            small = cast("Union[cst.Import, cst.ImportFrom]", statement.body[0])  # ``_is_import_line``
+            remaining = [a for a in cast("Sequence[cst.ImportAlias]", small.names) if a not in matches]  # ``_bound_names`` matches nothing in a ``*`` import
             if remaining:
                 remaining[-1] = remaining[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
                 new_small = small.with_changes(names=remaining)
@@ -285,7 +288,7 @@ def statement_starts(module: cst.Module, source: str, tree: Optional[ast.Module]
     """
     if tree is None:
         try:
-            tree = compile(source, "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            tree = cast(ast.Module, compile(source, "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True))  # "exec" gives a Module
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             return None
     line_starts = line_offsets(source)
@@ -302,7 +305,7 @@ def statement_starts(module: cst.Module, source: str, tree: Optional[ast.Module]
         if decorators:
             if not getattr(node, "decorator_list", None):
                 return None
-            line = node.decorator_list[0].lineno
+            line = cast("Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef]", node).decorator_list[0].lineno  # only these have decorators
         else:
             if node.col_offset != 0:
                 return None
@@ -386,7 +389,7 @@ def splice_code(
     next_old = 0
     for statement, index in list(zip(new.body, kept)) + [(None, len(old.body))]:
         if index is None:
-            inserted.append(statement)
+            inserted.append(cast(cst.CSTNode, statement))  # only the closing pair lacks a statement, and it has an index
             continue
         if inserted or index > next_old:
             pieces.append(source[copied_to : starts[next_old]])

@@ -11,7 +11,7 @@ LibCST nodes (module first) is followed statement by statement through both.
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, cast
 
 import libcst as cst
 
@@ -19,6 +19,9 @@ Lines = Tuple[int, int]
 # A statement that begins a line of its own, the line of its first token, and the indented
 # blocks around it, outermost first (``StatementLines.start_of``).
 Start = Tuple[cst.CSTNode, int, Tuple[cst.IndentedBlock, ...]]
+# The ``ast`` side of a LibCST statement: its node, or for a line of ``a; b`` its small
+# statements' nodes.
+Paired = Union[ast.stmt, List[ast.stmt]]
 
 
 def leading_lines(statement: cst.CSTNode) -> List[cst.EmptyLine]:
@@ -54,12 +57,13 @@ class StatementLines:
     def __init__(self, module: cst.Module, tree: ast.Module) -> None:
         self.module = module
         self.tree = tree
-        self._pairs: Dict[int, Optional[Dict[int, object]]] = {}
+        self._pairs: Dict[int, Optional[Dict[int, Paired]]] = {}
 
-    def _pairs_of(self, owner: cst.CSTNode, tree) -> Optional[Dict[int, object]]:
+    def _pairs_of(self, owner: cst.CSTNode, tree) -> Optional[Dict[int, Paired]]:
         key = id(owner)  # owners are nodes of ``self.module``, alive while it is
         if key not in self._pairs:
-            found = _units(owner.body, tree.body) if owner is self.module else _suite_pairs(owner, tree)
+            # Every owner but the module is a compound statement (``of`` and ``start_of`` check).
+            found = _units(owner.body, tree.body) if owner is self.module else _suite_pairs(cast(cst.BaseCompoundStatement, owner), tree)
             self._pairs[key] = None if found is None else {id(c): a for c, a in found}
         return self._pairs[key]
 
@@ -80,7 +84,7 @@ class StatementLines:
                 index += 1  # a suite or clause between a statement and its body
                 continue
             if isinstance(node, cst.SimpleStatementLine):
-                statements = match
+                statements = cast("List[ast.stmt]", match)  # ``_units`` pairs a line with its small statements' nodes
                 found = (statements[0].lineno, statements[-1].end_lineno or statements[-1].lineno)
                 if index + 1 < len(path):  # narrow to one of ``a; b``
                     for position, child in enumerate(node.body):
@@ -123,7 +127,7 @@ class StatementLines:
                     blocks.append(node)
                 index += 1  # a suite or clause between a statement and its body
                 continue
-            if isinstance(node, cst.If) and isinstance(path[index - 1], cst.If) and path[index - 1].orelse is node:
+            if isinstance(node, cst.If) and isinstance(path[index - 1], cst.If) and cast(cst.If, path[index - 1]).orelse is node:
                 # An ``elif`` is generated with its ``if``; the statements in its blocks are not.
                 pairs = self._pairs_of(node, match)
                 index += 1
@@ -153,7 +157,7 @@ def _header(statement: ast.stmt) -> Lines:
 def _units(statements: Sequence[cst.CSTNode], trees: List[ast.stmt]):
     """(LibCST statement, its ``ast`` node) in order; a line of ``a; b`` gets the list of
     its small statements' nodes. None when the counts differ."""
-    pairs = []
+    pairs: List[Tuple[cst.CSTNode, Optional[Paired]]] = []
     at = 0
     for statement in statements:
         if isinstance(statement, cst.SimpleStatementLine):
@@ -168,7 +172,7 @@ def _units(statements: Sequence[cst.CSTNode], trees: List[ast.stmt]):
     return pairs
 
 
-def _suite_pairs(statement: cst.CSTNode, tree: ast.stmt):
+def _suite_pairs(statement: cst.BaseCompoundStatement, tree: ast.stmt):
     """Every (LibCST statement, ``ast`` node) pair in the blocks of a compound statement."""
     pairs = []
     for block, trees in _blocks(statement, tree):
@@ -185,8 +189,11 @@ def _statements_of(block) -> Sequence[cst.CSTNode]:
     return block.body  # IndentedBlock: statements; SimpleStatementSuite: small statements
 
 
-def _blocks(statement: cst.CSTNode, tree: ast.stmt) -> Iterator[Tuple[object, List[ast.stmt]]]:
-    """The blocks of ``statement`` beside the ``ast`` lists they hold."""
+def _blocks(statement: cst.BaseCompoundStatement, tree: Any) -> Iterator[Tuple[object, List[ast.stmt]]]:
+    """The blocks of ``statement`` beside the ``ast`` lists they hold.
+
+    ``tree``: the ``ast`` node of the same kind (``ast.If`` for ``cst.If``); typed ``Any``, as
+    its fields follow ``statement``'s kind, which mypy cannot tie to it."""
     if isinstance(statement, cst.Match):
         for case, case_tree in zip(statement.cases, tree.cases):
             yield case.body, case_tree.body
@@ -198,9 +205,11 @@ def _blocks(statement: cst.CSTNode, tree: ast.stmt) -> Iterator[Tuple[object, Li
     elif isinstance(statement, (cst.For, cst.While)) and statement.orelse is not None:
         yield statement.orelse.body, tree.orelse
     elif isinstance(statement, (cst.Try, getattr(cst, "TryStar", cst.Try))):
-        for handler, handler_tree in zip(statement.handlers, tree.handlers):
+        # mypy cannot narrow by a class found with getattr; a ``TryStar`` has the fields of a ``Try``.
+        try_statement = cast(cst.Try, statement)
+        for handler, handler_tree in zip(try_statement.handlers, tree.handlers):
             yield handler.body, handler_tree.body
-        if statement.orelse is not None:
-            yield statement.orelse.body, tree.orelse
-        if statement.finalbody is not None:
-            yield statement.finalbody.body, tree.finalbody
+        if try_statement.orelse is not None:
+            yield try_statement.orelse.body, tree.orelse
+        if try_statement.finalbody is not None:
+            yield try_statement.finalbody.body, tree.finalbody

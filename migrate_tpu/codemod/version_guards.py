@@ -58,12 +58,15 @@ import functools
 import operator
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, cast
 
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import iter_tree
 from migrate_tpu.codemod.names import canonical, lookup, qualified_name
+
+if TYPE_CHECKING:  # annotations only: typing has TypeGuard from Python 3.10
+    from typing_extensions import TypeGuard
 
 # The release the migrated code comes from, and the releases each target stands for.
 SOURCE_VERSION = "2.1.0"
@@ -97,7 +100,7 @@ _PARSERS = {
     "pkg_resources.parse_version": "packaging",
 }
 _STRING_METHODS = frozenset({"startswith", "endswith", "split", "rsplit", "strip", "lstrip", "rstrip", "lower"})
-_COMPARISONS: Dict[type, Callable[[object, object], object]] = {
+_COMPARISONS: Dict[type, Callable[[Any, Any], object]] = {
     cst.LessThan: operator.lt,
     cst.LessThanEqual: operator.le,
     cst.GreaterThan: operator.gt,
@@ -149,7 +152,8 @@ class _Version:
             raise _Undecided
         self.kind = kind
         if kind == "loose":
-            self.key = [int(p) if p.isdigit() else p for p in re.split(r"(\d+|[a-z]+|\.)", text) if p and p != "."]
+            # The sort key: a list here, a tuple for the other kinds; compared only with a key of its own kind.
+            self.key: Sequence[object] = [int(p) if p.isdigit() else p for p in re.split(r"(\d+|[a-z]+|\.)", text) if p and p != "."]
             self.parts = tuple(self.key)
         elif kind == "strict":
             match = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
@@ -330,7 +334,7 @@ class _Evaluator:
         unpacked = _unpacked_from(binding, name.value)
         if unpacked is not None:
             value, index, count = unpacked
-            items = list(self.value(value, binding.scope, depth))
+            items = list(cast("Iterable[object]", self.value(value, binding.scope, depth)))  # not iterable: TypeError, _Undecided
             if len(items) != count:
                 raise _Undecided
             return items[index]
@@ -355,10 +359,12 @@ class _Evaluator:
             if builtin == "map" and len(call.args) == 2 and isinstance(call.args[0].value, cst.Name):
                 convert = call.args[0].value.value
                 if convert in ("int", "str") and lookup(scope, convert) is None:
-                    return [int(item) if convert == "int" else str(item) for item in self.value(call.args[1].value, scope, depth)]
+                    # Items of another kind raise TypeError or ValueError: _Undecided.
+                    return [int(item) if convert == "int" else str(item) for item in cast("Iterable[Any]", self.value(call.args[1].value, scope, depth))]
             if builtin in ("int", "float", "str", "tuple", "list", "len") and len(call.args) == 1:
                 value = self.value(call.args[0].value, scope, depth)
-                return {"int": int, "float": float, "str": str, "tuple": tuple, "list": list, "len": len}[builtin](value)
+                conversions: Dict[str, Callable[[Any], object]] = {"int": int, "float": float, "str": str, "tuple": tuple, "list": list, "len": len}
+                return conversions[builtin](value)
             raise _Undecided
         args = [self.value(arg.value, scope, depth) for arg in call.args]
         if isinstance(func, cst.Attribute) and func.attr.value in _STRING_METHODS:
@@ -392,7 +398,7 @@ def _unpacked_from(binding, name: str) -> Optional[Tuple[cst.BaseExpression, int
     names = [element.value for element in target.elements]
     if not all(isinstance(n, cst.Name) and not isinstance(e, cst.StarredElement) for n, e in zip(names, target.elements)):
         return None
-    spelled = [n.value for n in names]
+    spelled = [n.value for n in cast("List[cst.Name]", names)]  # all names: checked above
     if spelled.count(name) != 1:
         return None
     return node.value, spelled.index(name), len(spelled)
@@ -455,15 +461,15 @@ def reads_version(expr: cst.CSTNode, scope, depth: int = 0, memo: Optional[Dict[
             if found is not None and len(found[1]) == 1:
                 binding = found[1][0]
                 unpacked = _unpacked_from(binding, node.value)
-                source = unpacked[0] if unpacked is not None else binding.value if binding.kind == "assign" else None
+                source: Optional[cst.CSTNode] = unpacked[0] if unpacked is not None else binding.value if binding.kind == "assign" else None
                 if binding.kind == "def" and binding.node is not None:
-                    source = binding.node.body
+                    source = cast(cst.FunctionDef, binding.node).body  # a "def" binding's node is its FunctionDef
                 source_scope = binding.scope
                 param_default = binding.kind == "param" and isinstance(binding.node, cst.Param) and binding.node.default is not None
                 if param_default and binding.scope.parent is not None:
                     # ``def step(x, v=tf.__version__)``: a caller may pass another value, so the
                     # test is never evaluated, but it is a guard (its default read where the def is).
-                    source, source_scope = binding.node.default, binding.scope.parent
+                    source, source_scope = cast(cst.Param, binding.node).default, binding.scope.parent  # a Param: ``param_default``
                 if source is not None:
                     key = id(source)
                     if key not in memo:
@@ -612,7 +618,7 @@ def _feature_test(test: cst.BaseExpression, scope, depth: int = 0) -> Optional[b
             name = test.left
             if not isinstance(name, cst.SimpleString):
                 return None
-            role = _feature_role(right.args[0].value, name.evaluated_value, scope)
+            role = _feature_role(right.args[0].value, cast(str, name.evaluated_value), scope)  # a bytes literal finds no role either
             if role is None:
                 return None
             return (role == "old") != isinstance(comparison.operator, cst.NotIn)
@@ -640,14 +646,14 @@ def _feature_test(test: cst.BaseExpression, scope, depth: int = 0) -> Optional[b
     name = test.args[1].value
     if not isinstance(name, cst.SimpleString):
         return None
-    role = _feature_role(test.args[0].value, name.evaluated_value, scope)
+    role = _feature_role(test.args[0].value, cast(str, name.evaluated_value), scope)  # a bytes literal finds no role either
     if role is None:
         return None
     true_is_old = role == "old"
     return not true_is_old if negate else true_is_old
 
 
-def _getattr_fallback(call: cst.Call, scope, default_only: bool = True) -> Optional[cst.BaseExpression]:
+def _getattr_fallback(call: cst.BaseExpression, scope, default_only: bool = True) -> Optional[cst.BaseExpression]:
     """For ``getattr(x, NEW, fallback)`` with ``NEW`` a name the target has and older
     TensorFlow lacks: the fallback, which serves older TensorFlow (``getattr(tf.distribute,
     "TPUStrategy", tf.distribute.experimental.TPUStrategy)``). With ``default_only`` False,
@@ -657,7 +663,7 @@ def _getattr_fallback(call: cst.Call, scope, default_only: bool = True) -> Optio
     if lookup(scope, "getattr") is not None or len(call.args) != 3 or any(a.keyword or a.star for a in call.args):
         return None
     name = call.args[1].value
-    if not isinstance(name, cst.SimpleString) or _feature_role(call.args[0].value, name.evaluated_value, scope) != "new":
+    if not isinstance(name, cst.SimpleString) or _feature_role(call.args[0].value, cast(str, name.evaluated_value), scope) != "new":  # bytes: no role either
         return None
     fallback = call.args[2].value
     if isinstance(fallback, cst.Name) and fallback.value in ("None", "False"):
@@ -665,7 +671,7 @@ def _getattr_fallback(call: cst.Call, scope, default_only: bool = True) -> Optio
     return fallback if default_only else None
 
 
-def _is_dir_call(expr: cst.BaseExpression, scope) -> bool:
+def _is_dir_call(expr: cst.BaseExpression, scope) -> TypeGuard[cst.Call]:
     return (
         isinstance(expr, cst.Call)
         and isinstance(expr.func, cst.Name)
@@ -710,9 +716,9 @@ def find_guards(analysis) -> List["Guard"]:
     module = analysis.module
     reads_memo: Dict[int, bool] = {}
     for node, scope in analysis.calls_by_name.get("getattr", ()):
-        legacy = _getattr_fallback(node, scope)
-        if legacy is not None:
-            guards.append(Guard(node, _header(module, node), "feature", legacy=[legacy]))
+        fallback = _getattr_fallback(node, scope)
+        if fallback is not None:
+            guards.append(Guard(node, _header(module, node), "feature", legacy=[fallback]))
     for node, scope in analysis.branch_points:
         if isinstance(node, cst.BooleanOperation):
             if _getattr_fallback(node.left, scope, default_only=False) is not None:
@@ -741,8 +747,8 @@ def find_guards(analysis) -> List["Guard"]:
                 # other values, or the version through code not modelled here). The branch
                 # the target never takes is the legacy one; when that is unknown, neither
                 # is rewritten (a rewrite would turn the legacy branch into a copy of the other).
-                on_target = _value_on(node.test, scope, target_versions)
-                legacy = when_true if on_target is False else when_false if on_target is True else [*when_true, *when_false]
+                target_value = _value_on(node.test, scope, target_versions)
+                legacy = when_true if target_value is False else when_false if target_value is True else [*when_true, *when_false]
                 guards.append(Guard(node, _header(module, node), "version", legacy=legacy))
             continue
         source, names = values.pop(SOURCE_VERSION)
@@ -889,6 +895,7 @@ def confine(findings: Sequence, guards: Sequence[Guard]) -> List:
     from migrate_tpu.codemod.rule import Safety
 
     inside: Dict[int, Guard] = {}
+    guard: Optional[Guard]  # each guard in turn, then the innermost one around a finding
     for guard in guards:  # outer first, so the innermost guard names a node
         for root in guard.legacy:
             for node in iter_tree(root):
