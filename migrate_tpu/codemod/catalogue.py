@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Type, cast
 
 from migrate_tpu.codemod import rules as package
 from migrate_tpu.codemod.prefilter import selected
 from migrate_tpu.codemod.renames import load_tables
-from migrate_tpu.codemod.rule import registered_rules
+from migrate_tpu.codemod.rule import Rule, registered_rules
 
 _loaded = False
 
@@ -36,7 +36,8 @@ def all_rules() -> List[type]:
 
 
 def get_rule(rule_id: str) -> Optional[type]:
-    for rule_class in all_rules():
+    # The registry (``rule.register``) holds only rule classes, though it is typed as plain ones.
+    for rule_class in cast("List[Type[Rule]]", all_rules()):
         if rule_class.id == rule_id.upper():
             return rule_class
     return None
@@ -52,5 +53,5 @@ def select_rules(select: Sequence[str] = (), ignore: Sequence[str] = (), target:
     key = (tuple(select), tuple(ignore), target, len(rules))
     chosen = _SELECTED.get(key)
     if chosen is None:
-        chosen = _SELECTED[key] = [r for r in rules if selected(r.id, r.targets, select, ignore, target)]
+        chosen = _SELECTED[key] = [r for r in cast("List[Type[Rule]]", rules) if selected(r.id, r.targets, select, ignore, target)]
     return list(chosen)

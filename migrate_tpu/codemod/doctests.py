@@ -25,7 +25,7 @@ import ast
 import re
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Deque, Dict, List, Optional, Tuple, cast
 
 from migrate_tpu.codemod.findings import Report
 
@@ -83,7 +83,7 @@ def _definitions(tree: ast.Module) -> List[ast.AST]:
     statements only: a def or class is never inside an expression, and walking every
     expression node of TF's generated op modules cost a quarter of a second each."""
     found: List[ast.AST] = []
-    queue = deque([tree])
+    queue: Deque[ast.AST] = deque([tree])
     while queue:
         node = queue.popleft()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -102,7 +102,7 @@ _HOLDS_STATEMENTS = (ast.stmt, ast.excepthandler) + ((ast.match_case,) if hasatt
 def _examples(string: ast.Constant, lines: List[str]) -> List[List[_Line]]:
     """The examples of one docstring, each a list of its source lines."""
     first = string.lineno - 1
-    last = string.end_lineno - 1
+    last = cast(int, string.end_lineno) - 1  # a parsed node has its end (only a node built by hand lacks it)
     opening = lines[first][string.col_offset :]
     quote = re.match(r"[rRuU]*('''|\"\"\"|'|\")", opening)
     if quote is None or re.match(r"[bBfF]", opening):
@@ -184,7 +184,7 @@ def _examples(string: ast.Constant, lines: List[str]) -> List[List[_Line]]:
             current = [line]
             examples.append(current)
         else:
-            current.append(line)
+            cast("List[_Line]", current).append(line)  # a "..." line with no example before it was skipped above
     if block is not None and block.lines:
         while block.lines and not block.lines[-1].code:
             block.lines.pop()

@@ -14,7 +14,7 @@ The keys are the field names of the objects they become (``Entry``,
 from __future__ import annotations
 
 import difflib
-from typing import Dict, Mapping, Tuple
+from typing import Dict, Mapping, Sequence, Tuple, cast
 
 # A type is a Python type, a tuple of them, or one of these markers.
 STRINGS = "list of strings"
@@ -85,14 +85,20 @@ class TableError(ValueError):
 def check_document(document: Mapping[str, object], path: str) -> None:
     """Raise :class:`TableError` unless every key of ``document`` is known and well typed."""
     _check_table(document, DOCUMENT, path, "the file")
-    for index, rule in enumerate(document.get("rule", ())):
+    for index, rule in enumerate(_tables(document, "rule")):
         where = f"{path}: [[rule]] {rule.get('id', f'number {index + 1}') if isinstance(rule, dict) else index + 1}"
         _check_table(rule, RULE, where, "[[rule]]", required=REQUIRED["rule"])
         for key, schema in RULE_ARRAYS.items():
-            for item in rule.get(key, ()):
+            for item in _tables(rule, key):
                 _check_table(item, schema, where, f"[[rule.{key}]]", required=REQUIRED[key])
-                for expected in item.get("expected", ()) if key == "example" else ():
+                for expected in _tables(item, "expected") if key == "example" else ():
                     _check_table(expected, EXPECTED, where, "an `expected` finding", required=REQUIRED["expected"])
+
+
+def _tables(table: Mapping[str, object], key: str) -> Sequence[Mapping[str, object]]:
+    """The array of tables under ``key``, if any: :func:`_check_table` has already checked
+    ``table``, and a key of type ``list`` holds a list of tables."""
+    return cast("Sequence[Mapping[str, object]]", table.get(key, ()))
 
 
 def _check_table(table: object, schema: Mapping[str, object], where: str, what: str, required: Tuple[str, ...] = ()) -> None:

@@ -33,12 +33,13 @@ module does nothing.
 from __future__ import absolute_import, division, print_function
 
 import types
+from typing import Any, Dict, FrozenSet, List, Tuple
 
 import tensorflow as tf
 
 from migrate_tpu.runtime import emulation, strategies, tpu_system
 
-_originals = []
+_originals: List[Tuple[Any, str, Any]] = []  # (owner, name, its value before or _MISSING): what uninstall puts back
 _MISSING = object()
 
 
@@ -214,7 +215,7 @@ def _package_folders():
     return tuple(folder + os.sep for folder in folders)
 
 
-_USER_CODE_CHECK = []
+_USER_CODE_CHECK: List[Tuple[str, ...]] = []  # _package_folders(), once asked
 
 
 def _is_user_code(frame):
@@ -250,7 +251,7 @@ class _Surface21Module(types.ModuleType):
         return names
 
 
-_HIDDEN_MODULE_NAMES = {}
+_HIDDEN_MODULE_NAMES: Dict[int, FrozenSet[str]] = {}  # id(module) -> names user code cannot see
 
 
 def _strategy_attributes_of_2_1(base, known, shown_name=None):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List, Tuple
+from typing import List, Tuple, cast
 
 import libcst as cst
 
@@ -72,7 +72,8 @@ options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoSha
                 continue
             self.propose(
                 node,
-                f"`auto_shard` was replaced by `auto_shard_policy`; `{value.value}` means `AutoShardPolicy.{member}`",
+                # A member was found: ``value`` is the Name ``True`` or ``False``.
+                f"`auto_shard` was replaced by `auto_shard_policy`; `{cast(cst.Name, value).value}` means `AutoShardPolicy.{member}`",
                 analysis=analysis,
                 scope=scope,
                 uses=[f"{POLICY}.{member}"],

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
-from migrate_tpu.codemod.analysis import Analysis
+from migrate_tpu.codemod.analysis import Analysis, Scope
 from migrate_tpu.codemod.fixes import RewriteRule, comma, head_name, keyword
 from migrate_tpu.codemod.helpers import argument, has_star_arguments, is_literal
 from migrate_tpu.codemod.rule import CallRule, Expected, Safety, register, tf_example
@@ -141,7 +143,7 @@ scaled = tf.keras.mixed_precision.experimental.LossScaleOptimizer(
             # A name bound once to a literal (``scale = 128``) is that literal, not a run-time value;
             # the fix keeps the name, so the value stays where it is set.
             known = None if scale is None else _constant(scale.value, scope)
-            if scale is None or is_literal(known, ("dynamic",)):
+            if scale is None or is_literal(cast(cst.BaseExpression, known), ("dynamic",)):  # known is None only without a scale
                 extra = []
             elif isinstance(known, (cst.Integer, cst.Float)):
                 extra = [keyword("dynamic", cst.Name("False"), comma=comma()), keyword("initial_scale", scale.value)]
@@ -174,7 +176,7 @@ scaled = tf.keras.mixed_precision.experimental.LossScaleOptimizer(
                 call,
                 _MOVED,
                 analysis=analysis,
-                scope=scope,
+                scope=cast(Scope, scope),  # CallRule.calls types the scope as a plain object
                 uses=[NEW],
                 manual="use `tf.keras.mixed_precision.LossScaleOptimizer`",
                 rewrite=rewrite,

@@ -9,7 +9,7 @@ fixes do not release, such as ``prec = None`` in an ``except ImportError``).
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Iterable, List, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Sequence, Set, Tuple, Type, cast
 
 import libcst as cst
 
@@ -33,7 +33,7 @@ def _taken_over() -> Tuple[FrozenSet[str], FrozenSet[str]]:
     prefix = NAMESPACE + "."
     anywhere: Set[str] = set()
     called: Set[str] = set()
-    for rule in registered_rules():
+    for rule in cast("List[Type[Rule]]", registered_rules()):  # the registry holds only rule classes, typed as plain ones
         if rule.id == MixedPrecisionNamespace.id:
             continue
         anywhere.update(e.old[len(prefix) :] for e in getattr(rule, "entries", ()) if e.old.startswith(prefix))
@@ -153,7 +153,9 @@ prec.set_policy("mixed_bfloat16")
                 self._note_import(alias, node, analysis)
 
     def _note_import(self, alias: cst.ImportAlias, statement, analysis: Analysis) -> None:
-        bound = alias.asname.name.value if alias.asname is not None else alias.name.value
+        # An import binds a plain name: its ``as`` name, or the name a from-import takes (a dotted
+        # ``import a.b`` comes here only with an ``as``).
+        bound = cast(cst.Name, alias.asname.name).value if alias.asname is not None else cast(cst.Name, alias.name).value
         analysis.remember(alias)
         self._imports.append((alias, bound, statement))
         self._interesting.add(bound)
@@ -182,10 +184,10 @@ prec.set_policy("mixed_bfloat16")
                 return True, parent, f" (its `{member}` has no drop-in where it is used)"
             return True, node, ""
 
-        for node, scope, parent in self._chains:
-            if NAMESPACE not in possible_names(node, scope) and qualified_name(node, scope) != NAMESPACE:
+        for chain, scope, parent in self._chains:
+            if NAMESPACE not in possible_names(chain, scope) and qualified_name(chain, scope) != NAMESPACE:
                 continue
-            left, where, detail = leftover(node, parent, self._grandparent(analysis, node))
+            left, where, detail = leftover(chain, parent, self._grandparent(analysis, chain))
             if left:
                 self._say(where, detail, analysis)
         surviving: Set[str] = set()

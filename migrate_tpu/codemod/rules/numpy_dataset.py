@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List, Tuple
+from typing import List, Optional, Tuple, cast
 
 import libcst as cst
 
@@ -103,7 +103,7 @@ dataset = tf.data.Dataset.from_tensor_slices(features)
         facts = StrategyFacts(analysis)
 
         for call, scope, _ in self._calls:
-            receiver = call.func.value
+            receiver = cast(cst.Attribute, call.func).value  # visit_Call keeps only calls of an attribute
             if isinstance(receiver, cst.Attribute) and receiver.attr.value == "extended":
                 continue
             if isinstance(receiver, cst.Call) and (qualified_name(receiver.func, scope) or "").startswith("tensorflow.compat.v1."):
@@ -155,11 +155,13 @@ dataset = tf.data.Dataset.from_tensor_slices(features)
         return False
 
     @staticmethod
-    def _in_tf_function(scope: Scope, analysis: Analysis) -> bool:
+    def _in_tf_function(scope: Optional[Scope], analysis: Analysis) -> bool:
         from migrate_tpu.codemod.tracing import is_tracing
 
         while scope is not None:
-            if scope.kind == "function" and scope.parent is not None and any(is_tracing(d.decorator, scope.parent) for d in scope.node.decorators):
+            if scope.kind == "function" and scope.parent is not None and any(
+                is_tracing(d.decorator, scope.parent) for d in cast(cst.FunctionDef, scope.node).decorators  # a function scope's node is its def
+            ):
                 return True
             scope = scope.parent
         return False

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ast
+from typing import cast
 
 import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis
-from migrate_tpu.codemod.rule import Change, Expected, Rule, Safety, register, tf_example
+from migrate_tpu.codemod.rule import Change, Expected, NodeRewrite, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.prefilter import Evidence
 from migrate_tpu.codemod.version_guards import collapse
 
@@ -189,7 +190,9 @@ if tf.__version__ >= "2.5":
                 guard.node,
                 f"`{guard.text}` is {guard.value} on {target}: only that branch can run",
                 analysis=analysis,
-                changes=[Change(guard.node, collapse(guard, alone, elif_))] + [Change(node, _remove) for node in guard.unreachable],
+                # The collapse may return a removal or flatten sentinel, as ``_remove`` does: the edit
+                # transformer takes them, though ``NodeRewrite`` names only a node.
+                changes=[Change(guard.node, cast(NodeRewrite, collapse(guard, alone, elif_)))] + [Change(node, _remove) for node in guard.unreachable],
                 fix_title="Keep only the branch the target takes",
             )
             finding.releases.extend(guard.test_names)
