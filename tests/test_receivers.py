@@ -40,3 +40,33 @@ def test_lines_of_comments_after_a_dot_are_read_in_linear_time():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["None", "{'re':", "{'re'}}"]
+
+
+@pytest.mark.parametrize(
+    "source, shapes",
+    [
+        ("model.compile(opt, 'mse')\n", [(2, [])]),
+        ("model.compile(optimizer=opt,  # a comment )\n              loss=')', metrics=[f(x)])\n", [(0, ["optimizer", "loss", "metrics"])]),
+        ("a.compile()\nb.compile(x, y, z)\n", [(0, []), (3, [])]),
+        ("model.compile (\n    opt)\n", [(1, [])]),
+    ],
+)
+def test_the_arguments_of_each_call_are_read_from_its_text_alone(source, shapes):
+    from migrate_tpu.codemod.receivers import call_arguments
+
+    calls = call_arguments(source, "compile")
+    assert [(len(call.args), [k.arg for k in call.keywords]) for call in calls] == shapes
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "fn = model.compile\nfn('sgd', 'mse', [], None)\n",  # not called where it is named
+        "model.compile(opt\n",  # never closed
+        "model.compile(" + "f(" * 40 + ")" * 41 + "\n",  # more closings than are tried
+    ],
+)
+def test_a_call_the_text_does_not_show_whole_is_not_read(source):
+    from migrate_tpu.codemod.receivers import call_arguments
+
+    assert call_arguments(source, "compile") is None

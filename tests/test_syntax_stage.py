@@ -453,16 +453,16 @@ def test_compile_on_an_imported_module_alone_is_ruled_out_without_an_ast_parse(s
 @pytest.mark.parametrize(
     "source",
     [
-        RE + "re.compile('a')\nmodel.compile('sgd', 'mse', ['acc'], None)\n",  # another receiver
+        RE + "re.compile('a')\nmodel.compile('sgd', 'mse', ['acc'], None)\n",  # another receiver, given four
         RE + "def build(re):\n    return re.compile('sgd', 'mse', ['acc'], None)\n",  # a parameter binds it
         RE + "re = make_model()\nre.compile('sgd', 'mse', ['acc'], None)\n",
-        RE + "with scope() as re:\n    re.compile('a')\n",
+        RE + "with scope() as re:\n    re.compile('sgd', 'mse', ['acc'], None)\n",
         RE + "self.model.compile('sgd', 'mse', ['acc'], None)\n",
         RE + "make().compile('sgd', 'mse', ['acc'], None)\n",
-        TF + "from . import re\nre.compile('a')\n",  # this project's own module, relative
-        TF + "import re\nfrom config import *\nre.compile('a')\n",
+        TF + "from . import re\nre.compile('sgd', 'mse', ['acc'], None)\n",  # this project's own module, relative
+        TF + "import re\nfrom config import *\nre.compile('sgd', 'mse', ['acc'], None)\n",
         TF + "model.compile('sgd', 'mse', ['acc'], None)\n",  # not imported at all
-        RE + "x = 1; re = m\nre.compile('a')\n",
+        RE + "x = 1; re = m\nre.compile('sgd', 'mse', ['acc'], None)\n",
     ],
 )
 def test_anything_else_about_compile_is_left_to_the_ast_stage(source):
@@ -522,3 +522,35 @@ def test_run_given_anything_else_goes_to_libcst(source):
     index = syntax_stage.SourceIndex(syntax_stage.parse(source))
     assert EagerPlainFunctionRun.may_fire(index)
     assert needed(source)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        TF + "model.compile(optimizer=opt, loss='mse', metrics=['accuracy'])\n",
+        TF + "model.compile(opt, loss_fn)\nother.compile(\n    optimizer=opt,  # (tuned)\n    loss=')')\n",
+    ],
+)
+def test_compile_given_nothing_tpu401_acts_on_is_ruled_out_without_an_ast_parse(source, monkeypatch):
+    from migrate_tpu.codemod.rules.compile_arguments import CompileArguments
+
+    assert CompileArguments.ruled_out_by_text(source)
+    assert not CompileArguments.may_fire(syntax_stage.SourceIndex(syntax_stage.parse(source)))
+    monkeypatch.setattr(syntax_stage, "parse", lambda source: pytest.fail("parsed by ast"))
+    assert syntax_stage.may_fire(source, [CompileArguments]) == (False, None)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        TF + "model.compile('sgd', 'mse', ['acc'], None)\n",  # a fourth positional argument
+        TF + "model.compile(optimizer=opt, loss='mse', experimental_steps_per_execution=8)\n",
+        TF + "model.compile(*settings)\n",
+        TF + "model.compile(**settings)\n",
+        TF + "model.compile(opt, 'mse')\nbuild = model.compile\n",  # one access not called there
+    ],
+)
+def test_compile_given_what_tpu401_may_act_on_goes_to_the_ast_stage(source):
+    from migrate_tpu.codemod.rules.compile_arguments import CompileArguments
+
+    assert not CompileArguments.ruled_out_by_text(source)

@@ -230,7 +230,7 @@ def test_no_import_circle_in_the_package():
 # below, never one above, lazily or not. A new module must be placed here.
 CODEMOD_LAYERS = (
     # Leaves: text, positions, options, the prefilter's evidence; no LibCST analysis.
-    ("foundation", ("findings", "lines", "positions", "parsing", "options", "locations", "helpers", "receivers", "spelling",
+    ("foundation", ("findings", "lines", "positions", "parsing", "options", "locations", "helpers", "keywords", "receivers", "spelling",
                     "references", "evidence_table", "table_schema", "targets", "prefilter")),
     # What names are bound to, where code is traced, what a strategy is.
     ("scope analysis", ("analysis", "names", "tracing", "strategies", "side_effects", "optimizers")),

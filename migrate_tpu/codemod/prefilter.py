@@ -11,10 +11,9 @@ the rules, and a test fails when it is stale.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Sequence, Tuple
 
 
 @dataclass(frozen=True)
@@ -66,18 +65,43 @@ _TENSORFLOW_WORDS = (b"tensorflow", b"keras")
 WINDOW = 80
 
 
+# The bytes ``re``'s ``\\b`` takes for word characters in a bytes pattern (ASCII letters,
+# digits and ``_``), as a table: ``_WORD_BYTE[b]``.
+_WORD_BYTE = tuple(bytes([b]).isalnum() or b == ord("_") for b in range(256))
+
+
 class _Literal:
-    """One literal and the patterns that confirm it, searched only around its occurrences."""
+    """One literal and the patterns that confirm it, searched only around its occurrences.
+
+    A literal whose every pattern is its own word pattern (``Evidence.regex`` of a plain
+    literal: ``\\bTPUStrategy\\b``) is confirmed by looking at the bytes beside it, as
+    ``\\b`` does, without a regular expression: there is nothing to compile for it in each
+    process (two dozen patterns cost 10-20 ms of every run's start) and nothing to run."""
 
     def __init__(self, literal: bytes, patterns: Sequence[str]) -> None:
         self.literal = literal
-        self.pattern = re.compile("|".join(f"(?:{p})" for p in patterns).encode())
+        text = literal.decode()
+        plain = all(p == Evidence(text).regex() for p in patterns)
+        self.pattern = None if plain else re.compile("|".join(f"(?:{p})" for p in patterns).encode())
+        # Which ends must be word boundaries (a literal that begins or ends with a word character).
+        self._check_before = _WORD_BYTE[literal[0]] if plain else False
+        self._check_after = _WORD_BYTE[literal[-1]] if plain else False
+
+    def _whole(self, data: bytes, start: int) -> bool:
+        """Whether the occurrence at ``start`` stands as a word where the literal's ends are word characters."""
+        if self._check_before and start > 0 and _WORD_BYTE[data[start - 1]]:
+            return False
+        end = start + len(self.literal)
+        return not (self._check_after and end < len(data) and _WORD_BYTE[data[end]])
 
     def found(self, data: bytes) -> bool:
         literal, pattern, size = self.literal, self.pattern, len(self.literal)
         start = data.find(literal)
         while start >= 0:
-            if pattern.search(data, max(0, start - WINDOW), start + size + WINDOW) is not None:
+            if pattern is None:
+                if self._whole(data, start):
+                    return True
+            elif pattern.search(data, max(0, start - WINDOW), start + size + WINDOW) is not None:
                 return True
             start = data.find(literal, start + 1)
         return False
@@ -87,27 +111,45 @@ class _Literal:
         literal, pattern, size = self.literal, self.pattern, len(self.literal)
         start = data.find(literal)
         while start >= 0:
-            for match in pattern.finditer(data, max(0, start - WINDOW), start + size + WINDOW):
-                yield match.span()
+            if pattern is None:
+                if self._whole(data, start):
+                    yield start, start + size
+            else:
+                for match in pattern.finditer(data, max(0, start - WINDOW), start + size + WINDOW):
+                    yield match.span()
             start = data.find(literal, start + 1)
 
 
-# Literals that share a prefix this long are tested behind that prefix first.
-_GATE = 8
+# Literals that share a run of this many characters are tested behind it first (a shorter
+# run, such as ``sion``, is in most files and would only add a test), as are a literal and
+# one that holds it (``.run`` and ``.run(``).
+_GATE = 5
+
+
+def _shared(first: str, second: str) -> str:
+    """The longest run of characters both strings hold (the first found, when several)."""
+    best = ""
+    for start in range(len(first)):
+        for end in range(len(first), start + len(best), -1):
+            if first[start:end] in second:
+                best = first[start:end]
+                break
+    return best
 
 
 def _literals(evidence: Sequence[Evidence]) -> Tuple[Tuple[bytes, Tuple[_Literal, ...]], ...]:
-    """Literals grouped behind shared prefixes (``experimental_``), so that a file
-    without the prefix costs one substring test for the whole group."""
-    grouped = {}
+    """Literals grouped behind a run of characters they all hold (``experimental_``,
+    ``Strategy``, ``olicy``), so that a file without it costs one substring test for the
+    whole group: the file is read once a group, not once a literal."""
+    grouped: Dict[str, List[str]] = {}
     for item in evidence:
         grouped.setdefault(item.literal, []).append(item.regex())
-    gates = {}
+    gates: Dict[str, List[str]] = {}
     for literal in sorted(grouped):
         for gate in list(gates):
-            prefix = os.path.commonprefix([gate, literal])
-            if len(prefix) >= _GATE:
-                gates[prefix] = gates.pop(gate) + [literal]
+            common = _shared(gate, literal)
+            if len(common) >= _GATE or common in (gate, literal):
+                gates[common] = gates.pop(gate) + [literal]
                 break
         else:
             gates[literal] = [literal]

@@ -1,11 +1,13 @@
-"""What the text of a module alone tells of the names a method is called on.
+"""What the text of a module alone tells of its calls of a method: the names they are
+called on, and the arguments they are given.
 
 The prefilter's second stage (``syntax_stage.py``) parses a file with ``ast`` to learn,
 among other things, that a ``.run(`` or a ``.compile(`` is called on a module an import
-binds (absl's ``app.run(main)``, ``re.compile(...)``), which no rule acts on. Where the text
-shows that of every such call beyond doubt, the file needs no parse: on the releases of
+binds (absl's ``app.run(main)``, ``re.compile(...)``), or that a ``.compile(`` is given
+nothing TPU401 acts on (``model.compile(optimizer, loss)``). Where the text shows that of
+every such call beyond doubt, the file needs no parse: on the releases of
 tf-models-official, a fifth to a quarter of the files the textual prefilter passes hold
-nothing else.
+nothing else. (A call's arguments are read by parsing that call's text alone.)
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import ast
 import re
 from functools import lru_cache
-from typing import Dict, Optional, Set
+from typing import Dict, List, Optional, Set
 
 # ``from m import *`` may bind any name.
 _STAR_IMPORT = re.compile(r"import(?<=\bimport)(?:[ \t]|\\\n)*\*")
@@ -108,3 +110,41 @@ def _imported_as(line: str, name: str) -> Optional[Set[str]]:
         else:
             return None
     return bound
+
+
+# How many closing brackets a call's arguments are tried at before the text is given up on.
+_ATTEMPTS = 32
+
+
+def call_arguments(source: str, method: str) -> Optional[List[ast.Call]]:
+    """The calls of the attribute ``method`` in ``source``, each as ``ast`` reads its
+    arguments (the callee stands in as ``f``), when every access of the attribute is
+    such a call: ``X.method`` then ``(``. Each call's text runs to the first ``)`` at which
+    ``f(...)`` parses: the text from a real ``(`` is read as the grammar reads it, so the
+    first balanced end is the call's own. None when an access is not called there (``fn =
+    model.compile``) or its end is not found: the text alone does not tell. An access inside
+    a string or comment is read the same way (no call there can fire a rule either)."""
+    calls: List[ast.Call] = []
+    for match in _attribute(method).finditer(source):
+        opening = match.end()
+        while opening < len(source) and source[opening] in " \t":
+            opening += 1
+        if not source.startswith("(", opening):
+            return None
+        call = None
+        closing = opening
+        for _ in range(_ATTEMPTS):
+            closing = source.find(")", closing + 1)
+            if closing < 0:
+                break
+            try:
+                parsed = ast.parse("f" + source[opening : closing + 1], mode="eval")
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            if isinstance(parsed.body, ast.Call):
+                call = parsed.body
+            break
+        if call is None:
+            return None
+        calls.append(call)
+    return calls
