@@ -27,12 +27,12 @@ import ast
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Type, Union, cast
 
 import libcst as cst
 
 from migrate_tpu.codemod import references
-from migrate_tpu.codemod.analysis import Analysis, dotted_name
+from migrate_tpu.codemod.analysis import Analysis, Scope, Site, dotted_name
 from migrate_tpu.codemod.locations import rules_directory
 from migrate_tpu.codemod.names import canonical, expression_for, lookup, possible_names, qualified_name
 from migrate_tpu.codemod.rule import Change, Evidence, Example, Expected, Rule, Safety, register
@@ -93,11 +93,11 @@ class TableRule(Rule):
 
     def __init__(self) -> None:
         super().__init__()
-        self._attributes: List[Tuple[cst.Attribute, object, Optional[cst.Call], str]] = []
-        self._names: List[Tuple[cst.Name, object, Optional[cst.Call], str]] = []
-        self._imports: List[Tuple[cst.ImportFrom, object]] = []
-        self._getattrs: List[Tuple[cst.Call, str, object]] = []
-        self._strings: List[Tuple[cst.SimpleString, object]] = []
+        self._attributes: List[Tuple[cst.Attribute, Scope, Optional[cst.Call], str]] = []
+        self._names: List[Tuple[cst.Name, Scope, Optional[cst.Call], str]] = []
+        self._imports: List[Tuple[cst.ImportFrom, Scope]] = []
+        self._getattrs: List[Tuple[cst.Call, str, Scope]] = []
+        self._strings: List[Tuple[cst.SimpleString, Scope]] = []
         self._last = {e.last for e in self.entries}
         self._imported_names: set = set()
         # Shared by the tables walked together (``batch_hooks``): every name any of them imports.
@@ -150,7 +150,7 @@ class TableRule(Rule):
             if call is not None:
                 analysis.remember(node)
             if self.kind == "method":
-                analysis.sites[id(node.attr)] = analysis.site(node)
+                analysis.sites[id(node.attr)] = cast(Site, analysis.site(node))  # remembered just above
             self._attributes.append((node, analysis.scope, call, references.position_of(analysis.ancestors())))
 
     def _visit_name(self, node: cst.Name, analysis: Analysis) -> None:
@@ -191,7 +191,8 @@ class TableRule(Rule):
             name = dotted_name(alias.name) or ""
             full = f"{module}.{name}"
             if any(self._matches(e, full) for e in self.entries):
-                bound = alias.asname.name.value if alias.asname is not None else name
+                # An import's ``as`` target is a Name (``AsName`` also serves ``with`` and ``except``).
+                bound = cast(cst.Name, alias.asname.name).value if alias.asname is not None else name
                 self._imported_names.add(bound)
                 if self._names_watched is not None:
                     self._names_watched.add(bound)
@@ -265,7 +266,7 @@ class TableRule(Rule):
                 self.report(node.attr, self._manual_message(entry, position), analysis=analysis, suggestion=entry.new)
                 continue
             if entry.last not in stand_ins:
-                stand_ins[entry.last] = _stand_ins(entry.last, entry.new, analysis)
+                stand_ins[entry.last] = _stand_ins(entry.last, cast(str, entry.new), analysis)  # a renamed method's entry names the new one
             local, tree = stand_ins[entry.last]
             safety = None
             message = f"`{entry.old}` was renamed to `{entry.new}`" + (f" ({entry.message})" if entry.message else "")
@@ -305,6 +306,7 @@ class TableRule(Rule):
             )
 
     def _finish_flags(self, analysis: Analysis) -> None:
+        node: cst.CSTNode  # an attribute or a name, then a string, then an import
         matched = []
         for node, scope, _call, _position in self._attributes + self._names:
             entry = self._entry_for(qualified_name(node, scope))
@@ -334,7 +336,7 @@ class TableRule(Rule):
         candidates = sorted(c for c in possible_names(node, scope) if self._entry_for(c) is not None)
         if not candidates:
             return
-        entry = self._entry_for(candidates[0])
+        entry = cast(Entry, self._entry_for(candidates[0]))  # every candidate has one
         gone = f"gone from TF {entry.removed}" if entry.removed else "the old API"
         self.report(
             node,
@@ -354,14 +356,16 @@ class TableRule(Rule):
                 self.report(call, message, analysis=analysis, suggestion=_short(entry.new))
 
     def _imports_entry(self, node: cst.ImportFrom, entry: Entry) -> bool:
-        module = dotted_name(node.module) or ""
+        # Only imports from a named module, of named members, are kept (``_visit_import_from``).
+        module = dotted_name(cast(cst.CSTNode, node.module)) or ""
         if self._matches(entry, module):
             return True
-        return any(self._matches(entry, f"{module}.{dotted_name(a.name)}") for a in node.names)
+        return any(self._matches(entry, f"{module}.{dotted_name(a.name)}") for a in cast("Sequence[cst.ImportAlias]", node.names))
 
     def _finish_symbols(self, analysis: Analysis) -> None:
         # Names bound by ``from ... import`` of a moved symbol: rewrite the import
         # when every use can follow it; otherwise each use is handled in place.
+        node: cst.CSTNode  # a name, then an attribute, a string and an import
         uses: Dict[str, List] = {}
         for node, scope, call, position in self._names:
             if lookup(scope, node.value) is None:
@@ -433,19 +437,20 @@ class TableRule(Rule):
             return
         replacement: Optional[cst.BaseExpression] = None
         imports = []
+        new = cast(str, entry.new)  # an entry whose references are renamed names the new symbol
         if in_place:
             try:
-                text, needed = renamed_expression(node, scope, entry.new, analysis)
+                text, needed = renamed_expression(node, scope, new, analysis)
             except LookupError:
                 self.report(node, f"`{old_short}` moved to `{new_short}`", analysis=analysis)
                 return
             replacement = cst.parse_expression(text)
             if needed:
                 imports.append(needed)
-        elif entry.last != entry.new.rsplit(".", 1)[-1] and isinstance(node, cst.Name):
+        elif entry.last != new.rsplit(".", 1)[-1] and isinstance(node, cst.Name):
             bound_as_alias = node.value != entry.last
             if not bound_as_alias:
-                replacement = cst.Name(entry.new.rsplit(".", 1)[-1])
+                replacement = cst.Name(new.rsplit(".", 1)[-1])
 
         keywords = entry.keywords
 
@@ -474,7 +479,7 @@ class TableRule(Rule):
             # device_assignment=da)``) follow the new class's keywords, or the
             # renamed base would fail with ``TypeError``.
             for constructor in _base_constructor_calls(node, analysis, keywords):
-                changes.append(Change(constructor, lambda updated: _rename_keywords(updated, keywords)))
+                changes.append(Change(constructor, lambda updated: _rename_keywords(cast(cst.Call, updated), keywords)))  # the change is on a call
         renamed = [k for k in keywords if call is not None and any(a.keyword is not None and a.keyword.value == k for a in call.args)]
         detail = "".join(f"; `{k}=` is now `{keywords[k]}=`" for k in renamed)
         if unsafe:
@@ -498,7 +503,7 @@ class TableRule(Rule):
     def _string_references(self, node: cst.SimpleString, scope):
         """(expression, entry) for each moved symbol the annotation string names."""
         try:
-            parsed = cst.parse_expression(node.evaluated_value)
+            parsed = cst.parse_expression(cast(str, node.evaluated_value))  # only a str is kept (``_visit_string``)
         except Exception:  # any text may sit in a string: it is then no annotation we can read
             return None, []
         found = []
@@ -516,6 +521,7 @@ class TableRule(Rule):
         if not found:
             return
         texts = {}
+        needed: Union[Tuple[str, Optional[str]], bool, None]  # the import the name needs; True: it cannot be written
         for candidate, entry in found:
             try:
                 text, needed = renamed_expression(candidate, scope, entry.new, analysis)
@@ -539,20 +545,25 @@ class TableRule(Rule):
             return
         new_string = cst.SimpleString(f"{prefix}{quote}{new_text}{quote}")
         olds = ", ".join(f"`{_short(e.old)}`" for _c, e in found)
+
+        def replace_string(updated, new_string=new_string):
+            return new_string
+
         self.report(
             node,
             f"{olds} moved: the annotation names `{new_text}`",
             analysis=analysis,
-            changes=[Change(node, lambda updated, new_string=new_string: new_string)],
+            changes=[Change(node, replace_string)],
             fix_title="Use the new name",
         )
 
     def _rewrite_import(self, node: cst.ImportFrom, scope, import_follows: Dict[str, bool], uses: Dict[str, List], analysis: Analysis) -> None:
-        module = dotted_name(node.module)
+        # Only imports from a named module, of named members, are kept (``_visit_import_from``).
+        module = dotted_name(cast(cst.CSTNode, node.module))
         staying, moving = [], []
-        for alias in node.names:
+        for alias in cast("Sequence[cst.ImportAlias]", node.names):
             name = dotted_name(alias.name) or ""
-            bound = alias.asname.name.value if alias.asname is not None else name
+            bound = cast(cst.Name, alias.asname.name).value if alias.asname is not None else name
             entry = self._entry_for(f"{module}.{name}")
             if entry is None or not import_follows.get(bound, True):
                 staying.append(alias)
@@ -567,10 +578,10 @@ class TableRule(Rule):
             return
         destinations: Dict[str, List[str]] = {}
         for alias, entry in moving:
-            new_module, _, new_name = entry.new.rpartition(".")
+            new_module, _, new_name = cast(str, entry.new).rpartition(".")  # a moved symbol's entry names the new one
             text = new_name
             if alias.asname is not None:
-                text += f" as {alias.asname.name.value}"
+                text += f" as {cast(cst.Name, alias.asname.name).value}"
             destinations.setdefault(new_module, []).append(text)
         statement = analysis.statement_of(node)
         newline = analysis.module.default_newline
@@ -906,10 +917,10 @@ def _entries(raw: dict, since: str, source: str) -> List[Entry]:
     return entries
 
 
-def load_tables(directory: Optional[Path] = None) -> List[type]:
+def load_tables(directory: Optional[Path] = None) -> List[Type[TableRule]]:
     """Build and register one rule class per ``[[rule]]`` table."""
     directory = directory or rules_directory()
-    created = []
+    created: List[Type[TableRule]] = []
     for path in sorted(directory.glob("*.toml")):
         with open(path, "rb") as handle:
             document = tomllib.load(handle)

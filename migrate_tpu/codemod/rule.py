@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, ClassVar, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, ClassVar, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple, Type, TypeVar, cast
 
 import libcst as cst
 
@@ -25,7 +25,7 @@ from migrate_tpu.codemod.prefilter import Evidence
 from migrate_tpu.codemod.spelling import may_name
 
 if TYPE_CHECKING:  # pragma: no cover
-    from migrate_tpu.codemod.analysis import Analysis
+    from migrate_tpu.codemod.analysis import Analysis, Scope
 
 
 class Safety(str, enum.Enum):
@@ -233,7 +233,7 @@ class Rule:
             parts += ["## Example", "```python", shown.before.rstrip(), "```", ""]
         parts += ["## Use instead"]
         if fixed:
-            parts += ["```python", fixed[0].after.rstrip(), "```", ""]
+            parts += ["```python", cast(str, fixed[0].after).rstrip(), "```", ""]  # ``fixed`` holds only examples with an ``after``
         if cls.use_instead.strip():
             parts += [cls.use_instead.strip(), ""]
         elif not fixed:
@@ -262,7 +262,7 @@ class CallRule(Rule):
 
     def __init__(self) -> None:
         super().__init__()
-        self._candidates: List[Tuple[cst.Call, object]] = []
+        self._candidates: List[Tuple[cst.Call, Scope]] = []
         self._last_names = {name.rsplit(".", 1)[-1] for name in self.callees}
 
     def visit_Call(self, node: cst.Call, analysis: "Analysis") -> None:
@@ -282,7 +282,7 @@ class CallRule(Rule):
         to do in the file (``syntax_stage.py`` asks before any parse)."""
         return not may_name(source, cls.callees)
 
-    def calls(self) -> Iterable[Tuple[cst.Call, object]]:
+    def calls(self) -> Iterable[Tuple[cst.Call, Scope]]:
         for call, scope in self._candidates:
             if qualified_name(call.func, scope) in self.callees:
                 yield call, scope
@@ -296,10 +296,12 @@ def _default_fix_safety(safety: Safety) -> str:
     }[safety]
 
 
-_REGISTRY: Dict[str, type] = {}
+_REGISTRY: Dict[str, Type[Rule]] = {}
+# ``register`` hands back the class it is given: a decorated rule keeps its own type.
+_RuleT = TypeVar("_RuleT", bound=Rule)
 
 
-def register(rule_class: type) -> type:
+def register(rule_class: Type[_RuleT]) -> Type[_RuleT]:
     """Class decorator: add a rule to the catalogue (ids are unique)."""
     if rule_class.id in _REGISTRY:
         raise ValueError(f"duplicate rule id {rule_class.id}")
@@ -307,7 +309,7 @@ def register(rule_class: type) -> type:
     return rule_class
 
 
-def registered_rules() -> List[type]:
+def registered_rules() -> List[Type[Rule]]:
     """The rules registered so far, by id. ``catalogue.all_rules`` loads them all first;
     a rule asking about its peers while it runs finds them here, already loaded."""
     return [_REGISTRY[key] for key in sorted(_REGISTRY)]

@@ -6,7 +6,7 @@ from typing import cast
 
 import libcst as cst
 
-from migrate_tpu.codemod.analysis import Analysis, Scope
+from migrate_tpu.codemod.analysis import Analysis
 from migrate_tpu.codemod.fixes import RewriteRule, comma, head_name, keyword
 from migrate_tpu.codemod.helpers import argument, has_star_arguments, is_literal
 from migrate_tpu.codemod.rule import CallRule, Expected, Safety, register, tf_example
@@ -176,7 +176,7 @@ scaled = tf.keras.mixed_precision.experimental.LossScaleOptimizer(
                 call,
                 _MOVED,
                 analysis=analysis,
-                scope=cast(Scope, scope),  # CallRule.calls types the scope as a plain object
+                scope=scope,
                 uses=[NEW],
                 manual="use `tf.keras.mixed_precision.LossScaleOptimizer`",
                 rewrite=rewrite,

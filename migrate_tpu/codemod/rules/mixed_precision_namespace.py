@@ -9,7 +9,7 @@ fixes do not release, such as ``prec = None`` in an ``except ImportError``).
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Iterable, List, Sequence, Set, Tuple, Type, cast
+from typing import Dict, FrozenSet, Iterable, List, Sequence, Set, Tuple, cast
 
 import libcst as cst
 
@@ -33,7 +33,7 @@ def _taken_over() -> Tuple[FrozenSet[str], FrozenSet[str]]:
     prefix = NAMESPACE + "."
     anywhere: Set[str] = set()
     called: Set[str] = set()
-    for rule in cast("List[Type[Rule]]", registered_rules()):  # the registry holds only rule classes, typed as plain ones
+    for rule in registered_rules():
         if rule.id == MixedPrecisionNamespace.id:
             continue
         anywhere.update(e.old[len(prefix) :] for e in getattr(rule, "entries", ()) if e.old.startswith(prefix))

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import cast
-
 import libcst as cst
 
-from migrate_tpu.codemod.analysis import Analysis, Scope
+from migrate_tpu.codemod.analysis import Analysis
 from migrate_tpu.codemod.fixes import RewriteRule, as_keyword, head_name, keyword
 from migrate_tpu.codemod.helpers import fix_commas, has_star_arguments
 from migrate_tpu.codemod.rule import CallRule, Safety, register, tf_example
@@ -80,7 +78,7 @@ strategy = tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=resolver)
                 "`tf.distribute.experimental.MultiWorkerMirroredStrategy` is now `tf.distribute.MultiWorkerMirroredStrategy`, "
                 "with `cluster_resolver` first and the communication given as `CommunicationOptions`",
                 analysis=analysis,
-                scope=cast(Scope, scope),  # CallRule.calls types the scope as a plain object
+                scope=scope,
                 uses=[NEW, OPTIONS],
                 manual="use `tf.distribute.MultiWorkerMirroredStrategy`",
                 rewrite=_stable_call,
