@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, replace
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, TypedDict, cast
 
 import libcst as cst
 
@@ -42,6 +42,13 @@ class Outcome:
 
 class OutputDoesNotParse(Exception):
     """The rules produced code that does not parse; nothing may be written."""
+
+
+class _Memo(TypedDict, total=False):
+    """What ``_code`` keeps between its calls for one source."""
+
+    starts: Optional[List[int]]  # ``edits.statement_starts``
+    texts: Dict[int, Tuple[cst.CSTNode, str]]  # ``edits.splice_code``'s statements generated
 
 
 _DIRECTIVE = re.compile(r"#\s*migrate-tpu:\s*ignore\b(?:\[([^\]]*)\])?", re.IGNORECASE)
@@ -97,8 +104,9 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
 
     if not doctests.may_hold_examples(source):
         return _migrate_code(source, options, lookup=lookup, path=path)
-    # One standard-library tree for the prefilter's second stage, the splice and the doctests.
-    tree = syntax_stage.parse(source)
+    # One standard-library tree for the prefilter's second stage, the splice and the doctests
+    # (a module's: ``compile`` in "exec" mode, which typeshed types as any ``ast.AST``).
+    tree = cast(Optional[ast.Module], syntax_stage.parse(source))
     analysed: Dict[str, Analysis] = {}  # the code's own analysis, when it parsed the module
     outcome = _migrate_code(source, options, lookup=lookup, path=path, tree=tree, analysed=analysed)
 
@@ -250,8 +258,10 @@ def _migrate_parsed(
     # from where it begins in the source (known from the standard library's tree).
     if tree is None:
         tree = syntax_stage.parse(source)
-    memo: Dict[str, object] = {"starts": statement_starts(module, source, tree) if tree is not None else None, "texts": {}}
-    statement_lines = StatementLines(module, tree) if tree is not None else None
+    # A module's tree (``compile`` in "exec" mode; ``partial_parse``'s), typed as any ``ast.AST``.
+    module_tree = cast(Optional[ast.Module], tree)
+    memo: _Memo = {"starts": statement_starts(module, source, module_tree) if module_tree is not None else None, "texts": {}}
+    statement_lines = StatementLines(module, module_tree) if module_tree is not None else None
     tops, inner = _top_statements(analysis, findings, edited, statement_lines)
     located = spans(module, [f.node for f in wanted] + statements + edited, source=source, starts=memo["starts"], tops=tops, inner=inner)
     kept: List[Finding] = []
@@ -284,14 +294,14 @@ def _migrate_parsed(
         new_module = add_imports(new_module, [spec for f in chosen for spec in f.imports])
         for f in chosen:
             f.applied = True
-    code, generated = _code(module, new_module, source, memo, tree) if chosen else (source, None)
+    code, generated = _code(module, new_module, source, memo, module_tree) if chosen else (source, None)
     released = [name for f in chosen for name in f.releases]
     if released:
         # The statements left out of the parse (``partial_parse``) use names too.
         trimmed = drop_unused_imports(new_module, code + hidden_text, released)
         if trimmed is not None:
             new_module = trimmed
-            code, generated = _code(module, trimmed, source, memo, tree)
+            code, generated = _code(module, trimmed, source, memo, module_tree)
     if code != source and not _output_compiles(code, generated) and (_compiles(source) or not _parses_with_libcst(code)):
         raise OutputDoesNotParse("the migrated code does not parse")
 
@@ -430,7 +440,7 @@ def _line_map(before: str, after: str):
     return move
 
 
-def _code(module: cst.Module, new_module: cst.Module, source: str, memo: Dict[str, object], tree=None) -> Tuple[str, Optional[List[str]]]:
+def _code(module: cst.Module, new_module: cst.Module, source: str, memo: _Memo, tree: Optional[ast.Module] = None) -> Tuple[str, Optional[List[str]]]:
     """The new module's code: only changed top-level statements are generated where possible,
     and the texts generated (None when the whole module was).
 

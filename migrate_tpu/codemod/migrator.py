@@ -13,7 +13,11 @@ worker and maps what escapes into that file's one-line error, in one place.
 from __future__ import annotations
 
 import sys
-from typing import Tuple
+from typing import TYPE_CHECKING, Optional, Tuple
+
+if TYPE_CHECKING:
+    from migrate_tpu.codemod.prefilter import Prefilter
+    from migrate_tpu.codemod.project import ProjectLookup
 
 
 class CannotMigrate(Exception):
@@ -40,14 +44,14 @@ class TPUMigrator:
 
         self.options = options or Options()
         self.project = project
-        self._lookup = None
-        self._prefilter = None
+        self._lookup: Optional[ProjectLookup] = None
+        self._prefilter: Optional[Prefilter] = None
 
     def __getstate__(self):
         return {"options": self.options, "project": self.project}
 
     def __setstate__(self, state) -> None:
-        self.__init__(state["options"], state["project"])
+        type(self).__init__(self, state["options"], state["project"])  # (mypy refuses ``self.__init__``: the same call)
 
     def cache_salt(self) -> str:
         """What a cached result depends on besides the file: version, settings, rules."""

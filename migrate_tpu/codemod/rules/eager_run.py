@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import builtins
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
 
@@ -479,15 +479,17 @@ def eager(x):
             kind = decorators.function_kind(function, outer)
             inherited: Tuple[Dict[str, str], Dict[str, str]] = ({}, {})
             if in_class and kind != UNKNOWN:
-                # A method overriding one that a base class runs under tf.function is traced there.
-                inherited = class_tracing(outer.node, analysis)
+                # A method overriding one that a base class runs under tf.function is traced there
+                # (``in_class``: ``outer`` is a class's scope, its node the ``ClassDef``).
+                inherited = class_tracing(cast(cst.ClassDef, cast(Scope, outer).node), analysis)
             if kind == TRACED or function.name.value in (methods if in_class else names) or function.name.value in inherited[0]:
                 graph.add(id(function))
             elif function.name.value in inherited[1]:
                 why = inherited[1][function.name.value]
                 maybe[id(function)] = f"`{function.name.value}` overrides a method that may run under `tf.function` ({why})"
             elif kind == UNKNOWN:
-                unknown = next(d for d in function.decorators if decorators.kind(d.decorator, outer) == UNKNOWN)
+                # A def's own scope always has one around it: ``outer`` is never None here.
+                unknown = next(d for d in function.decorators if decorators.kind(d.decorator, cast(Scope, outer)) == UNKNOWN)
                 code = analysis.module.code_for_node(unknown.decorator).strip()
                 maybe[id(function)] = f"`{function.name.value}` is decorated with `@{_label(code)}`, which may wrap it in `tf.function`"
         # A helper called only from traced code is traced too (only possibly, if a caller only may be).
@@ -521,7 +523,8 @@ def eager(x):
         graph, maybe = self._traced_functions(analysis, decorators)
         session = next((call for call, scope in self._graph_mode if builds_tf1_graph(call, scope)), None)
         for call, scope, loops in self._runs:
-            if not facts.may_be_tpu(call.func.value, scope):
+            # ``visit_Call`` keeps only ``<receiver>.run(...)`` calls: the function is an ``Attribute``.
+            if not facts.may_be_tpu(cast(cst.Attribute, call.func).value, scope):
                 self._unknown_strategy(call, scope, facts, graph, decorators, analysis)
                 continue
             if _enclosing(scope, graph) is not None:
@@ -551,7 +554,8 @@ def eager(x):
                 if possibly is not None:
                     why = maybe[possibly]
                 else:  # graph code: `run` builds graph ops, and wrapping the step would change what it builds
-                    why = f"this file builds TF1 graphs (`{_label(self._code(session.func))}(...)`), where `run` is not eager"
+                    # (``caught`` and ``possibly`` are None here: the ``session`` call is what brought us in)
+                    why = f"this file builds TF1 graphs (`{_label(self._code(cast(cst.Call, session).func))}(...)`), where `run` is not eager"
                 self.report(
                     fn.value,
                     f"`run` may be traced here: {why}; if it does not, `{label}` must be a "
@@ -577,11 +581,12 @@ def eager(x):
         """Issue 22.8: ``strategy = get_strategy(); strategy.experimental_run_v2(fn)`` where
         ``get_strategy`` is not followed (not in view): the strategy may be a TPU one and the
         call eager. A note, no fix: nothing here says a change is needed."""
-        receiver = call.func.value
+        func = cast(cst.Attribute, call.func)  # ``visit_Call`` keeps only ``<receiver>.run(...)`` calls
+        receiver = func.value
         if facts.kinds(receiver, scope) is not None or _enclosing(scope, graph) is not None:
             return  # a strategy known not to be a TPU one, or a traced call
         last = receiver.attr.value if isinstance(receiver, cst.Attribute) else receiver.value if isinstance(receiver, cst.Name) else ""
-        if call.func.attr.value != "experimental_run_v2" and not STRATEGY_LIKE.match(last):
+        if func.attr.value != "experimental_run_v2" and not STRATEGY_LIKE.match(last):
             return  # ``run`` of something that is no strategy as far as this file tells
         source = self._strategy_source(receiver, scope)
         if source is None:
@@ -661,12 +666,12 @@ def eager(x):
                 own = self._analysis.scopes_by_node.get(id(defs[0]))
                 returned = [self._resolve(v, own, decorators, depth + 1) for v in own.returns] if own is not None else []
                 for item in returned:
-                    if item.kind == "def" and decorators.function_kind(item.node, own) == TRACED:
+                    if item.kind == "def" and decorators.function_kind(cast(cst.FunctionDef, item.node), own) == TRACED:
                         item.kind = "compiled"  # ``@tf.function def step(...)`` returned by the factory
                 if returned and all(r.kind == "compiled" for r in returned):
                     return _Callable(kind="compiled")
                 if len(returned) == 1 and returned[0].kind in ("def", "lambda"):
-                    if returned[0].kind == "def" and decorators.function_kind(returned[0].node, own) == UNKNOWN:
+                    if returned[0].kind == "def" and decorators.function_kind(cast(cst.FunctionDef, returned[0].node), own) == UNKNOWN:
                         return _Callable(why=f"what `{factory}(...)` returns is decorated with a decorator of unknown meaning")
                     return _Callable(returned[0].node, "built", why=f"`{factory}(...)`")
         return _Callable(why=f"it is built by `{factory}(...)`, whose result is not followed here")
@@ -687,7 +692,7 @@ def eager(x):
         label = _label(analysis.module.code_for_node(fn.value))
         base = f"`{label}` is a plain Python function passed to an eager `run`; TPUStrategy rejects it outside `tf.function`"
         if resolved.kind in ("def", "method"):
-            function = resolved.node
+            function = cast(cst.FunctionDef, resolved.node)
             if id(function) in graph:
                 return
             where = analysis.site(function)
@@ -715,7 +720,7 @@ def eager(x):
             self._hoist(fn, label, scope, resolved, base, analysis, anew=False)
             return
         if resolved.kind in ("def", "method"):
-            self._decorate(fn, resolved.node, base, analysis)
+            self._decorate(fn, cast(cst.FunctionDef, resolved.node), base, analysis)
         else:
             self._wrap(call, fn, scope, resolved, base, analysis)
 
@@ -728,7 +733,7 @@ def eager(x):
         value = fn.value
         moved_def = None
         if resolved.kind == "def":
-            function = resolved.node
+            function = cast(cst.FunctionDef, resolved.node)
             body = loops[0].body
             statements = list(body.body) if isinstance(body, cst.IndentedBlock) else []
             if not any(statement is function for statement in statements):
@@ -779,7 +784,7 @@ def eager(x):
         if moved_def is not None:
             name = moved_def.name.value
             index = next(i for i, statement in enumerate(loops[0].body.body) if statement is moved_def)
-            taken = {}
+            taken: Dict[str, cst.BaseStatement] = {}
 
             def take_out(updated, index=index):
                 return _on_statement(updated, lambda loop: _without(loop, index, taken))
@@ -804,7 +809,7 @@ def eager(x):
                 args[index] = args[index].with_changes(value=cst.Name(name))
                 return updated.with_changes(args=args)
 
-            def put_before(updated, text=text, name=name):
+            def assign_before(updated, text=text, name=name):  # (not ``put_before``: mypy wants one signature per name)
                 statement = cst.SimpleStatementLine(
                     body=[
                         cst.Assign(
@@ -816,7 +821,7 @@ def eager(x):
                 )
                 return insert_before(target, statement)(updated)
 
-            changes = [Change(call, use_name), Change(target, put_before)]
+            changes = [Change(call, use_name), Change(target, assign_before)]
             what = f"it is made anew on every iteration of the loop: it is made once before the loop, as `{name} = {text}(...)`"
             suggestion = f"{name} = {text}({self._code(value)})  # once, before the loop"
             fix_title = f"Make `{name} = {text}(...)` once, before the loop"
@@ -842,7 +847,9 @@ def eager(x):
         """The line ``name = <lambda or call>`` directly in the loop's body, the name's only binding."""
         if len(resolved.bindings) != 1 or resolved.bindings[0].kind != "assign" or not isinstance(loop.body, cst.IndentedBlock):
             return None
-        node = resolved.bindings[0].node
+        # Read as an ``Assign``; an "assign" binding may also be an ``AnnAssign`` (``step: T = lambda ...``
+        # in the loop), which has no ``targets`` and fails here: left as it is, reported apart.
+        node = cast(cst.Assign, resolved.bindings[0].node)
         for index, statement in enumerate(loop.body.body):
             if (
                 isinstance(statement, cst.SimpleStatementLine)
@@ -893,7 +900,7 @@ def eager(x):
         if len(readers) > 2:  # the target and the argument of `run`
             reasons.append(f"other code in the loop reads `{name}`, which is now a `tf.function`")
         per_call = self._made_per_call(scope, analysis)
-        taken = {}
+        taken: Dict[str, cst.BaseStatement] = {}
 
         def take_out(updated, index=index):
             return _on_statement(updated, lambda loop: _without(loop, index, taken))
@@ -960,7 +967,8 @@ def eager(x):
         reasons = []
         factory = lookup(scope, value.func.value) if isinstance(value.func, cst.Name) else None
         factory_defs = [b.node for b in factory[1] if b.kind == "def"] if factory else []
-        found = side_effects(factory_defs[0], analysis) if len(factory_defs) == 1 else side_effects(resolved.node, analysis)
+        # (a "def" binding always holds its ``FunctionDef``)
+        found = side_effects(cast(cst.FunctionDef, factory_defs[0]), analysis) if len(factory_defs) == 1 else side_effects(resolved.node, analysis)
         if found:
             reasons.append(f"`{self._code(value.func)}` or what it returns has {', '.join(found)}")
         if any(isinstance(node, cst.Call) for arg in value.args for node in iter_tree(arg.value)):
@@ -976,7 +984,7 @@ def eager(x):
         except LookupError:
             text = "tf.function"
         if resolved.kind == "def":
-            suggestion = f"@{text}\ndef {resolved.node.name.value}(...):  # defined once, before the loop"
+            suggestion = f"@{text}\ndef {cast(cst.FunctionDef, resolved.node).name.value}(...):  # defined once, before the loop"
         else:
             assigned = [b.value for b in resolved.bindings if b.kind == "assign" and b.value is not None]
             name = fn.value.value if isinstance(fn.value, cst.Name) else "step_fn"
@@ -1065,7 +1073,7 @@ def eager(x):
         if not analysis.name_ready(text.split(".")[0], top):
             return False
         self._taken_names.add(name)
-        taken = {}
+        taken: Dict[str, cst.BaseStatement] = {}
 
         def take_out(updated, index=index):
             return _on_statement(updated, lambda owner: _without(owner, index, taken))
@@ -1149,7 +1157,9 @@ class _Callable:
 
     ``kind``: "def"/"method" (a def of this file), "lambda", "built" (the def or
     lambda a factory of this file returns), "compiled" (already a tf.function),
-    or "unknown" with ``why`` saying what could not be seen.
+    or "unknown" with ``why`` saying what could not be seen. ``node``: the def's
+    ``FunctionDef`` for "def"/"method" (the casts to it rest on this), the lambda,
+    the def or lambda a factory returns; None where it is not in view.
     """
 
     node: Optional[cst.CSTNode] = None
@@ -1222,6 +1232,8 @@ def _without(statement, index: int, taken: dict):
 
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+# What ``_entry_points`` looks into for more statements, and each part of it with a block.
+_Compound = Union[cst.If, cst.Try, cst.With, cst.Else, cst.ExceptHandler, cst.Finally]
 
 
 def _in_comprehension(ancestors: Sequence[cst.CSTNode]) -> bool:
@@ -1271,11 +1283,11 @@ def _entry_points(analysis: Analysis) -> Set[str]:
     return once
 
 
-def _blocks_of(statement: cst.CSTNode) -> List[cst.CSTNode]:
+def _blocks_of(statement: _Compound) -> List[cst.CSTNode]:
     """The statements directly under a compound statement's blocks (``if``/``elif``/``else``,
     ``try``/``except``/``finally``, ``with``)."""
     found: List[cst.CSTNode] = []
-    parts = [statement]
+    parts: List[_Compound] = [statement]
     if isinstance(statement, cst.If) and isinstance(statement.orelse, cst.If):
         found.append(statement.orelse)  # an ``elif``: visited as an ``if`` of its own
     elif isinstance(statement, cst.If) and statement.orelse is not None:
@@ -1307,7 +1319,7 @@ def _hoisted_base(value: cst.BaseExpression) -> str:
     return "step_fn"
 
 
-def _built_in_loop(value: cst.BaseExpression, resolved: _Callable, loop: cst.CSTNode) -> bool:
+def _built_in_loop(value: cst.BaseExpression, resolved: _Callable, loop: Union[cst.For, cst.While]) -> bool:
     """Whether the callable is made anew on each iteration of ``loop`` (a lambda, a call, a def or assignment there)."""
     if isinstance(value, (cst.Lambda, cst.Call)):
         return True
