@@ -194,6 +194,18 @@ def test_a_callable_assigned_in_the_loop_moves_before_it():
     assert [r.safety for r in _tpu301(shared)[1]] == ["unsafe"]
 
 
+def test_an_annotated_assignment_in_the_loop_moves_before_it_too():
+    # ``step: T = ...`` binds the name as ``step = ...`` does: it was read as an ``Assign`` and
+    # ended the file's migration with an internal error (AttributeError: no ``targets``).
+    source = HEADER + "from typing import Callable\n\nfor batch in dataset:\n    step: Callable = lambda v: v * 2\n    strategy.run(step, args=(batch,))\n"
+    outcome, found = _tpu301(source)
+    assert [(r.safety, r.applied) for r in found] == [("safe", True)]
+    assert "step: Callable = tf.function(lambda v: v * 2)\nfor batch in dataset:\n    strategy.run(step, args=(batch,))\n" in outcome.code
+    # Annotated without a value, the name is bound elsewhere: nothing moves, the step is reported.
+    bare = source.replace("    step: Callable = lambda v: v * 2\n", "    step: Callable\n    step = make()\n")
+    assert [r.applied for r in _tpu301(bare)[1]] == [False]
+
+
 LOOP_CASES = {
     # issue 19: the lambda reads nothing the loop binds, so it is made once, before the loop
     "lambda": (

@@ -844,21 +844,15 @@ def eager(x):
         return True
 
     def _assigned_in(self, loop, name: str, resolved: "_Callable"):
-        """The line ``name = <lambda or call>`` directly in the loop's body, the name's only binding."""
+        """The line ``name = <lambda or call>`` (or ``name: T = ...``) directly in the loop's
+        body, the name's only binding."""
         if len(resolved.bindings) != 1 or resolved.bindings[0].kind != "assign" or not isinstance(loop.body, cst.IndentedBlock):
             return None
-        # Read as an ``Assign``; an "assign" binding may also be an ``AnnAssign`` (``step: T = lambda ...``
-        # in the loop), which has no ``targets`` and fails here: left as it is, reported apart.
-        node = cast(cst.Assign, resolved.bindings[0].node)
+        node = resolved.bindings[0].node
+        if _assigned_name(node) is None or not isinstance(getattr(node, "value", None), (cst.Lambda, cst.Call)):
+            return None
         for index, statement in enumerate(loop.body.body):
-            if (
-                isinstance(statement, cst.SimpleStatementLine)
-                and len(statement.body) == 1
-                and statement.body[0] is node
-                and len(node.targets) == 1
-                and isinstance(node.targets[0].target, cst.Name)
-                and isinstance(node.value, (cst.Lambda, cst.Call))
-            ):
+            if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and statement.body[0] is node:
                 return index, statement
         return None
 
@@ -888,7 +882,7 @@ def eager(x):
             )
             return True
         # Other code of the loop that reads the name would then get the tf.function.
-        name = assign.targets[0].target.value
+        name = cast(str, _assigned_name(assign))  # ``_assigned_in`` took only such lines
         readers = [
             node for node in iter_tree(loops[0].body) if isinstance(node, cst.Name) and node.value == name
         ]
@@ -1149,6 +1143,15 @@ def eager(x):
             suggestion=f"{text}({label})",
             fix_title=f"Wrap in `{text}(...)`",
         )
+
+
+def _assigned_name(node: Optional[cst.CSTNode]) -> Optional[str]:
+    """The name ``name = value`` or ``name: T = value`` gives a value to, when that is all it binds."""
+    if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+        return node.targets[0].target.value
+    if isinstance(node, cst.AnnAssign) and node.value is not None and isinstance(node.target, cst.Name):
+        return node.target.value
+    return None
 
 
 @dataclass
