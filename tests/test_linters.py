@@ -46,6 +46,6 @@ def test_mypy_finds_nothing():
     done = run_module("mypy", [])
     assert done.returncode == 0, f"mypy (exit {done.returncode}):\n{done.stdout}"
     assert "Success: no issues found" in done.stdout, done.stdout
-    # A module gone from the package but still on a list (the to-do list above all) is only
-    # a note to mypy; here it fails, so that the list names modules that exist.
+    # A module gone from the package but still named by an override is only a note to
+    # mypy; here it fails, so that the overrides name modules that exist.
     assert "unused section" not in done.stdout, done.stdout

@@ -199,7 +199,7 @@ def prefilter_for(select: Sequence[str] = (), ignore: Sequence[str] = (), target
     """The prefilter of the rules a run enables, from the generated evidence table."""
     from migrate_tpu.codemod.evidence_table import RULES
 
-    evidence = []
+    evidence: List[Evidence] = []
     for rule_id, targets, items in RULES:
         if selected(rule_id, targets, select, ignore, target):
             evidence.extend(Evidence(*item) for item in items)

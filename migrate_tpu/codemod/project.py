@@ -436,7 +436,7 @@ class ProjectLookup:
         aliases: Dict[str, List[ast.expr]] = {}
         imported_here: Set[str] = set()
         calls: List[ast.Call] = []
-        for node in ast.walk(class_def):  # type: ignore[arg-type]
+        for node in ast.walk(class_def):
             value = getattr(node, "value", None) if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) else None
             if isinstance(node, ast.withitem):
                 value = node.context_expr
@@ -466,7 +466,7 @@ class ProjectLookup:
                 return True
             return any(
                 kind == "other" or (kind == "import" and (value is None or str(value).rpartition(".")[2] == "function"))
-                for kind, value in bindings.get(expr.id, ())  # type: ignore[union-attr]
+                for kind, value in bindings.get(expr.id, ())
             )
 
         if any(may_trace(call.func, set()) for call in calls):
@@ -497,16 +497,16 @@ class ProjectLookup:
             parts: List[str] = []
             head = base
             while type(head) is ast.Attribute:
-                parts.append(head.attr)  # type: ignore[attr-defined]
-                head = head.value  # type: ignore[attr-defined]
+                parts.append(head.attr)
+                head = head.value
             if type(head) is not ast.Name:
                 if made_by_call:
                     return True
                 continue
             rest = "".join("." + part for part in reversed(parts))
-            for kind, value in bindings.get(head.id, ()):  # type: ignore[attr-defined]
+            for kind, value in bindings.get(head.id, ()):
                 if kind == "class" and not parts:
-                    if ask(path, head.id, seen):  # type: ignore[attr-defined]
+                    if ask(path, head.id, seen):
                         return True
                 elif kind == "import" and value is not None:
                     name = canonical(str(value) + rest)
@@ -608,7 +608,7 @@ class ProjectLookup:
         """The module's table ``name`` (``_TABLES``), made once for the run."""
         return self._made(self._tables[name], name, path, lambda path: self._make_table(path, name))
 
-    def _made(self, made: Dict[str, Optional[dict]], kind: str, path: str, make: Callable[[str], Optional[dict]]) -> Optional[dict]:
+    def _made(self, made: Dict[str, Optional[object]], kind: str, path: str, make: Callable[[str], Optional[object]]) -> Optional[object]:
         """``made[path]`` (a table of the module), made once by ``make`` for the run."""
         if path in made:
             self._used((kind, path))

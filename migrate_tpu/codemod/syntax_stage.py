@@ -19,7 +19,7 @@ which reports the error as before.
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple, cast
 
 from migrate_tpu.codemod.prefilter import Prefilter
 
@@ -106,7 +106,7 @@ class SourceIndex:
                         self.name_lookups.add(name.value)
                 elif type(func) is ast.Name and func.id in _TYPE_CHECKS and len(node.args) + len(node.keywords) == 2:
                     checked = node.args[1] if len(node.args) == 2 else node.keywords[-1].value
-                    elements = list(checked.elts) if type(checked) is ast.Tuple else [checked]  # type: ignore[attr-defined]
+                    elements = list(checked.elts) if type(checked) is ast.Tuple else [checked]
                     self.type_checks.append(elements)
                     self._type_checked.update(id(element) for element in elements)
             elif kind is ast.Attribute:
@@ -342,7 +342,7 @@ class SourceIndex:
                     continue  # a module of this project, which names no TensorFlow symbol
                 if matches(canonical(statement.module)):
                     return True
-                if any(alias.name != "*" and matches(canonical(f"{statement.module}.{alias.name}")) for alias in statement.names):  # type: ignore[attr-defined]
+                if any(alias.name != "*" and matches(canonical(f"{statement.module}.{alias.name}")) for alias in statement.names):
                     return True
             elif any(matches(canonical(alias.name)) for alias in statement.names):  # type: ignore[attr-defined]
                 return True
@@ -367,10 +367,10 @@ class SourceIndex:
         (visible in every scope, shadowed nowhere), and each of them makes it ``name``."""
         head = expr
         while type(head) is ast.Attribute:
-            head = head.value  # type: ignore[attr-defined]
-        if type(head) is not ast.Name or self.imported_only(head.id) is None:  # type: ignore[attr-defined]
+            head = head.value
+        if type(head) is not ast.Name or self.imported_only(head.id) is None:
             return False
-        if head.id not in self._module_imports():  # type: ignore[attr-defined]
+        if head.id not in self._module_imports():
             return False
         return self._stands_for(expr) == {name}
 
@@ -385,11 +385,11 @@ class SourceIndex:
         from migrate_tpu.codemod.names import canonical
 
         if type(expr) is ast.Attribute:
-            heads = self._stands_for(expr.value)  # type: ignore[attr-defined]
-            return None if heads is None else {canonical(f"{head}.{expr.attr}") for head in heads}  # type: ignore[attr-defined]
+            heads = self._stands_for(expr.value)
+            return None if heads is None else {canonical(f"{head}.{expr.attr}") for head in heads}
         if type(expr) is not ast.Name:
             return set()
-        name = expr.id  # type: ignore[attr-defined]
+        name = expr.id
         if name in self._stands_for_memo:
             return self._stands_for_memo[name]
         if name in self._resolving:
@@ -429,7 +429,7 @@ class SourceIndex:
                 receiver = func.value.id
         starred = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
         keywords = frozenset(k.arg for k in node.keywords if k.arg is not None)
-        literals = []
+        literals: List[Tuple[object, object]] = []
         for position, arg in enumerate(node.args):
             if isinstance(arg, ast.Starred):
                 break
@@ -445,7 +445,7 @@ class SourceIndex:
         targets = self._imported.get(name)
         if not targets or self._star_import or name in self._bound or any(t is None for t in targets):
             return None
-        return targets
+        return cast("List[str]", targets)  # none of them is None, just checked
 
     def imports_other_code(self, name: str) -> bool:
         """``name`` is bound only by imports of modules outside this project's strategy facts
@@ -606,7 +606,7 @@ def may_fire(
     tested = []
     for rule_class in rule_classes:
         test = getattr(rule_class, "may_fire", None)
-        if not rule_class.evidence:
+        if not getattr(rule_class, "evidence", ()):
             return True, tree  # a rule that declares no evidence may fire anywhere
         if not _evidence_present(rule_class, data):
             continue
