@@ -9,7 +9,9 @@ Trees (each skipped, with the reason printed, when it cannot be had):
               `scripts/tf-envs` by default): thousands of files and no TF 2.1 API, a test
               of scale and of over-reach;
 - stdlib:     CPython's standard library: no TensorFlow at all;
-- alltf:      generated TF 2.1 TPU modules (benchmarks/generate.py): every file needs work.
+- alltf:      generated TF 2.1 TPU modules (benchmarks/generate.py): every file needs work;
+- pypi:<package>==<version>: the Python files of any release on PyPI (its wheel, or its
+              source archive), for real repositories held out from tuning.
 
 Per tree: the read+regex floor (one process), a bare `libcst.parse_module(...).code` over
 every file at the same process count as the tool, `migrate-tpu diff` cold (no cache) and
@@ -19,7 +21,7 @@ tool's process tree. The LibCST limit of a tree is the floor plus a bare parse +
 just the files with findings (one process): `check -j 1` is compared with it. Then a scaling table (speed-up and efficiency by process count).
 
 Usage:
-    python benchmarks/run.py [--trees models,tensorflow,stdlib,alltf] [--jobs N]
+    python benchmarks/run.py [--trees models,models-2.6.0,pypi:dm-sonnet==2.0.0,tensorflow,stdlib,alltf] [--jobs N]
                              [--scaling 1,2,4,8,16] [--files 300] [--keep DIR]
                              [--tensorflow DIR] [--tf-upgrade]
 
@@ -38,6 +40,7 @@ import statistics
 import subprocess
 import sys
 import sysconfig
+import tarfile
 import tempfile
 import time
 import zipfile
@@ -194,20 +197,42 @@ def copy_python_files(source: Path, target: Path) -> int:
 
 def get_models(target: Path, release: str = MODELS_RELEASE) -> str:
     """tf-models-official's Python files, from a wheel cached outside the repository."""
+    return get_release(target, release)
+
+
+def get_release(target: Path, release: str) -> str:
+    """The Python files of a package release on PyPI (``name==version``), from its wheel, or
+    else its source archive, cached outside the repository; '' or why it could not be had."""
     if target.exists():
         return ""
     CACHE.mkdir(parents=True, exist_ok=True)
-    name = release.replace("-", "_").replace("==", "-")
-    wheels = sorted(CACHE.glob(f"{name}-*.whl"))
-    if not wheels:
+    name, _, number = release.partition("==")
+    stems = {name.replace("-", "_").lower(), name.replace("_", "-").lower(), name.lower()}
+
+    def archives() -> List[Path]:
+        return sorted(
+            p for p in CACHE.iterdir()
+            if any(p.name.lower().startswith(f"{stem}-{number}") for stem in stems) and p.name.endswith((".whl", ".tar.gz", ".zip"))
+        )
+
+    if not archives():
         download = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", release, "-d", str(CACHE)],
+            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-build-isolation", release, "-d", str(CACHE)],
             capture_output=True,
         )
-        wheels = sorted(CACHE.glob(f"{name}-*.whl"))
-        if download.returncode != 0 or not wheels:
+        if download.returncode != 0 or not archives():
             return f"`pip download {release}` failed: {download.stderr.decode(errors='replace').strip()[-300:]}"
-    with zipfile.ZipFile(wheels[0]) as wheel:
+    archive = archives()[0]
+    if archive.name.endswith(".tar.gz"):
+        with tarfile.open(archive) as sources:
+            for member in sources.getmembers():
+                if member.isfile() and member.name.endswith(".py"):
+                    data = sources.extractfile(member)
+                    destination = target / member.name
+                    destination.parent.mkdir(parents=True, exist_ok=True)
+                    destination.write_bytes(data.read() if data else b"")
+        return ""
+    with zipfile.ZipFile(archive) as wheel:
         for member in wheel.namelist():
             if member.endswith(".py"):
                 wheel.extract(member, target)
@@ -230,6 +255,11 @@ def find_tensorflow(explicit: Optional[Path]) -> Optional[Path]:
     return None
 
 
+def _folder(name: str) -> str:
+    """The work folder of a tree: a ``pypi:package==version`` tree is kept as ``package-version``."""
+    return name[len("pypi:"):].replace("==", "-") if name.startswith("pypi:") else name
+
+
 def get_tree(name: str, work: Path, options) -> str:
     """Make ``work/name``; return why it could not be made, or ''."""
     target = work / name
@@ -237,6 +267,10 @@ def get_tree(name: str, work: Path, options) -> str:
         return get_models(target)
     if name.startswith("models-"):  # another release of tf-models-official: models-2.4.0
         return get_models(target, f"tf-models-official=={name[len('models-'):]}")
+    if name.startswith("pypi:"):  # any package release: pypi:dm-sonnet==2.0.0
+        if "==" not in name:
+            return f"{name}: name a release, as pypi:package==version"
+        return get_release(work / _folder(name), name[len("pypi:"):])
     if target.exists():
         return ""
     if name == "tensorflow":
@@ -273,31 +307,32 @@ def findings_files(run: Run) -> Dict[str, object]:
 
 
 def bench_tree(name: str, work: Path, jobs: int, repeat: int) -> Dict[str, object]:
-    root = work / name
+    folder = _folder(name)  # the tree's folder in ``work`` (``name`` labels it)
+    root = work / folder
     files = sum(1 for _ in root.rglob("*.py"))
     size = sum(p.stat().st_size for p in root.rglob("*.py"))
-    cache = work / f".cache-{name}"
+    cache = work / f".cache-{folder}"
     shutil.rmtree(cache, ignore_errors=True)
     row: Dict[str, object] = {"tree": name, "files": files, "mb": size / 1e6}
     row["floor"] = floor(root, max(3, repeat))
     row["bare"] = bare(root, jobs, repeat)
     common = ["--no-gitignore", "--no-progress", "-j", str(jobs)]
-    cold = tool(["diff", name, *common, "--no-cache"], work, repeat)
+    cold = tool(["diff", folder, *common, "--no-cache"], work, repeat)
     # Exit 2 with a summary is a finished run with per-file errors (the stdlib holds deliberately
     # undecodable test files): those are counted below, not a failed benchmark.
     if cold.returncode not in (0, 1, 2) or b"files scanned" not in cold.stderr:
         raise SystemExit(f"{name}: migrate-tpu diff failed ({cold.returncode}):\n{cold.stderr.decode()[-2000:]}")
     row["cold"] = cold
     row["diff_bytes"] = len(cold.stdout)
-    tool(["diff", name, *common, "--cache-dir", str(cache)], work)  # fills the cache
-    row["warm"] = tool(["diff", name, *common, "--cache-dir", str(cache)], work, repeat)
-    check = tool(["check", name, *common, "--no-cache", "--format", "json"], work, repeat)
+    tool(["diff", folder, *common, "--cache-dir", str(cache)], work)  # fills the cache
+    row["warm"] = tool(["diff", folder, *common, "--cache-dir", str(cache)], work, repeat)
+    check = tool(["check", folder, *common, "--no-cache", "--format", "json"], work, repeat)
     row["check"] = check
     row.update(findings_files(check))
     # The LibCST limit of a tree: a LibCST tool must at least read every file (the floor)
     # and parse and write back the files it changes; against it, check with one worker.
     row["check_one"], row["bare_findings"], row["limit_ratio_wall"], row["limit_ratio_cpu"] = paired(
-        tool_command(["check", name, "--no-gitignore", "--no-progress", "-j", "1", "--no-cache", "--format", "json"]),
+        tool_command(["check", folder, "--no-gitignore", "--no-progress", "-j", "1", "--no-cache", "--format", "json"]),
         bare_of_command([work / path for path in row["paths_with_findings"]], work),
         repeat,
         work,
@@ -421,7 +456,7 @@ def main() -> int:
 
     say("targets:")
     for name, row in results.items():
-        if name == "models" or name.startswith("models-"):
+        if name == "models" or name.startswith(("models-", "pypi:")):
             # A real TF repository: LibCST parses what it must and little more (issue 21).
             say(f"  {name}: prefilter precision {row['precision']:.2f}  " + at_least(f"{name} precision", row["precision"], 0.8))
             ratio = row["limit_ratio_cpu"]
