@@ -17,7 +17,7 @@ import ast
 import builtins
 import symtable
 import textwrap
-from typing import List, Optional, Sequence, Set
+from typing import List, Optional, Sequence, Set, Union
 
 import libcst as cst
 
@@ -102,7 +102,7 @@ def fresh_name(base: str, analysis: Analysis, taken: Set[str]) -> str:
     return candidate
 
 
-def insert_before(statement: cst.BaseStatement, new: cst.BaseStatement):
+def insert_before(statement: cst.BaseStatement, new: Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]):
     """A rewrite of ``statement`` (a loop) that puts ``new`` right above it; several
     insertions before the same loop keep the order of the fixes that make them."""
 

@@ -58,7 +58,7 @@ import functools
 import operator
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union, cast
 
 import libcst as cst
 
@@ -66,6 +66,7 @@ from migrate_tpu.codemod.analysis import iter_tree
 from migrate_tpu.codemod.names import canonical, lookup, qualified_name
 
 if TYPE_CHECKING:  # annotations only: typing has TypeGuard from Python 3.10
+    from _typeshed import SupportsGetItem
     from typing_extensions import TypeGuard
 
 # The release the migrated code comes from, and the releases each target stands for.
@@ -289,7 +290,7 @@ class _Evaluator:
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
             return not self.value(expr.expression, scope, depth)
         if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
-            base = self.value(expr.value, scope, depth)
+            base = cast("SupportsGetItem[Any, object]", self.value(expr.value, scope, depth))  # not subscriptable: TypeError, _Undecided
             index = expr.slice[0].slice
             if isinstance(index, cst.Index):
                 return base[self.value(index.value, scope, depth)]
@@ -306,7 +307,7 @@ class _Evaluator:
         comp = expr.for_in
         if comp.inner_for_in is not None or comp.ifs or comp.asynchronous is not None or not isinstance(comp.target, cst.Name):
             raise _Undecided
-        items = self.value(comp.iter, scope, depth)
+        items = cast("Iterable[object]", self.value(comp.iter, scope, depth))  # not iterable: TypeError, _Undecided
         variable = comp.target.value
         outer = self.env.get(variable, _UNSET)
         results = []
@@ -960,7 +961,7 @@ def collapse(guard: Guard, alone: bool, elif_: bool = False) -> Callable[[cst.CS
                 return orelse.with_changes(leading_lines=updated.leading_lines)
             block = orelse.body
         statements = _statements(block)
-        first = statements[0]
+        first = cast("Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]", statements[0])  # what every statement is
         statements[0] = first.with_changes(leading_lines=[*updated.leading_lines, *first.leading_lines])
         return cst.FlattenSentinel(statements) if len(statements) > 1 else statements[0]
 

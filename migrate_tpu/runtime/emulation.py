@@ -45,6 +45,7 @@ from __future__ import absolute_import, division, print_function
 
 import inspect
 import sys
+from typing import Any, List, cast
 
 import tensorflow as tf
 
@@ -74,7 +75,7 @@ def _tpu_names_of_logical_devices(original):
     def list_logical_devices(device_type=None):
         if device_type is not None and device_type.upper() == "TPU":
             make = getattr(tf.config, "LogicalDevice", None)
-            per_host = STATE.replicas // STATE.hosts
+            per_host = cast(int, STATE.replicas) // STATE.hosts  # set: install() has run
             names = ["/job:worker/replica:0/task:{}/device:TPU:{}".format(t, i)
                      for t in range(STATE.hosts) for i in range(per_host)]
             if make is None:
@@ -103,7 +104,7 @@ def _patch(module, name, value, only_if_present=True):
 def _modules(path, v1=True):
     """The module objects reachable as ``tf.<path>``, ``tf.compat.v2.<path>`` and
     (with ``v1``) ``tf.compat.v1.<path>``."""
-    found = []
+    found: List[Any] = []
     compat = getattr(tf, "compat", None)
     roots = [tf, getattr(compat, "v2", None)] + ([getattr(compat, "v1", None)] if v1 else [])
     for root in roots:

@@ -80,7 +80,7 @@ def experimental_distribute_datasets_from_function(self, dataset_fn, options=Non
     return self.distribute_datasets_from_function(dataset_fn, options)
 
 
-def _resolver_with_local_empty_name(real):
+def _resolver_with_local_empty_name(real: Any):  # Any: mypy takes no plain variable as a base class
     class TPUClusterResolver(real):
         __doc__ = real.__doc__
 
@@ -113,7 +113,7 @@ _OPTIMIZERS = ("Adadelta", "Adagrad", "Adam", "Adamax", "Ftrl", "Nadam", "Optimi
 
 
 def _mixed_precision_experimental(mp):
-    ns = types.ModuleType("tf.keras.mixed_precision.experimental")
+    ns: Any = types.ModuleType("tf.keras.mixed_precision.experimental")  # Any: its names are set below
     ns.set_policy = mp.set_global_policy
     ns.global_policy = mp.global_policy
     ns.Policy = mp.Policy
@@ -260,7 +260,7 @@ def _strategy_attributes_of_2_1(base, known, shown_name=None):
     ``known(klass)``: the names TF 2.1.0's counterpart of ``klass`` had."""
     import sys
     original = base.__getattribute__
-    hidden_by_class = {}
+    hidden_by_class: Dict[type, FrozenSet[str]] = {}
 
     def hidden(klass):
         names = hidden_by_class.get(klass)

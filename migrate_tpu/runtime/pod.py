@@ -41,6 +41,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Any, Dict, List, Optional
 
 from migrate_tpu.runtime import noise
 
@@ -358,10 +359,14 @@ def _run_hosts(argvs, envs, timeout, label, poll, filter_noise=False):
             stderr.write("{}: {}\n".format(label, text).encode("utf-8", "replace"))
             stderr.flush()
 
+    read_end: Optional[int]  # these three are None once closed
+    release_read: Optional[int]
+    release_write: Optional[int]
     read_end, write_end = os.pipe()
     release_read, release_write = os.pipe()
     finishers = []  # per host: the launcher's read end of its done pipe, None once heard
-    processes, threads = [], []
+    processes: List["subprocess.Popen[bytes]"] = []
+    threads: List[threading.Thread] = []
     try:
         for k, (argv, env) in enumerate(zip(argvs, envs)):
             done_read, done_write = os.pipe()
@@ -370,8 +375,9 @@ def _run_hosts(argvs, envs, timeout, label, poll, filter_noise=False):
             env = dict(env)
             env[WATCH_FD_VARIABLE] = str(read_end)
             env[FINISH_FDS_VARIABLE] = "{},{}".format(done_write, release_read)
-            pipes = {} if k == 0 else {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE,
-                                      "stderr": subprocess.PIPE}
+            # Popen's stdin/stdout/stderr; Any, as ``**pipes`` is matched against every keyword of Popen.
+            pipes: Dict[str, Any] = {} if k == 0 else {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE,
+                                                       "stderr": subprocess.PIPE}
             if k == 0 and filter_noise:
                 pipes = {"stderr": subprocess.PIPE}
             try:

@@ -40,7 +40,8 @@ import sysconfig
 import threading
 import time
 import traceback
-from typing import Any, Dict, List, Tuple
+from types import FrameType
+from typing import Any, Dict, List, Optional, Tuple
 
 RECORD_VARIABLE = "MIGRATE_TPU_RECORD"
 STEPS_VARIABLE = "MIGRATE_TPU_RECORD_STEPS"
@@ -99,7 +100,7 @@ def user_frame(start=None):
 
 def _called_from_user_code(depth=2):
     """Whether the direct caller (past the emulation's and recorder's frames) is the user's."""
-    frame = sys._getframe(depth)
+    frame: Optional[FrameType] = sys._getframe(depth)
     while frame is not None and _in_package(frame.f_code.co_filename):
         frame = frame.f_back
     return frame is not None and not is_library_file(frame.f_code.co_filename)
@@ -148,7 +149,7 @@ class Recorder(object):
         np = sys.modules.get("numpy")
         names = [k.__name__ for k in type(value).__mro__]
         if "DistributedValues" in names:
-            parts = getattr(value, "_values", None)
+            parts: Any = getattr(value, "_values", None)  # TensorFlow's: a list or tuple
             if parts is None:
                 parts = getattr(value, "values", ())
             return {"replicas": [self.plain(part, _depth + 1) for part in parts]}
@@ -210,7 +211,7 @@ class Recorder(object):
         return 0
 
     def traces(self):
-        counts = {}
+        counts: Dict[Any, Dict[str, Any]] = {}  # function key -> {"count": traces, "where": file:line}
         for function, key, where in self.functions.values():
             entry = counts.setdefault(key, {"count": 0, "where": where})
             entry["count"] += self._tracing_count(function)
@@ -230,7 +231,7 @@ class Recorder(object):
             if "DistributedVariable" not in names:
                 continue
             try:
-                parts = getattr(obj, "_values", None) or getattr(obj, "values", ())
+                parts: Any = getattr(obj, "_values", None) or getattr(obj, "values", ())  # TensorFlow's
                 replicas = [self.plain(part.read_value() if hasattr(part, "read_value") else part)
                             for part in parts]
                 found.append({"name": obj.name, "shape": [d for d in obj.shape.as_list()]

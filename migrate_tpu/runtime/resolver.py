@@ -7,6 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 import logging
 import os
+from typing import cast
 
 import tensorflow as tf
 
@@ -146,13 +147,13 @@ class TPUClusterResolver(tf.distribute.cluster_resolver.ClusterResolver):
 
 def _system_metadata():
     from collections import namedtuple
-    meta = namedtuple("TPUSystemMetadata",
-                      ["num_cores", "num_hosts", "num_of_cores_per_host", "topology", "devices"])
+    TPUSystemMetadata = namedtuple("TPUSystemMetadata",
+                                   ["num_cores", "num_hosts", "num_of_cores_per_host", "topology", "devices"])
     topo = current_topology()
-    cores = STATE.replicas
+    cores = cast(int, STATE.replicas)  # set: install() configures the devices first
     names = ["/job:worker/replica:0/task:{}/device:TPU:{}".format(t, i)
              for t in range(STATE.hosts) for i in range(cores // STATE.hosts)]
-    return meta(cores, STATE.hosts, cores // STATE.hosts, topo, names)
+    return TPUSystemMetadata(cores, STATE.hosts, cores // STATE.hosts, topo, names)
 
 
 def experimental_connect_to_cluster(cluster_spec_or_resolver, job_name="localhost", task_index=0,

@@ -5,6 +5,8 @@ helpers, TensorFlow's class names, and, on a pod, one input worker per TPU host.
 
 from __future__ import absolute_import, division, print_function
 
+from typing import Tuple, cast
+
 import numpy as np
 import tensorflow as tf
 
@@ -184,7 +186,7 @@ class _ExperimentalTPUStrategy(object):
     def __init__(self, tpu_cluster_resolver=None, device_assignment=None):
         if STATE.tf_api != "2.1":
             tf.compat.v1.logging.warning(EXPERIMENTAL_DEPRECATION)
-        self._emulated_init(tpu_cluster_resolver, device_assignment)
+        cast(_EmulatedTPU, self)._emulated_init(tpu_cluster_resolver, device_assignment)  # a mixin: TPUStrategy also derives from _EmulatedTPU
 
 
 def _num_logical_devices_per_replica(strategy):
@@ -195,13 +197,13 @@ class _StableTPUStrategy(object):
     """``tf.distribute.TPUStrategy`` (TF >= 2.3) on emulated TPU cores."""
 
     _tf_class_name = "TPUStrategyV2"
-    _extra_kwargs = ()
+    _extra_kwargs: Tuple[str, ...] = ()  # the real class's other keywords: emulation.install() sets them
 
     def __init__(self, tpu_cluster_resolver=None, experimental_device_assignment=None, **kwargs):
         unknown = [k for k in kwargs if k not in self._extra_kwargs]
         if unknown:
             raise TypeError("__init__() got an unexpected keyword argument '{}'".format(unknown[0]))
-        self._emulated_init(tpu_cluster_resolver, experimental_device_assignment)
+        cast(_EmulatedTPU, self)._emulated_init(tpu_cluster_resolver, experimental_device_assignment)  # a mixin: TPUStrategyV2 also derives from _EmulatedTPU
 
     def experimental_assign_to_logical_device(self, tensor, logical_device_id):
         """Annotates ``tensor`` for one logical core; the value is unchanged."""

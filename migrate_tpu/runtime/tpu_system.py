@@ -8,6 +8,7 @@ Nothing here patches TensorFlow; :mod:`migrate_tpu.runtime.emulation` does.
 from __future__ import absolute_import, division, print_function
 
 import os
+from typing import Optional, cast
 
 import tensorflow as tf
 
@@ -55,7 +56,7 @@ EXPERIMENTAL_DEPRECATION = (
 class _State(object):
     def __init__(self):
         self.installed = False
-        self.replicas = None       # emulated cores in all (every host, all in this process)
+        self.replicas: Optional[int] = None  # emulated cores in all (every host, all in this process)
         self.hosts = 1             # TPU hosts of the emulated pod (input pipelines)
         self.tf_api = None
         self.devices = []          # logical device names, one per emulated TPU core
@@ -134,7 +135,7 @@ def configure_devices(replicas):
 def local_devices():
     """Names of the emulated cores, every host's (initialises TensorFlow's context)."""
     if not STATE.devices:
-        wanted = STATE.replicas
+        wanted = cast(int, STATE.replicas)  # set: configure_devices() has run (install() runs it)
         names = [d.name for d in _list_logical(STATE.device_type)]
         if len(names) < wanted:
             raise RuntimeError(
@@ -161,4 +162,4 @@ def configure_pod(hosts, replicas):
 
 
 def cores_per_host():
-    return STATE.replicas // STATE.hosts
+    return cast(int, STATE.replicas) // STATE.hosts  # set: asked once the devices or the pod are configured

@@ -784,7 +784,7 @@ def eager(x):
         if moved_def is not None:
             name = moved_def.name.value
             index = next(i for i, statement in enumerate(loops[0].body.body) if statement is moved_def)
-            taken: Dict[str, cst.BaseStatement] = {}
+            taken: Dict[str, cst.FunctionDef] = {}  # the def ``_without`` takes out of the loop
 
             def take_out(updated, index=index):
                 return _on_statement(updated, lambda loop: _without(loop, index, taken))
@@ -894,15 +894,15 @@ def eager(x):
         if len(readers) > 2:  # the target and the argument of `run`
             reasons.append(f"other code in the loop reads `{name}`, which is now a `tf.function`")
         per_call = self._made_per_call(scope, analysis)
-        taken: Dict[str, cst.BaseStatement] = {}
+        taken: Dict[str, cst.SimpleStatementLine] = {}  # the line ``name = ...`` (``_assigned_in`` took only such lines)
 
         def take_out(updated, index=index):
             return _on_statement(updated, lambda loop: _without(loop, index, taken))
 
         def put_before(updated, text=text):
             line = taken["def"]
-            small = line.body[0]
-            wrapped = cst.Call(func=cst.parse_expression(text), args=[cst.Arg(value=small.value)])
+            small = cast("Union[cst.Assign, cst.AnnAssign]", line.body[0])  # with a value: ``_assigned_in`` took only these
+            wrapped = cst.Call(func=cst.parse_expression(text), args=[cst.Arg(value=cast(cst.BaseExpression, small.value))])
             return insert_before(target, line.with_changes(body=[small.with_changes(value=wrapped)]))(updated)
 
         message = base + f"; `{name}` is made anew on every iteration of the loop: that line moves before the loop, as `{name} = {text}(...)`"
@@ -1067,7 +1067,7 @@ def eager(x):
         if not analysis.name_ready(text.split(".")[0], top):
             return False
         self._taken_names.add(name)
-        taken: Dict[str, cst.BaseStatement] = {}
+        taken: Dict[str, cst.FunctionDef] = {}  # the def ``_without`` takes out of its function
 
         def take_out(updated, index=index):
             return _on_statement(updated, lambda owner: _without(owner, index, taken))

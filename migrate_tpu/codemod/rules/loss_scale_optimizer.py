@@ -164,7 +164,7 @@ scaled = tf.keras.mixed_precision.experimental.LossScaleOptimizer(
                 continue
 
             def rewrite(updated, new_func, extra=extra):
-                first = argument(updated, 0, "optimizer")
+                first = cast(cst.Arg, argument(updated, 0, "optimizer"))  # the call has one: checked above
                 first = first.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
                 if extra:
                     args = [first.with_changes(comma=comma())] + extra
