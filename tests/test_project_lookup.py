@@ -356,31 +356,3 @@ def test_a_class_name_a_global_statement_may_also_bind_is_looked_for(tmp_path):
     here = str(tmp_path / "train.py")
     assert lookup.factory_kinds("glob.made.Holder", here, call=False) is None
     assert {Path(path).name for path in lookup.walked} == {"made.py"}
-
-
-def test_a_package_imported_whole_is_read_through_module_by_module(tmp_path):
-    """``import pkg`` reaches ``pkg.a.b.X``: the importer may read the version only if some
-    module of the package offers a name that does, and the importer names it. A package none
-    of whose modules names the version costs no parse of the importer (before: every ``import
-    pkg`` of the tree counted as reading the version, and made its importer's table)."""
-    quiet = _package(tmp_path, "quiet", {"loop.py": "def run(fn):\n    return fn()\n", "sub.py": "X = 1\n"})
-    (tmp_path / "trainer.py").write_text("import quiet\n\n\ndef parse(flags):\n    return quiet.loop.run(flags)\n")
-    here = str(tmp_path / "train.py")
-    assert quiet.version_values("trainer.parse", here) is None
-    assert quiet.walked == set()
-    # A module of the package that names the version, reached through the package: followed.
-    (tmp_path / "quiet" / "compat.py").write_text("import tensorflow as tf\n\nIS_OLD = tf.__version__.startswith('2.1')\n")
-    (tmp_path / "flags.py").write_text("import quiet\n\nUSE_OLD = quiet.compat.IS_OLD\n")
-    fresh = _lookup(tmp_path)
-    values = fresh.version_values("flags.USE_OLD", here)
-    assert values is not None and values["2.1.0"] is True and values["2.4.1"] is False
-    assert fresh.version_values("trainer.parse", here) is None  # names none of what the package offers
-
-
-def test_a_package_too_large_to_read_through_counts_as_reading_the_version(tmp_path):
-    from migrate_tpu.codemod.project import _PACKAGE_READ_THROUGH
-
-    modules = {f"m{i}.py": "X = 1\n" for i in range(_PACKAGE_READ_THROUGH + 1)}
-    lookup = _package(tmp_path, "big", modules)
-    (tmp_path / "user.py").write_text("import big\n\nY = big.m0.X\n")
-    assert lookup._may_read_version(str(tmp_path / "user.py")) is True

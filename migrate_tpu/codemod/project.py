@@ -45,7 +45,6 @@ class ProjectLookup:
         self._analyses: Dict[str, object] = {}  # walked modules some of whose tables are not made yet
         self.walked: Set[str] = set()  # the modules parsed with LibCST for a table (what a test may ask)
         self._trees: Dict[str, Tuple[str, ...]] = {}
-        self._packages: Dict[str, Tuple[str, ...]] = {}  # a package's folder -> its modules
         self._version_evidence: Dict[str, bool] = {}
         # Modules whose version answer is being computed (path -> depth of the computation),
         # "no" answers that relied on one of them (path -> the lowest such depth), and per
@@ -367,12 +366,9 @@ class ProjectLookup:
         for node in statements:
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    # ``import pkg`` (or ``import pkg.sub as s``) reads ``pkg.a.b.X``: any module
-                    # of the package may be reached, and each counts as imported from.
-                    reached = self._package_modules(alias.name if alias.asname else alias.name.partition(".")[0], path)
-                    if reached is None:
+                    top = alias.name.partition(".")[0]
+                    if self._resolve(top, path) is not None or self._resolve(alias.name, path) is not None:
                         return True, ()
-                    found.extend(reached)
             elif isinstance(node, ast.ImportFrom):
                 base = "." * node.level + (node.module or "")
                 candidates = [base] + [f"{base}.{a.name}" if node.module else f"{base}{a.name}" for a in node.names if a.name != "*"]
@@ -381,26 +377,6 @@ class ProjectLookup:
                     if resolved is not None:
                         found.append(resolved)
         return False, tuple(found)
-
-    def _package_modules(self, module: str, importing_path: str) -> Optional[List[str]]:
-        """The tree's modules an import of ``module`` as a whole may reach by attribute chains:
-        its file, or every module under its folder when it is a package; [] when it is not in
-        the tree; None when the package is too large to read through (the caller then counts
-        the import as reading the version). On tf-models-official 2.5.0 to 2.7.0, ``import
-        orbit`` made ``train_utils.py``'s version table, though none of Orbit's 25 modules
-        names the version."""
-        resolved = self._resolve(module, importing_path)
-        if resolved is None:
-            return []
-        if os.path.basename(resolved) != "__init__.py":
-            return [resolved]
-        if self._tree_files is None:
-            return None
-        folder = os.path.dirname(resolved) + os.sep
-        files = self._packages.get(folder)
-        if files is None:
-            files = self._packages[folder] = tuple(f for f in self._tree_files(resolved) if f.startswith(folder))
-        return list(files) if len(files) <= _PACKAGE_READ_THROUGH else None
 
     def _may_be_optimizer_class(self, path: str, symbol: str, seen: Optional[Set[Tuple[str, str]]] = None) -> bool:
         """Whether the module's ``symbol`` may be an optimizer class, read from its ``ast``
@@ -723,9 +699,6 @@ _TABLES: Dict[str, Callable[[object], object]] = {
     "traced_methods": _tracing_table,
     "compile_owners": _compile_table,
 }
-# A package imported whole (``import pkg``) is read through, module by module, up to this many
-# modules; a larger one counts as reading the TensorFlow version, as any such import did.
-_PACKAGE_READ_THROUGH = 64
 # Walked modules kept for tables not made yet: a LibCST tree of a large module is tens of
 # megabytes, and most modules are asked for one table only.
 _KEPT_ANALYSES = 16
