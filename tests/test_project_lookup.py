@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from migrate_tpu.codemod.project import ProjectLookup
 from migrate_tpu.compose import ProjectFiles
 
@@ -356,3 +358,27 @@ def test_a_class_name_a_global_statement_may_also_bind_is_looked_for(tmp_path):
     here = str(tmp_path / "train.py")
     assert lookup.factory_kinds("glob.made.Holder", here, call=False) is None
     assert {Path(path).name for path in lookup.walked} == {"made.py"}
+
+
+@pytest.mark.parametrize(
+    "text, reads",
+    [
+        ("__version__ = '3.0.2'\nprint(__version__)\n", False),  # the module's own
+        ("import torch\nimport numpy as np\nV = (torch.__version__, np.__version__)\n", False),
+        ("from . import __version__\nUA = 'pkg/' + __version__\n", False),  # another module's to offer
+        ("VERSION = 2\nimport config\nX = config.VERSION\n", False),
+        ("import tensorflow as tf\nOLD = tf.__version__.startswith('2.1')\n", True),
+        ("import tensorflow as tf\nOLD = tf.version.VERSION < '2.2'\n", True),
+        ("import tensorflow as tf\nOLD = tf.compat.v1.__version__\n", True),  # not on a plain name: doubt
+        ("from tensorflow import __version__ as v\n", True),
+        ("from tensorflow import version\nOLD = version.VERSION\n", True),
+        ("import tensorflow as tf\nt = tf\nOLD = t.__version__\n", True),  # bound otherwise: doubt
+        ("from tensorflow import *\nOLD = __version__\n", True),
+    ],
+)
+def test_only_tensorflows_own_version_counts_as_read(text, reads):
+    """``__version__`` of another package, or a module's own, reads no TensorFlow version: on
+    transformers 3.0.2 every such module's version table was made (a LibCST parse each)."""
+    from migrate_tpu.codemod.project import _import_statements, _may_read_tensorflow_version
+
+    assert _may_read_tensorflow_version(text, _import_statements(text)) is reads
