@@ -130,21 +130,29 @@ def test_what_the_version_and_resolver_rules_may_act_on_goes_to_libcst(source, r
 
 
 def test_a_factory_of_the_project_counts_with_the_projects_modules():
-    """``runner = setup.make()`` where the project's setup.py may return a strategy: asked of
-    the project's modules (as StrategyFacts does), never of TensorFlow's."""
+    """``runner = setup.make()`` where the project's setup.py may return a TPU strategy: asked
+    of the project's modules (as StrategyFacts does), never of TensorFlow's; what they say
+    gives no TPU strategy (a class, a function returning something else) is none."""
     from migrate_tpu.codemod.rules.eager_run import EagerPlainFunctionRun
 
     class Lookup:
-        def factory_kinds(self, dotted, path, call=True):
-            return None
+        def __init__(self, kinds):
+            self.kinds, self.asked = kinds, []
 
-    for source, expected in (
-        (TF + "import setup\nrunner = setup.make()\nrunner.run(step)\n", True),
-        (TF + "from setup import make\nrunner = make()\nrunner.run(step)\n", True),
-        (TF + "sess = tf.compat.v1.Session()\nsess.run(step)\n", False),
+        def factory_kinds(self, dotted, path, call=True):
+            self.asked.append(dotted)
+            return self.kinds
+
+    for source, asked in (
+        (TF + "import setup\nrunner = setup.make()\nrunner.run(step)\n", ["setup.make"]),
+        (TF + "from setup import make\nrunner = make()\nrunner.run(step)\n", ["setup.make"]),
+        (TF + "sess = tf.compat.v1.Session()\nsess.run(step)\n", []),
     ):
-        index = syntax_stage.SourceIndex(syntax_stage.parse(source), Lookup(), "train.py")
-        assert EagerPlainFunctionRun.may_fire(index) is expected, source
+        for kinds, expected in ((frozenset({"tpu"}), bool(asked)), (frozenset({"other"}), False), (None, False)):
+            lookup = Lookup(kinds)
+            index = syntax_stage.SourceIndex(syntax_stage.parse(source), lookup, "train.py")
+            assert EagerPlainFunctionRun.may_fire(index) is expected, source
+            assert lookup.asked == asked
 
 
 def test_a_rule_without_a_test_is_not_asked_and_no_tree_is_made():
@@ -554,3 +562,66 @@ def test_compile_given_what_tpu401_may_act_on_goes_to_the_ast_stage(source):
     from migrate_tpu.codemod.rules.compile_arguments import CompileArguments
 
     assert not CompileArguments.ruled_out_by_text(source)
+
+
+# -- receivers the tree or the class tells are no strategy -------------------------------
+
+
+def _index_in_tree(tmp_path, modules, source):
+    """The ``ast`` stage's index of ``source`` as a file of a tree holding ``modules``, with the project lookup."""
+    from migrate_tpu.codemod.project import ProjectLookup
+    from migrate_tpu.compose import ProjectFiles
+
+    for name, text in modules.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "train.py").write_text(source)
+    project = ProjectFiles((str(tmp_path),))
+    lookup = ProjectLookup(project.resolve_module, project.read_text, project.tree_files)
+    return syntax_stage.SourceIndex(syntax_stage.parse(source), lookup, str(tmp_path / "train.py"))
+
+
+DRIVERS = {
+    "agents/__init__.py": "",
+    "agents/drivers.py": "class Driver(object):\n    def run(self, steps):\n        return steps\n",
+    "agents/factory.py": "import tensorflow as tf\n\n\ndef make(resolver):\n    return tf.distribute.TPUStrategy(resolver)\n",
+}
+
+
+def test_a_receiver_a_class_of_the_tree_makes_is_no_strategy(tmp_path):
+    """``driver = drivers.Driver(); driver.run(...)``: the tree says the callee is a class, which
+    gives no strategy (``StrategyFacts`` asks the same question); a function of the tree that
+    returns a TPUStrategy still may."""
+    from migrate_tpu.codemod.rules.eager_run import EagerPlainFunctionRun
+
+    driver = TF + "from agents import drivers\n\ndriver = drivers.Driver()\ndriver.run(10)\n"
+    assert not EagerPlainFunctionRun.may_fire(_index_in_tree(tmp_path / "a", DRIVERS, driver))
+    made = TF + "from agents import factory\n\nrunner = factory.make(r)\n\n\ndef step(x):\n    return x\n\n\nrunner.run(step, args=(1,))\n"
+    assert EagerPlainFunctionRun.may_fire(_index_in_tree(tmp_path / "b", DRIVERS, made))
+    assert [r.rule for r in migrate(made, Options()).reports] == []  # (without the tree in view, nothing is known)
+
+
+@pytest.mark.parametrize(
+    "body, fires",
+    [
+        ("    def __init__(self):\n        self._session = tf.compat.v1.Session()\n", False),
+        ("    def __init__(self):\n        self._session = tf.distribute.TPUStrategy(r)\n", True),
+        ("    def __init__(self, session):\n        self._session = session\n", True),  # a name: not followed
+        ("    def __init__(self):\n        def later(self):\n            self._session = tf.distribute.TPUStrategy(r)\n", False),  # another self
+        ("", False),  # given nothing, and not named like a strategy
+    ],
+)
+def test_a_self_attribute_receiver_is_read_from_the_class(body, fires):
+    from migrate_tpu.codemod.rules.eager_run import EagerPlainFunctionRun
+
+    source = TF + "class Policy(object):\n" + body + "\n    def act(self, x):\n        return self._session.run(x)\n"
+    assert EagerPlainFunctionRun.may_fire(syntax_stage.SourceIndex(syntax_stage.parse(source))) is fires
+    if not fires:
+        assert [r for r in migrate(source, Options()).reports if r.rule == "TPU301"] == []
+
+
+def test_a_self_attribute_named_like_a_strategy_may_be_one():
+    from migrate_tpu.codemod.rules.eager_run import EagerPlainFunctionRun
+
+    source = TF + "class Trainer(object):\n    def train(self, step):\n        return self.strategy.run(step)\n"
+    assert EagerPlainFunctionRun.may_fire(syntax_stage.SourceIndex(syntax_stage.parse(source)))

@@ -291,6 +291,39 @@ class SourceIndex:
             return len(bound) == 1 and self._traced_def(bound[0])
         return False
 
+    def calls_node(self, place: int) -> ast.Call:
+        """The ``ast`` node of ``calls[place]``."""
+        return self._call_nodes[place]
+
+    def self_attribute_values(self, place: int) -> Optional[List[ast.expr]]:
+        """For a call ``self.X.method(...)`` (``calls[place]``) in a method whose first parameter
+        is ``self``: every value the class's own methods give ``self.X`` (``self.X = value``,
+        directly in a method's body or in its lambdas and comprehensions, not in a def nested
+        in it), as the analysis records them (``Analysis._bind_self_attribute``) and
+        ``StrategyFacts`` reads them. None for any other call."""
+        call = self._call_nodes[place]
+        func = call.func
+        receiver = func.value if isinstance(func, ast.Attribute) else None
+        if not isinstance(receiver, ast.Attribute) or not isinstance(receiver.value, ast.Name):
+            return None
+        path = self._path_to(call)
+        if path is None:
+            return None
+        scopes = _scopes_around(path, call)
+        methods = [index for index, scope in enumerate(scopes) if not isinstance(scope, (ast.Lambda, *_COMPREHENSIONS))]
+        if not methods or not isinstance(scopes[methods[0]], (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        owner = scopes[methods[0] + 1] if methods[0] + 1 < len(scopes) else None
+        if not isinstance(owner, ast.ClassDef) or _first_parameter(scopes[methods[0]]) != receiver.value.id:
+            return None
+        values: List[ast.expr] = []
+        for method in owner.body:
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                me = _first_parameter(method)
+                if me is not None:
+                    values.extend(_self_assignments(method, me, receiver.attr))
+        return values
+
     def _traced_def(self, node: ast.AST) -> bool:
         """A def decorated with a tracing wrapper (as ``_mark_traced`` counts them)."""
         return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(self._traces(d) for d in node.decorator_list)
@@ -459,7 +492,26 @@ class SourceIndex:
 
 
 # Nodes that open a scope of their own for what their body holds.
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, *_COMPREHENSIONS)
+
+
+def _self_assignments(method: ast.AST, me: str, attribute: str) -> List[ast.expr]:
+    """The values ``me.attribute = value`` gives in ``method``'s body, its lambdas and
+    comprehensions included, its nested defs and classes not (their ``self`` is another)."""
+    found: List[ast.expr] = []
+    pending: List[ast.AST] = list(method.body)  # type: ignore[attr-defined]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Attribute) and target.attr == attribute and isinstance(target.value, ast.Name) and target.value.id == me:
+                    found.append(node.value)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def _scopes_around(path: List[ast.AST], target: ast.AST) -> List[ast.AST]:
