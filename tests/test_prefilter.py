@@ -103,3 +103,18 @@ def test_findings_are_the_same_with_and_without_the_second_stage(monkeypatch):
     for name, source in ruled_out:
         outcome = migrate(source, options)
         assert outcome.reports == [] and outcome.code == source, name
+
+
+def test_evidence_of_one_target_counts_only_for_it():
+    """TPU405 reports ``decay=`` only for ``--target latest``: for 2.4 that text is no lead,
+    and a file whose only lead it is (an EMA's, a TF1 layer's ``decay=``) is never read."""
+    from migrate_tpu.codemod import syntax_stage
+    from migrate_tpu.codemod.catalogue import select_rules
+
+    source = "import tensorflow as tf\nopt = tf.keras.optimizers.RMSprop(decay=0.9)\n"
+    assert not TPUMigrator(Options(target="2.4")).needs_work(source.encode())
+    assert TPUMigrator(Options(target="latest")).needs_work(source.encode())
+    assert not syntax_stage.may_fire(source, select_rules((), (), "2.4"), target="2.4")[0]
+    assert syntax_stage.may_fire(source, select_rules((), (), "latest"), target="latest")[0]
+    assert [r.rule for r in migrate(source, Options(target="latest")).reports] == ["TPU405"]
+    assert migrate(source, Options(target="2.4")).reports == []

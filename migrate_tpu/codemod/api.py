@@ -198,7 +198,7 @@ def _migrate_code(
     the module is parsed, its guards found and its rules run."""
     rule_classes = select_rules(options.select, options.ignore, options.target)
     # The prefilter's second stage: no LibCST parse where no rule can find anything.
-    needed, tree = syntax_stage.may_fire(source, rule_classes, lookup, path, tree)
+    needed, tree = syntax_stage.may_fire(source, rule_classes, lookup, path, tree, target=options.target)
     if not needed:
         return Outcome(source, [], parsed=False)
     if analysed is None:  # (the doctests read the analysis of the whole module)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, Iterable, Iterator, List, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 
 @dataclass(frozen=True)
@@ -28,12 +28,19 @@ class Evidence:
     never inside a string literal (which it does not read as code, as it reads a string
     annotation): a match inside one is no evidence for the statement holding it
     (``partial_parse``; the file-level prefilter cannot tell and counts it).
+    ``targets``: the targets (``--target``) for which the rule acts on this text; empty,
+    every one (TPU405 reports ``decay=`` only for ``latest``).
     """
 
     literal: str
     pattern: str = ""
     without_tensorflow: bool = False
     code_only: bool = False
+    targets: Tuple[str, ...] = ()
+
+    def counts_for(self, target: Optional[str]) -> bool:
+        """Whether this evidence counts on ``target`` (None: any target may be meant)."""
+        return target is None or not self.targets or target in self.targets
 
     def regex(self) -> str:
         if self.pattern:
@@ -202,5 +209,8 @@ def prefilter_for(select: Sequence[str] = (), ignore: Sequence[str] = (), target
     evidence: List[Evidence] = []
     for rule_id, targets, items in RULES:
         if selected(rule_id, targets, select, ignore, target):
-            evidence.extend(Evidence(*item) for item in items)
+            for literal, pattern, without_tensorflow, only in items:
+                item = Evidence(literal, pattern, without_tensorflow, targets=only)
+                if item.counts_for(target):
+                    evidence.append(item)
     return Prefilter(evidence)

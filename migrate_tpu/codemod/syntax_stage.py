@@ -51,6 +51,7 @@ class SourceIndex:
     def __init__(self, tree: ast.AST, lookup=None, path: str = "") -> None:
         self.lookup = lookup
         self.path = path
+        self.target: Optional[str] = None  # the run's ``--target``; None: any may be meant
         self.calls: List[CallShape] = []
         self.tests: List[ast.expr] = []  # the test of every ``if`` statement and conditional expression
         # Names bound by an import, with what they import; names bound any other way.
@@ -630,13 +631,14 @@ def nodes_of(tree: ast.AST):
 _LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 
 
-_EVIDENCE: Dict[type, Prefilter] = {}
+_EVIDENCE: Dict[Tuple[type, Optional[str]], Prefilter] = {}
 
 
-def _evidence_present(rule_class, data: bytes) -> bool:
-    prefilter = _EVIDENCE.get(rule_class)
+def _evidence_present(rule_class, data: bytes, target: Optional[str] = None) -> bool:
+    """Whether the rule's evidence for ``target`` (None: any) is in ``data``."""
+    prefilter = _EVIDENCE.get((rule_class, target))
     if prefilter is None:
-        prefilter = _EVIDENCE[rule_class] = Prefilter(rule_class.evidence)
+        prefilter = _EVIDENCE[rule_class, target] = Prefilter(e for e in rule_class.evidence if e.counts_for(target))
     return prefilter(data)
 
 
@@ -649,18 +651,19 @@ def parse(source: str) -> Optional[ast.AST]:
 
 
 def may_fire(
-    source: str, rule_classes: Sequence[type], lookup=None, path: str = "", tree: Optional[ast.AST] = None
+    source: str, rule_classes: Sequence[type], lookup=None, path: str = "", tree: Optional[ast.AST] = None, target: Optional[str] = None
 ) -> Tuple[bool, Optional[ast.AST]]:
-    """Whether any of ``rule_classes`` may find something in ``source``, and its ``ast`` tree
-    when one was made or given (the caller reuses it). The tree is made only when every rule
-    whose evidence is present has a ``may_fire`` test: otherwise LibCST parses the file anyway."""
+    """Whether any of ``rule_classes`` may find something in ``source`` for ``target`` (None:
+    for any), and its ``ast`` tree when one was made or given (the caller reuses it). The tree
+    is made only when every rule whose evidence is present has a ``may_fire`` test: otherwise
+    LibCST parses the file anyway."""
     data = source.encode("utf-8", "surrogatepass")
     tested = []
     for rule_class in rule_classes:
         test = getattr(rule_class, "may_fire", None)
         if not getattr(rule_class, "evidence", ()):
             return True, tree  # a rule that declares no evidence may fire anywhere
-        if not _evidence_present(rule_class, data):
+        if not _evidence_present(rule_class, data, target):
             continue
         # A rule may tell from the text alone that its evidence here is a false lead.
         ruled_out = getattr(rule_class, "ruled_out_by_text", None)
@@ -676,4 +679,5 @@ def may_fire(
     if tree is None:
         return True, None  # LibCST reports what the standard parser refused
     index = SourceIndex(tree, lookup, path)
+    index.target = target
     return any(test(index) for test in tested), tree

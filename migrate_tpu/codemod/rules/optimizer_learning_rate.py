@@ -27,7 +27,8 @@ class OptimizerLearningRate(Rule):
     safety = Safety.SAFE
     since = "2.0"
     source = "Keras 2.3/TF 2.0 optimizer signatures (`lr` kept as a deprecated alias); Keras 2.11 optimizer rewrite"
-    evidence = (Evidence("lr", r"\blr\s*=", code_only=True), Evidence("decay", r"\bdecay\s*=", code_only=True))
+    # ``decay=`` is reported only for ``--target latest``: for 2.4 it is no lead at all.
+    evidence = (Evidence("lr", r"\blr\s*=", code_only=True), Evidence("decay", r"\bdecay\s*=", code_only=True, targets=("latest",)))
     what = """
 Renames the `lr=` keyword of `tf.keras.optimizers.*` constructors (`SGD`,
 `Adam`, `RMSprop`, ...) to `learning_rate=`, and of their subclasses: those of
@@ -242,8 +243,10 @@ optimizer = tf.keras.optimizers.SGD(0.1, lr=0.2)
 
     @classmethod
     def may_fire(cls, index) -> bool:
-        """A call with ``lr=`` or ``decay=`` (``syntax_stage.py``); not ``lr = 0.1`` or ``def f(lr=...)``."""
-        return any(call.keywords & {"lr", "decay"} for call in index.calls)
+        """A call with ``lr=``, or ``decay=`` for ``latest`` (``syntax_stage.py``); not ``lr = 0.1``
+        or ``def f(lr=...)``."""
+        keywords = {"lr"} if index.target not in (None, "latest") else {"lr", "decay"}
+        return any(call.keywords & keywords for call in index.calls)
 
     def visit_Call(self, node: cst.Call, analysis: Analysis) -> None:
         if any(arg.keyword is not None and arg.keyword.value in ("lr", "decay") for arg in node.args):
