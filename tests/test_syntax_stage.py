@@ -625,3 +625,40 @@ def test_a_self_attribute_named_like_a_strategy_may_be_one():
 
     source = TF + "class Trainer(object):\n    def train(self, step):\n        return self.strategy.run(step)\n"
     assert EagerPlainFunctionRun.may_fire(syntax_stage.SourceIndex(syntax_stage.parse(source)))
+
+
+VERSION_FLAGS = {
+    "config.py": "import tensorflow as tf\n\nIS_OLD = tf.__version__.startswith('2.1')\n",
+    "rel/__init__.py": "",
+    "rel/compat.py": "import tensorflow as tf\n\nIS_OLD = tf.__version__.startswith('2.1')\n",
+    "rel/other.py": "flag = True\n",
+}
+GUARDED = "\nprint(tf.__version__)\nif {test}:\n    x = 1\nelse:\n    x = 2\n"
+
+
+@pytest.mark.parametrize(
+    "folder, imports, test, guard",
+    [
+        # A chain through an import: the analysis asks the tree about ``config.IS_OLD`` whole.
+        ("", "import config\n", "config.IS_OLD", True),
+        ("", "from config import IS_OLD\n", "IS_OLD", True),
+        # Relative imports, asked as the analysis names them (``.compat.IS_OLD``).
+        ("rel/", "from . import compat\n", "compat.IS_OLD", True),
+        ("rel/", "from .compat import IS_OLD as OLD\n", "OLD", True),
+        ("rel/", "from .other import flag\n", "flag", False),
+        ("rel/", "from . import other\n", "other.flag", False),
+    ],
+)
+def test_a_version_flag_of_the_tree_keeps_its_guard(tmp_path, folder, imports, test, guard):
+    """Never silent: an ``if`` on a version flag another module of the tree offers is found,
+    however the flag is reached. ``if config.IS_OLD:`` after ``import config`` was ruled out
+    by the ``ast`` stage (the chain's head alone, ``config``, was asked of the tree) and its
+    branch left as it was; a relative import was always let through, a flag or not."""
+    from migrate_tpu.codemod.rules.version_guard import VersionGuard
+
+    source = TF + imports + GUARDED.format(test=test)
+    index = _index_in_tree(tmp_path, {**VERSION_FLAGS, folder + "user.py": source}, source)
+    index.path = str(tmp_path / folder / "user.py")
+    assert VersionGuard.may_fire(index) is guard
+    found = [r.rule for r in migrate(source, Options(), lookup=index.lookup, path=index.path).reports]
+    assert found == (["TPU601"] if guard else [])

@@ -56,6 +56,7 @@ class SourceIndex:
         self.tests: List[ast.expr] = []  # the test of every ``if`` statement and conditional expression
         # Names bound by an import, with what they import; names bound any other way.
         self._imported: Dict[str, List[Optional[str]]] = {}
+        self._relative: Dict[str, List[str]] = {}  # names bound by relative imports -> ``.module.name``
         self._bound: Set[str] = set()
         # Every binding of a name anywhere in the file, whatever its scope (a superset of
         # what the name may hold where it is used): (kind, node) with kind "assign" (node:
@@ -143,9 +144,13 @@ class SourceIndex:
                 if any(alias.name == "*" for alias in node.names):
                     self._star_import = True
                 for alias in node.names:
-                    # A relative import names a module of this project: not followed here.
+                    # A relative import names a module of this project: its target is None here
+                    # (no absolute name), and kept apart as the analysis spells it (``.compat.X``).
                     target = f"{node.module}.{alias.name}" if node.module and not node.level else None
                     self._imported.setdefault(alias.asname or alias.name, []).append(target)
+                    if node.level:
+                        prefix = "." * node.level + (node.module or "")
+                        self._relative.setdefault(alias.asname or alias.name, []).append(prefix + ("" if prefix.endswith(".") else ".") + alias.name)
             elif kind is ast.arg:
                 self._bound.add(node.arg)
                 self._bind(node.arg, "param", node.annotation)
@@ -443,6 +448,11 @@ class SourceIndex:
 
     def _bind(self, name: str, kind: str, node: Optional[ast.AST] = None) -> None:
         self._bindings.setdefault(name, []).append((kind, node))
+
+    def import_targets(self, name: str) -> List[str]:
+        """What the imports binding ``name`` anywhere in the file import, as the analysis names
+        it (``Analysis._bind_import_from``): absolute, or relative with its leading dots."""
+        return [t for t in self._imported.get(name, ()) if t is not None] + self._relative.get(name, [])
 
     def bindings(self, name: str) -> List[Tuple[str, object]]:
         """Every way ``name`` is bound anywhere in the file (see ``__init__``), imports

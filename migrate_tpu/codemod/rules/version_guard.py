@@ -141,7 +141,8 @@ if tf.__version__ >= "2.5":
         (``syntax_stage.py``): it names ``__version__`` or ``VERSION``, or a name that an
         assignment anywhere in the file (followed, as ``version_guards`` follows names bound
         once) or an import binds to one, also a name another module of the tree binds to one.
-        A test that reads no version is never decided."""
+        A test that reads no version is never decided. A name or attribute chain reached through a
+        relative import is asked of the tree as the analysis names it (``.compat.IS_TF2``)."""
         followed: set = set()
 
         def imported_reads_version(dotted) -> bool:
@@ -151,17 +152,30 @@ if tf.__version__ >= "2.5":
 
         def reads_version(expr) -> bool:
             for node in ast.walk(expr):
-                if isinstance(node, ast.Attribute) and node.attr in _VERSION_WORDS:
-                    return True
+                if isinstance(node, ast.Attribute):
+                    if node.attr in _VERSION_WORDS:
+                        return True
+                    # ``compat.IS_TF2`` after ``import compat`` (or ``from . import compat``): the
+                    # analysis asks the tree about the whole chain, ``compat.IS_TF2``.
+                    parts = []
+                    head: ast.expr = node
+                    while isinstance(head, ast.Attribute):
+                        parts.append(head.attr)
+                        head = head.value
+                    if isinstance(head, ast.Name):
+                        rest = "".join("." + part for part in reversed(parts))
+                        if any(imported_reads_version(target + rest) for target in index.import_targets(head.id)):
+                            return True
                 if isinstance(node, ast.Name) and node.id not in followed:
                     if node.id in _VERSION_WORDS:
                         return True
                     followed.add(node.id)
                     for kind, value in index.bindings(node.id):
-                        if kind == "import" and (value is None or value.rpartition(".")[2] in _VERSION_WORDS):
-                            return True
-                        if kind == "import" and imported_reads_version(value):
-                            return True
+                        if kind == "import":
+                            # A relative import (None here) is asked as the analysis names it.
+                            targets = [value] if value is not None else index.import_targets(node.id)
+                            if any(t.rpartition(".")[2] in _VERSION_WORDS or imported_reads_version(t) for t in targets):
+                                return True
                         if kind == "assign" and reads_version(value):
                             return True
             return False
