@@ -15,7 +15,6 @@ A file added to the tree since is not seen: ``--no-cache`` covers that case.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import tempfile
@@ -60,12 +59,17 @@ def _fingerprint(path: str) -> Fingerprint:
 
 class ResultCache:
     def __init__(self, directory: Path, salt: str) -> None:
+        # (Imported here: a run without the cache, as every cold ``--no-cache`` one, never
+        # needs hashlib, whose import costs a run about 5 ms.)
+        import hashlib
+
+        self._sha256 = hashlib.sha256
         self.directory = Path(directory)
-        self._salt = hashlib.sha256(_FORMAT + salt.encode("utf-8")).digest()
+        self._salt = self._sha256(_FORMAT + salt.encode("utf-8")).digest()
         self._ready = False
 
     def key(self, display: str, mode: str, data: bytes) -> str:
-        digest = hashlib.sha256(self._salt)
+        digest = self._sha256(self._salt)
         digest.update(mode.encode())
         digest.update(b"\0")
         digest.update(display.encode("utf-8", "surrogateescape"))
