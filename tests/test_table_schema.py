@@ -86,3 +86,16 @@ def test_the_good_table_passes_the_check():
     import tomllib
 
     table_schema.check_document(tomllib.loads(GOOD_RULE), "rules.toml")
+
+
+def test_a_tables_evidence_carries_every_field_into_the_rule(tmp_path, monkeypatch):
+    from migrate_tpu.codemod import rule as rule_module
+
+    # The loader registers what it builds; keep the test rule out of the real catalogue.
+    monkeypatch.setattr(rule_module, "_REGISTRY", dict(rule_module._REGISTRY))
+    table = GOOD_RULE + '\n[[rule.evidence]]\nliteral = "Thing"\ncode_only = true\ntargets = ["latest"]\n'
+    (tmp_path / "rules.toml").write_text(table.replace('id = "TPU999"', 'id = "TPU998"').replace("test-rule", "test-rule-998"))
+    (created,) = load_tables(tmp_path)
+    declared = [e for e in created.evidence if e.literal == "Thing" and e.code_only]
+    assert [e.targets for e in declared] == [("latest",)]
+    assert declared[0].counts_for("latest") and not declared[0].counts_for("2.4")

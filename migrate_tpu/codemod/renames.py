@@ -963,10 +963,16 @@ def load_tables(directory: Optional[Path] = None) -> List[Type[TableRule]]:
 
 
 def _declared_evidence(raw) -> Tuple[Evidence, ...]:
-    """A table's own ``[[rule.evidence]]`` (``literal`` and ``pattern``), where the last
+    """A table's own ``[[rule.evidence]]`` (the fields of :class:`Evidence`), where the last
     names of its symbols are too common a word to filter on (a package named ``experimental``)."""
     return tuple(
-        Evidence(e["literal"], e.get("pattern", ""), e.get("without_tensorflow", False), e.get("code_only", False))
+        Evidence(
+            e["literal"],
+            e.get("pattern", ""),
+            e.get("without_tensorflow", False),
+            e.get("code_only", False),
+            tuple(e.get("targets", ())),
+        )
         for e in raw.get("evidence", [])
     )
 

@@ -68,7 +68,13 @@ EXAMPLE: Dict[str, object] = {
     "safe_after": str,
 }
 EXPECTED: Dict[str, object] = {"safety": str, "line": INTEGER, "column": INTEGER, "message": str, "rule": str}
-EVIDENCE: Dict[str, object] = {"literal": str, "pattern": str, "without_tensorflow": bool, "code_only": bool}
+EVIDENCE: Dict[str, object] = {
+    "literal": str,
+    "pattern": str,
+    "without_tensorflow": bool,
+    "code_only": bool,
+    "targets": STRINGS,
+}
 
 # The tables inside a [[rule]] and what each holds.
 RULE_ARRAYS: Dict[str, Mapping[str, object]] = {"rename": ENTRY, "symbol": ENTRY, "example": EXAMPLE, "evidence": EVIDENCE}
