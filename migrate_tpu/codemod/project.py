@@ -59,6 +59,7 @@ class ProjectLookup:
         self._following: Set[str] = set()  # re-exported optimizer names being followed
         self._stand_ins: Dict[Tuple[Tuple[str, ...], str, str], List[Tuple[str, str]]] = {}
         self._bindings_of: Dict[str, Optional[Dict[str, List[Tuple[str, object]]]]] = {}
+        self._top_level_classes: Dict[str, FrozenSet[str]] = {}
         # Which files each answer read (its own and those of the answers it used), so that
         # a file's result can name every other file it depends on: the engine's cache checks
         # them before reusing the result. The innermost record is the answer being computed;
@@ -577,11 +578,18 @@ class ProjectLookup:
 
     def _binds_as_class(self, path: str, symbol: str) -> bool:
         """Whether a ``class`` statement at the module's top level binds ``symbol`` (its text
-        first, then its ``ast``)."""
+        first, then its ``ast``). Whatever else the module binds, or how (an import in an
+        ``if``, which leaves ``_module_bindings`` without an answer), that statement binds it."""
         if not self._may_define_class(path, symbol):
             return False
-        bindings = self._module_bindings(path)
-        return bindings is not None and any(kind == "class" for kind, _ in bindings.get(symbol, ()))
+        classes = self._top_level_classes.get(path)
+        if classes is None:
+            try:
+                tree = ast.parse(self._read_text(path))
+            except Exception:  # as ``_walked``: a module we cannot read or parse offers nothing we can tell
+                return False
+            classes = self._top_level_classes[path] = frozenset(s.name for s in tree.body if isinstance(s, ast.ClassDef))
+        return symbol in classes
 
     def _bound_only_as(self, path: str, symbol: str, kinds: Tuple[str, ...]) -> bool:
         """Whether the module's own scope binds ``symbol``, and binds it only as ``kinds``
