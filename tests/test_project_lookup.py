@@ -242,7 +242,7 @@ def test_a_version_read_around_an_import_cycle_is_not_ruled_out_by_the_order_of_
     # Asking a first computes b's answer while a is still in progress: that "no" is not kept.
     first = lookup.version_values("pkg.a.IS_OLD", here)
     assert first is not None and first["2.1.0"] is True and first["2.4.1"] is False
-    assert lookup._may_read_version(str(tmp_path / "pkg" / "b.py")) is True
+    assert lookup._may_offer_version(str(tmp_path / "pkg" / "b.py"), "USE_OLD") is True
     # (b's own summary, made while a's was in progress, still lacks the flag: a cycle of
     # summaries answers nothing, as before; asked first, b finds it.)
     fresh = _cycle_tree(tmp_path / "again", with_reader=True) if (tmp_path / "again").mkdir() is None else None
@@ -257,6 +257,59 @@ def test_an_import_cycle_that_reads_no_version_is_not_parsed_for_one(tmp_path):
     assert lookup.version_values("pkg.b.USE_OLD", here) is None
     assert lookup.version_values("pkg.USE_OLD", here) is None
     assert _summarised(lookup) == set()  # before: the package's __init__, a and b, each a LibCST parse
+
+
+def test_a_no_that_rested_on_an_open_question_waits_for_its_answer(tmp_path):
+    """b.E reads b.N, which reads a.A_FLAG, asked first and open while b's names are: E's
+    "no" rests on N's and N's on A_FLAG's. A_FLAG then reads c's flag: all three read it,
+    and the outline must not have kept E's early "no" (nor the version table miss it)."""
+    # Each statement's words are asked in sorted order: N before Z_OLD, A_FLAG before E.
+    lookup = _package(
+        tmp_path,
+        "pkg",
+        {
+            "c.py": "import tensorflow as tf\n\nZ_OLD = tf.__version__.startswith('2.1')\n",
+            "a.py": "from pkg.b import N\nfrom pkg.c import Z_OLD\n\nA_FLAG = N or Z_OLD\n",
+            "b.py": "from pkg.a import A_FLAG\n\nN = A_FLAG or E\nE = N\n",
+        },
+    )
+    package = tmp_path / "pkg"
+    a, b = str(package / "a.py"), str(package / "b.py")
+    assert lookup._may_offer_version(a, "A_FLAG") is True
+    assert lookup._may_offer_version(b, "E") is True
+    assert lookup._may_offer_version(b, "N") is True
+    assert lookup.version_values("pkg.b.E", str(tmp_path / "train.py")) is not None
+    assert lookup._may_offer_version(a, "N") is True  # the import of b's N
+    assert lookup._may_offer_version(str(package / "c.py"), "tf") is False
+
+
+def test_an_outline_rules_out_names_that_read_nothing_without_a_libcst_parse(tmp_path):
+    lookup = _package(
+        tmp_path,
+        "pkg",
+        {
+            "utils.py": "import tensorflow as tf\n\n"
+            "def user_agent():\n    return 'tf/' + tf.__version__\n\n"
+            "def fetch(url):\n    return url + user_agent()\n\n"
+            "def shape_list(x):\n    return x.shape.as_list()\n\n"
+            "class Config:\n    RELEASE = tf.VERSION\n\n"
+            "def release():\n    return Config.RELEASE\n\n"
+            "class Plain:\n    SIZE = 3\n    def version(self):\n        return tf.__version__\n\n"
+            "def size():\n    return Plain.SIZE\n",
+            "model.py": "from pkg.utils import fetch, shape_list\n\nLOAD = fetch\nSHAPE = shape_list\n",
+        },
+    )
+    package = tmp_path / "pkg"
+    here = str(tmp_path / "train.py")
+    utils, model = str(package / "utils.py"), str(package / "model.py")
+    assert [lookup._may_offer_version(utils, name) for name in ("user_agent", "fetch", "release")] == [True] * 3
+    # A method's body is not what ``Plain.SIZE`` reads; a class is no value of the table.
+    assert [lookup._may_offer_version(utils, name) for name in ("shape_list", "size", "Config", "missing")] == [False] * 4
+    assert lookup._may_offer_version(model, "LOAD") is True
+    assert lookup.version_values("pkg.model.SHAPE", here) is None
+    assert lookup.version_values("pkg.utils.shape_list", here) is None
+    assert lookup.walked == set()  # neither module was parsed with LibCST to tell
+    assert lookup.version_values("pkg.model.LOAD", here) == "unknown"
 
 
 def _tracing_tree(tmp_path: Path) -> ProjectLookup:
@@ -382,3 +435,67 @@ def test_only_tensorflows_own_version_counts_as_read(text, reads):
     from migrate_tpu.codemod.project import _import_statements, _may_read_tensorflow_version
 
     assert _may_read_tensorflow_version(text, _import_statements(text)) is reads
+
+
+# Ways a module's name may read the version, for the outline's gate to let through.
+_READERS = '''import tensorflow as tf
+from tensorflow import __version__ as tf_release
+from pkg import flags
+from pkg.flags import IS_OLD as OLD
+
+MAJOR, MINOR = tf.__version__.split(".")[:2]
+LOOSE = tf_release
+ALIAS = OLD
+THROUGH_MODULE = flags.IS_OLD
+if (WALRUS := tf.VERSION):
+    pass
+
+
+def default(v=tf.__version__):
+    return v
+
+
+@decorated
+def uses_minor():
+    return MINOR
+
+
+def local_import():
+    from pkg.flags import IS_OLD as old
+    return old
+
+
+class Settings:
+    RELEASE = tf.__version__
+
+
+def from_class():
+    return Settings.RELEASE
+
+
+def declares():
+    global DECLARED
+    DECLARED = tf.__version__
+
+
+try:
+    TRIED = tf.__version__ >= "2.2"
+except AttributeError:
+    pass
+for SEEN in tf.__version__:
+    LOOPED = SEEN
+'''
+
+
+def test_every_name_a_version_table_holds_passes_the_outline(tmp_path):
+    lookup = _package(
+        tmp_path,
+        "pkg",
+        {"flags.py": "import tensorflow as tf\n\nIS_OLD = tf.__version__.startswith('2.1')\n", "readers.py": _READERS},
+    )
+    readers = str(tmp_path / "pkg" / "readers.py")
+    table = lookup._version_table(readers)
+    assert table is not None
+    expected = {"MAJOR", "MINOR", "LOOSE", "ALIAS", "THROUGH_MODULE", "WALRUS", "uses_minor", "from_class", "TRIED"}
+    assert expected <= set(table), sorted(expected - set(table))
+    assert [name for name in sorted(table) if not lookup._may_offer_version(readers, name)] == []

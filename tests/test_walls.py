@@ -231,7 +231,7 @@ def test_no_import_circle_in_the_package():
 CODEMOD_LAYERS = (
     # Leaves: text, positions, options, the prefilter's evidence; no LibCST analysis.
     ("foundation", ("findings", "lines", "positions", "parsing", "options", "locations", "helpers", "keywords", "receivers", "spelling",
-                    "references", "evidence_table", "table_schema", "targets", "prefilter")),
+                    "outline", "references", "evidence_table", "table_schema", "targets", "prefilter")),
     # What names are bound to, where code is traced, what a strategy is.
     ("scope analysis", ("analysis", "names", "tracing", "strategies", "side_effects", "optimizers")),
     # What a rule, a finding, a change and an example are; how fixes are built and applied.

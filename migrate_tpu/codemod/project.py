@@ -15,10 +15,12 @@ import ast
 import os
 import re
 from contextlib import contextmanager
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
+from migrate_tpu.codemod.outline import Import, Outline, outline_of
 from migrate_tpu.codemod.receivers import imported_receivers
+from migrate_tpu.codemod.spelling import holds_word, word_places
 
 
 # (dotted module name, path of the importing file) -> path of the module's file.
@@ -47,19 +49,18 @@ class ProjectLookup:
         self._analyses: Dict[str, object] = {}  # walked modules some of whose tables are not made yet
         self.walked: Set[str] = set()  # the modules parsed with LibCST for a table (what a test may ask)
         self._trees: Dict[str, Tuple[str, ...]] = {}
-        self._version_evidence: Dict[str, bool] = {}
-        # Modules whose version answer is being computed (path -> depth of the computation),
-        # "no" answers that relied on one of them (path -> the lowest such depth), and per
-        # computation the lowest depth of such a module it met (``_may_read_version``).
-        self._version_in_progress: Dict[str, int] = {}
-        self._version_provisional: Dict[str, int] = {}
-        self._version_low: List[int] = []
-        self._summarising: Set[str] = set()  # modules a table of which is being made
+        # Whether names may read the version (``_reaches``): the answers kept, the questions
+        # being answered (key -> depth), the "no"s that relied on an open one (key -> the
+        # lowest such depth), and per question under way the lowest depth it relied on.
+        self._reached: Dict[object, bool] = {}
+        self._reaching: Dict[object, int] = {}
+        self._reach_provisional: Dict[object, int] = {}
+        self._reach_low: List[int] = []
+        self._outlines: Dict[str, Optional[Outline]] = {}
         self._imports: Dict[str, Tuple[bool, Tuple[str, ...]]] = {}
         self._following: Set[str] = set()  # re-exported optimizer names being followed
         self._stand_ins: Dict[Tuple[Tuple[str, ...], str, str], List[Tuple[str, str]]] = {}
         self._bindings_of: Dict[str, Optional[Dict[str, List[Tuple[str, object]]]]] = {}
-        self._top_level_classes: Dict[str, FrozenSet[str]] = {}
         # Which files each answer read (its own and those of the answers it used), so that
         # a file's result can name every other file it depends on: the engine's cache checks
         # them before reusing the result. The innermost record is the answer being computed;
@@ -183,15 +184,10 @@ class ProjectLookup:
             return None
         symbol = dotted.rpartition(".")[2]
         if path not in self._tables["versions"]:
-            # As ``_summary_of``: the word first, then whether the module can offer any. The
-            # version table holds no name a class statement of the module binds
-            # (``module_version_summary`` reads names bound once, by an assignment, a def, an
-            # import or a loop): a config class asked about made the table of a 590-line module
-            # on tf-models-official 2.6.0. That test reads the module's ``ast``, asked only where
-            # its text holds ``class <name>``; whether the module may read the version explores
-            # the modules it imports from, and comes last (on tf-models-official 2.6.0, 118
-            # modules' imports read for class names first asked that way, where 36 are now).
-            if not self._names(path, symbol) or self._binds_as_class(path, symbol) or not self._may_read_version(path):
+            # As ``_summary_of``: the word first, then whether the module's outline lets the
+            # name read the version at all (``_may_offer_version``): only then is the module
+            # parsed with LibCST for its table.
+            if not self._names(path, symbol) or not self._may_offer_version(path, symbol):
                 return None
         table = self._version_table(path)
         return None if table is None else table.get(symbol)
@@ -238,84 +234,147 @@ class ProjectLookup:
         module_name = dotted.rpartition(".")[0] or "."
         return self._resolve(module_name, importing_path)
 
-    def _may_read_version(self, path: str) -> bool:
-        """Whether the module can offer a name that reads the TensorFlow version, without
-        parsing it with LibCST: it names ``__version__`` or ``VERSION`` (how every reading in
-        ``version_guards._VERSION_NAMES`` is spelled), or its text holds, as a word, a name
-        that a tree module it imports from offers as reading the version (a name read from
-        another module is written in the reading one: ``IS_TF2``, ``compat.IS_TF2``). A tree
-        package imported whole (``import pkg``, read as ``pkg.mod.X``) counts as reading it.
-        Otherwise its summary has no version of any name, and the lookup skips its parse."""
-        known = self._version_evidence.get(path)
+    def _may_offer_version(self, path: str, name: str) -> bool:
+        """Whether the module's top-level ``name`` may read the TensorFlow version, as its
+        outline tells (``outline.py``), without parsing anything with LibCST: a statement
+        binding it spells a word that may (``_words_may_read``), or an import binding it
+        imports a name that may. False means the module's version table has no ``name``.
+
+        Asked name by name, where the module's whole table was asked for before: on
+        transformers 3.0.2, ``file_utils.cached_path`` reads the version (a user-agent
+        string), and every module importing it had its table made, with a LibCST parse,
+        to learn that none of the names asked about reads it."""
+        return self._reaches(("offers", path, name), lambda: self._offers(path, name))
+
+    def _offers(self, path: str, name: str) -> bool:
+        direct, imported = self._version_facts(path)
+        if not direct and not imported:
+            return False  # it reads no version and imports nothing of the tree that may
+        outline = self._outline(path)
+        if outline is None:
+            return False  # as its table: a module not parsed offers nothing
+        if outline.star_import:
+            return True
+        if any(self._import_may_offer(path, target) for target in outline.imports.get(name, ())):
+            return True
+        return any(
+            self._words_may_read(path, outline, outline.words(index), direct)
+            for index in outline.bound.get(name, ())
+            if not outline.statements[index].is_class  # a class is no value the table holds
+        )
+
+    def _words_may_read(self, path: str, outline: Outline, words: FrozenSet[str], direct: bool) -> bool:
+        """Whether one of a statement's ``words`` may read the version: ``__version__`` or
+        ``VERSION`` where the module reads TensorFlow's (``direct``), a name of the module that
+        may (``_may_offer_version``), or a class of it whose body may (``Klass.X``)."""
+        for word in sorted(words):  # in one order, run after run: the same questions asked, at the same cost
+            if word == "__version__" or word == "VERSION":
+                if direct:
+                    return True
+                continue
+            if (word in outline.imports or word in outline.bound) and self._may_offer_version(path, word):
+                return True
+            classes = [index for index in outline.bound.get(word, ()) if outline.statements[index].is_class]
+            if classes and self._reaches(("class", path, word), partial(self._statements_may_read, path, outline, classes, direct)):
+                return True
+        return False
+
+    def _statements_may_read(self, path: str, outline: Outline, statements: List[int], direct: bool) -> bool:
+        return any(self._words_may_read(path, outline, outline.words(index), direct) for index in statements)
+
+    def _import_may_offer(self, path: str, target: Import) -> bool:
+        """Whether what ``target`` imports into the module may read the version: a module of
+        the tree that may (``import pkg.compat as compat``), a name of one that may, or a name
+        spelled ``__version__``/``VERSION``. TensorFlow's own names are read by the words that
+        spell them (``tf.__version__``), and other packages offer none."""
+        if target.name is None:
+            resolved = self._resolve(target.module, path)
+            if resolved is None:
+                return False
+            # A package is read as ``pkg.mod.X``, from any module of it: it may.
+            return os.path.basename(resolved) == "__init__.py" or self._module_may_offer(resolved)
+        if target.name in ("__version__", "VERSION"):
+            return True
+        joined = f"{target.module}.{target.name}" if target.module.strip(".") else f"{target.module}{target.name}"
+        submodule = self._resolve(joined, path)
+        if submodule is not None:
+            return self._module_may_offer(submodule)
+        base = self._resolve(target.module, path)
+        return base is not None and self._may_offer_version(base, target.name)
+
+    def _module_may_offer(self, path: str) -> bool:
+        """Whether a module imported whole may offer a name that reads the version."""
+
+        def offers() -> bool:
+            outline = self._outline(path)
+            if outline is None:
+                return False
+            names = set(outline.bound) | set(outline.imports)
+            return outline.star_import or any(self._may_offer_version(path, name) for name in sorted(names))
+
+        return self._reaches(("module", path), offers)
+
+    def _reaches(self, key: Tuple[str, str, str] | Tuple[str, str], compute: Callable[[], bool]) -> bool:
+        """``compute()`` for ``key``, kept for the run: whether a name may read the version.
+
+        The questions follow names from module to module, and an import cycle (or a name read
+        in its own definition) asks a question while it is being answered: that one counts as
+        "no" for now, as a cycle reads nothing by itself. A "no" that relied on a question
+        still open is not kept until that question is answered (a "no" then settles it; a
+        "yes" leaves it to be asked again): the answers do not depend on the order of the
+        questions. ``_reach_low`` holds, per question under way, the lowest depth of an open
+        question it relied on."""
+        known = self._reached.get(key)
         if known is not None:
-            self._used(("version", path))
+            self._used(("reaches", key))
             return known
-        # An import cycle: a module in progress (or answered "no" only while one was) counts as
-        # not reading the version for now, as an import cycle reads nothing by itself; the
-        # answers that relied on it are kept only once it is answered (``_settle_versions``).
-        # Before, a module in progress counted as reading it, and every package ``__init__``
-        # its modules import back was parsed with LibCST for nothing.
-        pending = self._version_in_progress.get(path, self._version_provisional.get(path))
+        pending = self._reaching.get(key, self._reach_provisional.get(key))
         if pending is not None:
-            if path not in self._version_in_progress:
-                self._used(("version", path))  # what that "no" read counts for this file too
-            self._relies_on(pending)
+            if key not in self._reaching:
+                self._used(("reaches", key))  # what that "no" read counts for this file too
+            if self._reach_low:
+                self._reach_low[-1] = min(self._reach_low[-1], pending)
             return False
-        depth = len(self._version_low)
-        self._version_in_progress[path] = depth
-        self._version_low.append(depth)
+        depth = len(self._reach_low)
+        self._reaching[key] = depth
+        self._reach_low.append(depth)
         try:
-            with self._computing(("version", path)):
-                direct, imported = self._version_facts(path)
-                result = direct
-                words: Optional[Set[str]] = None  # the module's words, once a module offers a name
-                for module in () if result else imported:
-                    offered = self._version_names(module)
-                    if offered:
-                        if words is None:
-                            words = set(_WORD.findall(self._read_text(path)))
-                        if words.intersection(offered):
-                            result = True
-                            break
+            with self._computing(("reaches", key)):
+                result = compute()
         finally:
-            low = self._version_low.pop()
-            del self._version_in_progress[path]
-        if self._version_low:
-            self._version_low[-1] = min(self._version_low[-1], low)
+            low = self._reach_low.pop()
+            del self._reaching[key]
+        if self._reach_low:
+            self._reach_low[-1] = min(self._reach_low[-1], low)
         if result or low >= depth:
-            self._version_evidence[path] = result
-        else:
-            self._version_provisional[path] = low
-        self._settle_versions(depth, result)
+            self._reached[key] = result
+        # The "no"s that relied on this question: settled with it ("no"), asked again
+        # ("yes"), or, where it is itself open, relying on what it relies on.
+        for other in [k for k, relied in self._reach_provisional.items() if relied >= depth]:
+            if result:
+                del self._reach_provisional[other]
+            elif low >= depth:
+                del self._reach_provisional[other]
+                self._reached[other] = False
+            else:
+                self._reach_provisional[other] = low
+        if not result and low < depth:
+            self._reach_provisional[key] = low
         return result
 
-    def _relies_on(self, depth: int) -> None:
-        """The computation under way relies on an answer still open at ``depth`` (-1: a
-        table in progress, see ``_version_names``)."""
-        if self._version_low:
-            self._version_low[-1] = min(self._version_low[-1], depth)
-
-    def _settle_versions(self, depth: int, result: bool) -> None:
-        """The module at ``depth`` is answered: the "no" answers that relied on it (or on
-        modules deeper than it, all answered now) hold when it does not read the version
-        either (nothing in their cycle does); when it does, they are asked again later."""
-        settled = [path for path, low in self._version_provisional.items() if low >= depth]
-        for path in settled:
-            del self._version_provisional[path]
-            if not result:
-                self._version_evidence[path] = False
-
-    def _version_names(self, path: str) -> Tuple[str, ...]:
-        """The names the module offers as reading the TensorFlow version."""
-        if path in self._summarising:
-            # A table of it is being made (an import cycle): nothing for now, and no "no"
-            # resting on that is kept past that table (``_made``).
-            self._relies_on(-1)
-            return ()
-        if path not in self._tables["versions"] and not self._may_read_version(path):
-            return ()
-        table = self._version_table(path)
-        return tuple(table) if table else ()
+    def _outline(self, path: str) -> Optional[Outline]:
+        """The module's outline (``outline.py``), read once for the run; None when it cannot
+        be read or parsed."""
+        if path in self._outlines:
+            for record in self._recording:
+                record.add(path)
+            return self._outlines[path]
+        try:
+            found = outline_of(self._read_text(path))
+        except Exception:  # as ``_walked``: a module we cannot read offers nothing
+            found = None
+        self._outlines[path] = found
+        return found
 
     def _version_table(self, path: str) -> Optional[dict]:
         """The module's names that read the version (``version_guards.module_version_summary``)."""
@@ -576,21 +635,6 @@ class ProjectLookup:
         self._bindings_of[path] = found
         return found
 
-    def _binds_as_class(self, path: str, symbol: str) -> bool:
-        """Whether a ``class`` statement at the module's top level binds ``symbol`` (its text
-        first, then its ``ast``). Whatever else the module binds, or how (an import in an
-        ``if``, which leaves ``_module_bindings`` without an answer), that statement binds it."""
-        if not self._may_define_class(path, symbol):
-            return False
-        classes = self._top_level_classes.get(path)
-        if classes is None:
-            try:
-                tree = ast.parse(self._read_text(path))
-            except Exception:  # as ``_walked``: a module we cannot read or parse offers nothing we can tell
-                return False
-            classes = self._top_level_classes[path] = frozenset(s.name for s in tree.body if isinstance(s, ast.ClassDef))
-        return symbol in classes
-
     def _bound_only_as(self, path: str, symbol: str, kinds: Tuple[str, ...]) -> bool:
         """Whether the module's own scope binds ``symbol``, and binds it only as ``kinds``
         ("class", "import"), as its ``ast`` tells (``_module_bindings``, a superset of the
@@ -614,7 +658,7 @@ class ProjectLookup:
             text = self._read_text(path)
         except Exception:  # as ``_walked``: a module we cannot read offers nothing
             return False
-        return "class" in text and _class_statement(symbol).search(text) is not None
+        return "class" in text and _holds_class_statement(text, symbol)
 
     def _names(self, path: str, symbol: str) -> bool:
         """Whether the module's text holds ``symbol`` as a word (a module not read holds nothing)."""
@@ -622,8 +666,7 @@ class ProjectLookup:
             text = self._read_text(path)
         except Exception:  # as ``_walked``: a module we cannot read offers nothing
             return False
-        word = re.escape(symbol)
-        return symbol in text and re.search(rf"{word}(?<=\b{word})\b", text) is not None
+        return holds_word(text, symbol)
 
     def _table(self, path: str, name: str) -> Optional[object]:
         """The module's table ``name`` (``_TABLES``), made once for the run."""
@@ -635,14 +678,8 @@ class ProjectLookup:
             self._used((kind, path))
             return made[path]
         made[path] = None  # guards import cycles
-        self._summarising.add(path)
-        try:
-            with self._computing((kind, path)):
-                result = make(path)
-        finally:
-            self._summarising.discard(path)
-            for pending in [p for p, low in self._version_provisional.items() if low < 0]:
-                del self._version_provisional[pending]  # asked again, now that it is made
+        with self._computing((kind, path)):
+            result = make(path)
         made[path] = result
         return result
 
@@ -731,7 +768,7 @@ def _may_read_tensorflow_version(text: str, statements: List[ast.stmt]) -> bool:
     anything but a name that only imports of other packages bind (``torch.__version__``,
     ``transformers.__version__``: ``receivers.imported_receivers``), or imported from
     TensorFlow. A module's own ``__version__ = "3.0.2"`` reads nothing, and one imported from
-    another module of the tree is that module's to offer (``_may_read_version``). Before,
+    another module of the tree is that module's to offer (``_may_offer_version``). Before,
     any ``__version__`` counted: on transformers 3.0.2, which names its own and PyTorch's
     everywhere, the version tables of a dozen modules (a LibCST parse each) were made for
     one file, 2.7 s."""
@@ -803,11 +840,23 @@ def _logical_line_end(text: str, start: int) -> int:
     return length
 
 
-@lru_cache(maxsize=None)
-def _class_statement(name: str) -> "re.Pattern[str]":
-    """``class name``: only blanks and line continuations may stand between them."""
-    word = re.escape(name)
-    return re.compile(rf"class(?<=\bclass)(?:\s|\\)+{word}\b")
+def _holds_class_statement(text: str, name: str) -> bool:
+    """Whether ``text`` holds ``class name``: only blanks and line continuations between them
+    (found from each place of the word, as ``word_places`` finds it, no pattern compiled)."""
+    for start in word_places(text, name):
+        keyword = start
+        while keyword and text[keyword - 1] in _BETWEEN_CLASS_AND_NAME:
+            keyword -= 1
+        if keyword < start and text.endswith("class", 0, keyword) and (keyword == 5 or not _is_word_character(text[keyword - 6])):
+            return True
+    return False
+
+
+_BETWEEN_CLASS_AND_NAME = frozenset(" \t\n\r\f\v\\")
+
+
+def _is_word_character(character: str) -> bool:
+    return character.isalnum() or character == "_"
 
 
 @lru_cache(maxsize=None)

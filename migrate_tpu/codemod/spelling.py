@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Iterable
+from typing import Iterable, Iterator
 
 # The leading names ``names.canonical`` rewrites (``tensorflow.compat.v2.X`` is
 # ``tensorflow.X``): a dotted name ending in one of them is not told from the text here.
@@ -29,6 +29,26 @@ _REWRITTEN = frozenset({"tensorflow", "tensorflow_core", "compat", "v1", "v2"})
 @lru_cache(maxsize=None)
 def _word(name: str) -> "re.Pattern[str]":
     return re.compile(rf"{re.escape(name)}(?<=\b{re.escape(name)})\b")
+
+
+def word_places(text: str, word: str) -> Iterator[int]:
+    """Where ``text`` holds the identifier ``word`` as a whole word (``\bword\b``), found
+    with ``str.find`` and no pattern compiled: a lookup asks about hundreds of names in a
+    tree, each compiled pattern cost about 0.3 ms, and ``re``'s cache holds 512 of them
+    (on transformers 3.0.2, 471 names: 0.16 s)."""
+    start = text.find(word)
+    while start >= 0:
+        end = start + len(word)
+        before = text[start - 1] if start else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            yield start
+        start = text.find(word, start + 1)
+
+
+def holds_word(text: str, word: str) -> bool:
+    """Whether ``text`` holds the identifier ``word`` as a whole word (``word_places``)."""
+    return next(word_places(text, word), None) is not None
 
 
 # What may follow a name inside an attribute chain: blanks on its line, a dot, blanks, the
@@ -47,7 +67,7 @@ def may_name(source: str, names: Iterable[str], prefixes: Iterable[str] = ()) ->
         if len(parts) < 3 or parts[-2] in _REWRITTEN:
             return True
         last, before = parts[-1], parts[-2]
-        if last not in source or _word(last).search(source) is None:
+        if not holds_word(source, last):
             continue
         for occurrence in _word(before).finditer(source):
             following = _NEXT_NAME.match(source, occurrence.end())
