@@ -14,6 +14,7 @@ LibCST analysis too.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from typing import Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple
 
@@ -55,7 +56,11 @@ class Outline:
         starts = [0] + [match.end() for match in _LINE_END.finditer(text)]
         starts.append(len(text))
         self._starts = starts
-        self._with_globals = "global" in text
+        # Where an import or a ``global`` statement may begin: a node is walked for its inner
+        # ones only where its text holds such a place (a walk of every def cost more than the
+        # module's parse).
+        self._import_marks = [match.start() for match in _IMPORT_START.finditer(text)]
+        self._global_marks = [match.start() for match in _GLOBAL_START.finditer(text)] if "global" in text else []
         self._collect(tree.body)
 
     def _span(self, first: int, last: int) -> Tuple[int, int]:
@@ -95,8 +100,6 @@ class Outline:
                     self._add(Statement(frozenset(binds), False, (self._span(node.lineno, max(node.lineno, first_inner - 1)),)))
                 for block in blocks:
                     self._collect(block)
-                for inner in header_parts:
-                    self._note_imports_in(inner)
             else:
                 self._add(Statement(frozenset(_bound_in(node)), False, (self._span(node.lineno, node.end_lineno or node.lineno),)))
                 self._note_imports_in(node)
@@ -113,17 +116,17 @@ class Outline:
             spans = _without_docstring(node, whole, self._span)
         self._add(Statement(frozenset({node.name}), isinstance(node, ast.ClassDef), spans))
         # A ``global`` inside binds a module name from the body: the whole text is its value.
-        nested = list(ast.walk(node)) if self._with_globals else []
-        declared = {name for inner in nested if isinstance(inner, ast.Global) for name in inner.names}
-        if declared:
-            self._add(Statement(frozenset(declared), False, (whole,)))
+        if _marked(self._global_marks, whole):
+            declared = {name for inner in ast.walk(node) if isinstance(inner, ast.Global) for name in inner.names}
+            if declared:
+                self._add(Statement(frozenset(declared), False, (whole,)))
         self._note_imports_in(node)
 
     def _note_imports_in(self, node) -> None:
         """The imports inside ``node`` (in a function, they bind its names: what they import
         is what those names hold there)."""
         for part in node if isinstance(node, list) else [node]:
-            if isinstance(part, ast.AST):
+            if isinstance(part, ast.stmt) and _marked(self._import_marks, self._span(part.lineno, part.end_lineno or part.lineno)):
                 for inner in ast.walk(part):
                     if isinstance(inner, (ast.Import, ast.ImportFrom)):
                         self._note_import(inner)
@@ -162,6 +165,18 @@ def outline_of(text: str) -> Optional[Outline]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return Outline(text, tree)
+
+
+# Where an import or a ``global`` statement may begin: a line's start, or after ``;`` or a
+# block's ``:``, then the keyword and a blank (text in strings counts too: a superset).
+_IMPORT_START = re.compile(r"(?:^|[;:])[ \t]*(?:from|import)[ \t]", re.MULTILINE)
+_GLOBAL_START = re.compile(r"(?:^|[;:])[ \t]*global[ \t\\]", re.MULTILINE)
+
+
+def _marked(marks: List[int], span: Tuple[int, int]) -> bool:
+    """Whether one of the sorted offsets ``marks`` lies in ``span``."""
+    at = bisect.bisect_left(marks, span[0])
+    return at < len(marks) and marks[at] < span[1]
 
 
 _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try) + ((ast.Match,) if hasattr(ast, "Match") else ())
