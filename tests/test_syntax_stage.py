@@ -37,6 +37,10 @@ def needed(source: str) -> bool:
         TF + "class Hook(tf.estimator.SessionRunHook):\n    def end(self, session):\n        session.run(self._tensors)\n",
         TF + "with tf.train.MonitoredSession(hooks=hooks) as mon_sess:\n    mon_sess.run(train_op)\n",
         TF + "import subprocess\nresult = subprocess.run(['ls'])\n",
+        # An attribute of TensorFlow, or any a.b.c, is no strategy to StrategyFacts.
+        TF + "def main(argv):\n    pass\n\ntf.app.run(main)\n",
+        TF + "tf.compat.v1.app.run(main)\n",
+        TF + "class Env:\n    def step(self):\n        return self._session.obj.run(self._ops)\n",
         # The version read, but by no if: nothing to collapse.
         TF + "info = {'version': tf.version.VERSION}\nassert tf.__version__.startswith('2.')\n",
         TF + "if FLAGS.debug:\n    print(tf.version.VERSION)\n",
@@ -100,6 +104,8 @@ def test_doubt_goes_to_libcst(source):
         TF + "global runner\nrunner.run(step)\n",
         TF + "from config import *\nrunner.run(step)\n",
         TF + "self.strategy.run(step)\n",  # not a plain name
+        TF + "config.strategy.run(step)\n",  # an attribute named like a strategy
+        TF + "def f(env):\n    env.runner.run(step)\n",  # an attribute of a parameter: not followed here
         TF + "tf.distribute.get_strategy().run(step)\n",
     ],
 )
@@ -166,6 +172,19 @@ def test_a_strategy_imported_from_the_project_is_not_skipped(tmp_path):
     project's modules, as the rule does, and the eager run is still fixed."""
     (tmp_path / "setup.py").write_text(TF + "app = tf.distribute.TPUStrategy(resolver)\n")
     (tmp_path / "train.py").write_text(TF + "from setup import app\n\n\ndef step(x):\n    return x * 2\n\n\napp.run(step, args=(1,))\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "migrate_tpu", "check", "--no-cache", "--format", "json", str(tmp_path)],
+        capture_output=True, text=True,
+    )
+    findings = json.loads(done.stdout)["findings"]
+    assert [(f["path"].rsplit("/", 1)[-1], f["rule"]) for f in findings] == [("train.py", "TPU301")]
+
+
+def test_a_strategy_held_by_a_module_of_the_project_is_not_skipped(tmp_path):
+    """``setup.app.run(step)`` where setup.py holds a TPUStrategy: an attribute of an
+    imported module is asked about in the project, as StrategyFacts asks."""
+    (tmp_path / "setup.py").write_text(TF + "app = tf.distribute.TPUStrategy(resolver)\n")
+    (tmp_path / "train.py").write_text(TF + "import setup\n\n\ndef step(x):\n    return x * 2\n\n\nsetup.app.run(step, args=(1,))\n")
     done = subprocess.run(
         [sys.executable, "-m", "migrate_tpu", "check", "--no-cache", "--format", "json", str(tmp_path)],
         capture_output=True, text=True,

@@ -413,7 +413,7 @@ def eager(x):
             call.attribute in _RUN_METHODS
             and not call.traced
             and (call.positional or call.keywords or call.starred)
-            and (_self_attribute_may_be_tpu(index, place) if call.receiver is None else _name_may_be_tpu(index, call.receiver))
+            and (_attribute_may_be_tpu(index, place) if call.receiver is None else _name_may_be_tpu(index, call.receiver))
             and not index.passes_traced_function(place)
             for place, call in enumerate(index.calls)
         )
@@ -1360,6 +1360,30 @@ def _name_may_be_tpu(index, name: str) -> bool:
         else:
             return True
     return False
+
+
+def _attribute_may_be_tpu(index, place: int) -> bool:
+    """Whether ``StrategyFacts`` may find a TPU strategy in the receiver of ``calls[place]``
+    when it is no plain name, as its ``_attribute_kinds`` reads ``a.b``: a name like a
+    strategy's (``config.strategy``) may be one; otherwise only ``self.X`` (``_self_attribute_may_be_tpu``)
+    and an attribute of an imported module, which the tree is asked about, can be, never
+    ``a.b.c`` (``tf.compat.v1.app.run(main)``). On tensor2tensor 1.15.7, ``tf.app.run(main)``
+    sent two files of TF1 code to LibCST. Any other receiver (a call's result) may be one."""
+    receiver = index.calls_node(place).func.value
+    if not isinstance(receiver, ast.Attribute):
+        return True
+    if STRATEGY_LIKE.match(receiver.attr):
+        return True
+    if not isinstance(receiver.value, ast.Name):
+        return False
+    if index.self_attribute_values(place) is not None:
+        return _self_attribute_may_be_tpu(index, place)
+    targets = index.imported_only(receiver.value.id)
+    if targets is None:
+        return True  # bound otherwise in the file: not followed here
+    return index.lookup is not None and any(
+        _tpu_kind(index.lookup.factory_kinds(f"{target}.{receiver.attr}", index.path, call=False)) for target in targets
+    )
 
 
 def _self_attribute_may_be_tpu(index, place: int) -> bool:
