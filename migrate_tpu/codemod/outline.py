@@ -33,10 +33,11 @@ class Import(NamedTuple):
 
 
 class Statement(NamedTuple):
-    """A top-level statement other than an import: the names it may bind at module level,
-    whether it is a ``class`` statement, and the text its words are read from: the whole
-    statement, or for a class its body's statements other than methods (what ``Klass.X``
-    reads), as (start, end) offsets."""
+    """A statement the module runs at its top level (in a compound statement's blocks too),
+    other than an import, or a compound statement's header: the names it may bind at
+    module level, whether it is a ``class`` statement, and the text its words are read
+    from: the whole statement (a def without its docstring), or for a class its body's
+    assignments (what ``Klass.X`` reads), as (start, end) offsets."""
 
     binds: FrozenSet[str]
     is_class: bool
@@ -113,7 +114,7 @@ class Outline:
             values = [item for item in node.body if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Expr, ast.Pass))]
             spans = tuple(self._span(item.lineno, item.end_lineno or item.lineno) for item in values)
         else:
-            spans = _without_docstring(node, whole, self._span)
+            spans = _without_docstring(node, whole, self._span, self._text)
         self._add(Statement(frozenset({node.name}), isinstance(node, ast.ClassDef), spans))
         # A ``global`` inside binds a module name from the body: the whole text is its value.
         if _marked(self._global_marks, whole):
@@ -139,8 +140,10 @@ class Outline:
     def _note_import(self, node: ast.stmt) -> None:
         if isinstance(node, ast.Import):
             for alias in node.names:
-                # ``import a.b`` binds ``a``, and ``a.b`` is read through it: the target is ``a.b``.
-                self.imports.setdefault(alias.asname or alias.name.partition(".")[0], []).append(Import(alias.name, None))
+                # ``import a.b`` binds ``a``: the package, through which any of its modules
+                # may be read (``a.c.X``), as ``import a.b as b`` binds the module ``a.b``.
+                bound = alias.asname or alias.name.partition(".")[0]
+                self.imports.setdefault(bound, []).append(Import(alias.name if alias.asname else bound, None))
         elif isinstance(node, ast.ImportFrom):
             module = "." * node.level + (node.module or "")
             for alias in node.names:
@@ -182,12 +185,17 @@ def _marked(marks: List[int], span: Tuple[int, int]) -> bool:
 _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try) + ((ast.Match,) if hasattr(ast, "Match") else ())
 
 
-def _without_docstring(node, whole: Tuple[int, int], span) -> Tuple[Tuple[int, int], ...]:
-    """A def's text without its docstring (words of prose, no name it reads)."""
+def _without_docstring(node, whole: Tuple[int, int], span, text: str) -> Tuple[Tuple[int, int], ...]:
+    """A def's text without its docstring (words of prose, no name it reads), where the
+    docstring's lines hold nothing else: not the signature's end, nor a statement after it."""
     first = node.body[0] if node.body else None
     if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)):
         return (whole,)
     doc = span(first.lineno, first.end_lineno or first.lineno)
+    alone_before = text[doc[0] : doc[0] + first.col_offset].strip() == ""
+    alone_after = len(node.body) == 1 or node.body[1].lineno > (first.end_lineno or first.lineno)
+    if not (alone_before and alone_after):
+        return (whole,)
     return ((whole[0], doc[0]), (doc[1], whole[1]))
 
 
