@@ -167,38 +167,28 @@ def test_a_rule_without_a_test_is_not_asked_and_no_tree_is_made():
     assert needed_here and tree is None
 
 
-def test_a_strategy_imported_from_the_project_is_not_skipped(tmp_path):
-    """``from setup import app`` where setup.py holds a TPUStrategy: the stage asks the
-    project's modules, as the rule does, and the eager run is still fixed."""
-    (tmp_path / "setup.py").write_text(TF + "app = tf.distribute.TPUStrategy(resolver)\n")
-    (tmp_path / "train.py").write_text(TF + "from setup import app\n\n\ndef step(x):\n    return x * 2\n\n\napp.run(step, args=(1,))\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "migrate_tpu", "check", "--no-cache", "--format", "json", str(tmp_path)],
-        capture_output=True, text=True,
-    )
-    findings = json.loads(done.stdout)["findings"]
-    assert [(f["path"].rsplit("/", 1)[-1], f["rule"]) for f in findings] == [("train.py", "TPU301")]
+_STEP = "\n\ndef step(x):\n    return x * 2\n\n\n"
 
 
-def test_a_strategy_held_by_a_module_of_the_project_is_not_skipped(tmp_path):
-    """``setup.app.run(step)`` where setup.py holds a TPUStrategy: an attribute of an
-    imported module is asked about in the project, as StrategyFacts asks."""
-    (tmp_path / "setup.py").write_text(TF + "app = tf.distribute.TPUStrategy(resolver)\n")
-    (tmp_path / "train.py").write_text(TF + "import setup\n\n\ndef step(x):\n    return x * 2\n\n\nsetup.app.run(step, args=(1,))\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "migrate_tpu", "check", "--no-cache", "--format", "json", str(tmp_path)],
-        capture_output=True, text=True,
-    )
-    findings = json.loads(done.stdout)["findings"]
-    assert [(f["path"].rsplit("/", 1)[-1], f["rule"]) for f in findings] == [("train.py", "TPU301")]
-
-
-def test_a_strategy_made_by_a_factory_of_the_project_is_not_skipped(tmp_path):
-    """``runner = make()`` with ``make`` from the project's setup.py, which returns a TPUStrategy."""
-    (tmp_path / "setup.py").write_text(TF + "def make():\n    return tf.distribute.TPUStrategy(resolver)\n")
-    (tmp_path / "train.py").write_text(
-        TF + "from setup import make\n\nrunner = make()\n\n\ndef step(x):\n    return x * 2\n\n\nrunner.run(step, args=(1,))\n"
-    )
+@pytest.mark.parametrize(
+    "setup, train",
+    [
+        # ``from setup import app``: the stage asks the project's modules, as the rule does.
+        (TF + "app = tf.distribute.TPUStrategy(resolver)\n", TF + "from setup import app\n" + _STEP + "app.run(step, args=(1,))\n"),
+        # ``setup.app``: an attribute of an imported module is asked about, as StrategyFacts asks.
+        (TF + "app = tf.distribute.TPUStrategy(resolver)\n", TF + "import setup\n" + _STEP + "setup.app.run(step, args=(1,))\n"),
+        # ``runner = make()`` with ``make`` from the project, which returns a TPUStrategy.
+        (
+            TF + "def make():\n    return tf.distribute.TPUStrategy(resolver)\n",
+            TF + "from setup import make\n\nrunner = make()\n" + _STEP + "runner.run(step, args=(1,))\n",
+        ),
+    ],
+    ids=["imported", "module-attribute", "factory"],
+)
+def test_a_strategy_of_the_project_is_not_skipped(tmp_path, setup, train):
+    """The eager run on a TPUStrategy from setup.py is still found, by the CLI on the tree."""
+    (tmp_path / "setup.py").write_text(setup)
+    (tmp_path / "train.py").write_text(train)
     done = subprocess.run(
         [sys.executable, "-m", "migrate_tpu", "check", "--no-cache", "--format", "json", str(tmp_path)],
         capture_output=True, text=True,
