@@ -499,3 +499,18 @@ def test_every_name_a_version_table_holds_passes_the_outline(tmp_path):
     expected = {"MAJOR", "MINOR", "LOOSE", "ALIAS", "THROUGH_MODULE", "WALRUS", "uses_minor", "from_class", "TRIED"}
     assert expected <= set(table), sorted(expected - set(table))
     assert [name for name in sorted(table) if not lookup._may_offer_version(readers, name)] == []
+
+
+def test_a_no_settled_by_an_open_question_names_the_files_that_question_read(tmp_path):
+    """b.FB's "no" rests on a.FA, open while b is asked; once a.FA is answered, b's answer
+    holds, and a file that later uses it depends on a.py too (the engine's cache checks it)."""
+    lookup = _package(
+        tmp_path,
+        "pkg",
+        {"a.py": "from pkg.b import FB\n\nFA = FB\n", "b.py": "from pkg.a import FA\n\nFB = FA\n"},
+    )
+    a, b = str(tmp_path / "pkg" / "a.py"), str(tmp_path / "pkg" / "b.py")
+    assert lookup._may_offer_version(a, "FA") is False
+    lookup.take_consulted()
+    assert lookup._may_offer_version(b, "FB") is False  # kept: asked again, nothing is read
+    assert set(lookup.take_consulted()) == {a, b}

@@ -356,6 +356,9 @@ class ProjectLookup:
             elif low >= depth:
                 del self._reach_provisional[other]
                 self._reached[other] = False
+                # It rested on this question: what this one read counts for it too (the
+                # engine's cache checks those files before reusing a result that used it).
+                self._depends[("reaches", other)] = self._depends.get(("reaches", other), frozenset()) | self._depends[("reaches", key)]
             else:
                 self._reach_provisional[other] = low
         if not result and low < depth:
