@@ -118,3 +118,7 @@ def test_evidence_of_one_target_counts_only_for_it():
     assert syntax_stage.may_fire(source, select_rules((), (), "latest"), target="latest")[0]
     assert [r.rule for r in migrate(source, Options(target="latest")).reports] == ["TPU405"]
     assert migrate(source, Options(target="2.4")).reports == []
+    # With ``lr=`` as a lead too (a parameter's default), the ast stage counts ``decay=`` by the same rule.
+    both = source + "def schedule(lr=0.1):\n    return lr\n"
+    assert not syntax_stage.may_fire(both, select_rules((), (), "2.4"), target="2.4")[0]
+    assert syntax_stage.may_fire(both, select_rules((), (), "latest"), target="latest")[0]

@@ -245,7 +245,7 @@ optimizer = tf.keras.optimizers.SGD(0.1, lr=0.2)
     def may_fire(cls, index) -> bool:
         """A call with ``lr=``, or ``decay=`` for ``latest`` (``syntax_stage.py``); not ``lr = 0.1``
         or ``def f(lr=...)``."""
-        keywords = {"lr"} if index.target not in (None, "latest") else {"lr", "decay"}
+        keywords = {evidence.literal for evidence in cls.evidence if evidence.counts_for(index.target)}  # the keywords themselves
         return any(call.keywords & keywords for call in index.calls)
 
     def visit_Call(self, node: cst.Call, analysis: Analysis) -> None:
