@@ -60,8 +60,8 @@ class Outline:
         # Where an import or a ``global`` statement may begin: a node is walked for its inner
         # ones only where its text holds such a place (a walk of every def cost more than the
         # module's parse).
-        self._import_marks = [match.start() for match in _IMPORT_START.finditer(text)]
-        self._global_marks = [match.start() for match in _GLOBAL_START.finditer(text)] if "global" in text else []
+        self._import_marks = [match.start() for match in IMPORT_START.finditer(text)]
+        self._global_marks = [match.start() for match in GLOBAL_START.finditer(text)] if "global" in text else []
         self._collect(tree.body)
 
     def _span(self, first: int, last: int) -> Tuple[int, int]:
@@ -171,9 +171,11 @@ def outline_of(text: str) -> Optional[Outline]:
 
 
 # Where an import or a ``global`` statement may begin: a line's start, or after ``;`` or a
-# block's ``:``, then the keyword and a blank (text in strings counts too: a superset).
-_IMPORT_START = re.compile(r"(?:^|[;:])[ \t]*(?:from|import)[ \t]", re.MULTILINE)
-_GLOBAL_START = re.compile(r"(?:^|[;:])[ \t]*global[ \t\\]", re.MULTILINE)
+# block's ``:`` (``try: import x``), then the keyword, which must be followed by a blank (or,
+# for ``global``, a line continuation), as the grammar wants. Text in strings counts too: a
+# superset. A match ends where the keyword begins.
+IMPORT_START = re.compile(r"(?:^|[;:])[ \t]*(?=(?:from|import)[ \t])", re.MULTILINE)
+GLOBAL_START = re.compile(r"(?:^|[;:])[ \t]*(?=global[ \t\\])", re.MULTILINE)
 
 
 def _marked(marks: List[int], span: Tuple[int, int]) -> bool:

@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from functools import lru_cache, partial
 from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
-from migrate_tpu.codemod.outline import Import, Outline, outline_of
+from migrate_tpu.codemod.outline import GLOBAL_START, IMPORT_START, Import, Outline, outline_of
 from migrate_tpu.codemod.receivers import imported_receivers
-from migrate_tpu.codemod.spelling import holds_word, word_places
+from migrate_tpu.codemod.spelling import holds_word, is_word_character, word_places
 
 
 # (dotted module name, path of the importing file) -> path of the module's file.
@@ -30,10 +30,6 @@ ModuleResolver = Callable[[str, str], Optional[str]]
 # How a module names the TensorFlow version (``version_guards._VERSION_NAMES``: ``tf.__version__``,
 # ``tf.version.VERSION``, ``tf.VERSION`` in any spelling or import).
 _VERSION_WORD = re.compile(r"VERSION(?<=\bVERSION)\b")
-_WORD = re.compile(r"\w+")
-# Where a ``global`` statement may be: the keyword first on a line (or after ``;`` or a
-# block's ``:``), then a blank or a line continuation.
-_GLOBAL_STATEMENT = re.compile(r"(?:^|[;:])[ \t]*global[ \t\\]", re.MULTILINE)
 # path of a file -> the Python files of its tree.
 TreeFiles = Callable[[str], Tuple[str, ...]]
 
@@ -651,7 +647,7 @@ class ProjectLookup:
         if not found or any(kind not in kinds for kind, _ in found):
             return False
         text = self._read_text(path)
-        return ":=" not in text and ("global" not in text or _GLOBAL_STATEMENT.search(text) is None)
+        return ":=" not in text and ("global" not in text or GLOBAL_START.search(text) is None)
 
     def _may_define_class(self, path: str, symbol: str) -> bool:
         """Whether the module's text may hold ``class symbol``: the class and compile tables
@@ -795,20 +791,15 @@ def _may_read_tensorflow_version(text: str, statements: List[ast.stmt]) -> bool:
 _ATTRIBUTE_OF = {word: re.compile(rf"\.(?:\s|\\\n)*{word}\b") for word in ("__version__", "VERSION")}
 
 
-# Where an import statement may begin: a line's start, or after ``;`` or a block's ``:``
-# (``try: import x``). The keyword must be followed by a blank, as the grammar wants.
-_IMPORT_START = re.compile(r"(?:^|[;:])[ \t]*(?=(?:from|import)[ \t])", re.MULTILINE)
-
-
 def _import_statements(text: str) -> List[ast.stmt]:
     """The import statements of a module, without parsing all of it: each place an import
-    may begin (``_IMPORT_START``) is read to the end of its logical line (brackets and
+    may begin (``outline.IMPORT_START``) is read to the end of its logical line (brackets and
     backslashes continue it) and that alone is parsed. Text in a string or comment that reads
     as an import is taken too (one more module to look at, never one less); what does not
     parse is skipped. On tf-models-official 2.2.2, 57 modules: 0.26 s with a full ``ast``
     parse and walk each, 0.02 s so."""
     found: List[ast.stmt] = []
-    for match in _IMPORT_START.finditer(text):
+    for match in IMPORT_START.finditer(text):
         start = match.end()
         end = _logical_line_end(text, start)
         try:
@@ -850,16 +841,12 @@ def _holds_class_statement(text: str, name: str) -> bool:
         keyword = start
         while keyword and text[keyword - 1] in _BETWEEN_CLASS_AND_NAME:
             keyword -= 1
-        if keyword < start and text.endswith("class", 0, keyword) and (keyword == 5 or not _is_word_character(text[keyword - 6])):
+        if keyword < start and text.endswith("class", 0, keyword) and (keyword == 5 or not is_word_character(text[keyword - 6])):
             return True
     return False
 
 
 _BETWEEN_CLASS_AND_NAME = frozenset(" \t\n\r\f\v\\")
-
-
-def _is_word_character(character: str) -> bool:
-    return character.isalnum() or character == "_"
 
 
 @lru_cache(maxsize=None)

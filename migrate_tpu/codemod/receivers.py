@@ -15,7 +15,9 @@ from __future__ import annotations
 import ast
 import re
 from functools import lru_cache
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Optional, Set, Tuple
+
+from migrate_tpu.codemod.spelling import is_word_character, word_places
 
 # ``from m import *`` may bind any name.
 _STAR_IMPORT = re.compile(r"import(?<=\bimport)(?:[ \t]|\\\n)*\*")
@@ -32,9 +34,17 @@ def _attribute(method: str) -> "re.Pattern[str]":
     return re.compile(rf"\.(?:[ \t\f\r\n]|\\\n|#[^\n]*\n)*{re.escape(method)}\b")
 
 
-@lru_cache(maxsize=None)
-def _word(name: str) -> "re.Pattern[str]":
-    return re.compile(rf"{re.escape(name)}(?<=\b{re.escape(name)})\b")
+def name_and_attributes(expr: ast.expr) -> Optional[Tuple[str, str]]:
+    """``a.b.c`` as ``("a", ".b.c")`` (a name alone as ``("a", "")``): the name an attribute
+    chain starts from and the rest as a dotted suffix; None when it starts elsewhere
+    (``f().g``), where no import names it."""
+    attributes: List[str] = []
+    while isinstance(expr, ast.Attribute):
+        attributes.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    return expr.id, "".join("." + attribute for attribute in reversed(attributes))
 
 
 def imported_receivers(source: str, method: str) -> Optional[Dict[str, Set[str]]]:
@@ -53,7 +63,7 @@ def imported_receivers(source: str, method: str) -> Optional[Dict[str, Set[str]]
         if match.group(0) != "." + method:
             return None
         start = first = match.start()
-        while first > 0 and (source[first - 1].isalnum() or source[first - 1] == "_"):
+        while first > 0 and is_word_character(source[first - 1]):
             first -= 1
         name = source[first:start]
         before = source[first - 1] if first else " "
@@ -66,9 +76,9 @@ def imported_receivers(source: str, method: str) -> Optional[Dict[str, Set[str]]
     found: Dict[str, Set[str]] = {}
     for name in receivers:
         targets: Set[str] = set()
-        for occurrence in _word(name).finditer(source):
-            line = source.rfind("\n", 0, occurrence.start()) + 1
-            end = source.find("\n", occurrence.start())
+        for occurrence in word_places(source, name):
+            line = source.rfind("\n", 0, occurrence) + 1
+            end = source.find("\n", occurrence)
             text = source[line : len(source) if end < 0 else end]
             if source.endswith("\\\n", 0, line):
                 return None  # the line continues another
@@ -77,7 +87,7 @@ def imported_receivers(source: str, method: str) -> Optional[Dict[str, Set[str]]
                 if bound is None:
                     return None
                 targets.update(bound)
-            elif not source.startswith(".", occurrence.end()):
+            elif not source.startswith(".", occurrence + len(name)):
                 return None
         if not targets:
             return None  # bound by nothing the text shows: not an import

@@ -22,6 +22,7 @@ import ast
 from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple, cast
 
 from migrate_tpu.codemod.prefilter import Prefilter
+from migrate_tpu.codemod.receivers import name_and_attributes
 
 
 # Calls that look a name up by a string (``getattr(tf.distribute, "TPUStrategy")``).
@@ -241,14 +242,11 @@ class SourceIndex:
         functions do not see)."""
         from migrate_tpu.codemod.names import canonical
 
-        parts: List[str] = []
-        while isinstance(expr, ast.Attribute):
-            parts.append(expr.attr)
-            expr = expr.value
-        if not isinstance(expr, ast.Name) or expr.id not in self._module_imports():
+        chain = name_and_attributes(expr)
+        if chain is None or chain[0] not in self._module_imports():
             return None
-        targets = self.imported_only(expr.id)
-        rest = "".join("." + part for part in reversed(parts))
+        head, rest = chain
+        targets = self.imported_only(head)
         return None if targets is None else [canonical(target + rest) for target in targets]
 
     def _traces(self, decorator: ast.expr) -> bool:

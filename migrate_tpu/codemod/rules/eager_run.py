@@ -16,7 +16,7 @@ from migrate_tpu.codemod.names import expression_for, lookup
 from migrate_tpu.codemod.rule import Change, Expected, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.prefilter import Evidence
 from migrate_tpu.codemod.side_effects import side_effects
-from migrate_tpu.codemod.receivers import imported_receivers
+from migrate_tpu.codemod.receivers import imported_receivers, name_and_attributes
 from migrate_tpu.codemod.strategies import STRATEGY_LIKE, TPU, StrategyFacts
 from migrate_tpu.codemod.tracing import GRAPH_MODE_CALLS, TRACED, UNKNOWN, Decorators, builds_tf1_graph, class_tracing, is_tracing
 
@@ -1365,10 +1365,10 @@ def _name_may_be_tpu(index, name: str) -> bool:
 def _attribute_may_be_tpu(index, place: int) -> bool:
     """Whether ``StrategyFacts`` may find a TPU strategy in the receiver of ``calls[place]``
     when it is no plain name, as its ``_attribute_kinds`` reads ``a.b``: a name like a
-    strategy's (``config.strategy``) may be one; otherwise only ``self.X`` (``_self_attribute_may_be_tpu``)
-    and an attribute of an imported module, which the tree is asked about, can be, never
-    ``a.b.c`` (``tf.compat.v1.app.run(main)``). On tensor2tensor 1.15.7, ``tf.app.run(main)``
-    sent two files of TF1 code to LibCST. Any other receiver (a call's result) may be one."""
+    strategy's (``config.strategy``) may be one; otherwise only ``self.X`` in a method and an
+    attribute of an imported module, which the tree is asked about, can be, never ``a.b.c``
+    (``tf.compat.v1.app.run(main)``). On tensor2tensor 1.15.7, ``tf.app.run(main)`` sent two
+    files of TF1 code to LibCST. Any other receiver (a call's result) may be one."""
     receiver = index.calls_node(place).func.value
     if not isinstance(receiver, ast.Attribute):
         return True
@@ -1376,29 +1376,19 @@ def _attribute_may_be_tpu(index, place: int) -> bool:
         return True
     if not isinstance(receiver.value, ast.Name):
         return False
-    if index.self_attribute_values(place) is not None:
-        return _self_attribute_may_be_tpu(index, place)
+    values = index.self_attribute_values(place)
+    if values is not None:
+        # ``self.X``: what the class's methods give it, unless ``_value_may_be_tpu`` rules out
+        # every value (none given: only a name like a strategy's, ruled out above, may be one).
+        # On TF-Agents 0.5.0, ``self._session.run(...)`` after ``self._session =
+        # tf.compat.v1.Session()`` kept three files of TF1 code parsed.
+        return any(_value_may_be_tpu(index, value) for value in values)
     targets = index.imported_only(receiver.value.id)
     if targets is None:
         return True  # bound otherwise in the file: not followed here
     return index.lookup is not None and any(
         _tpu_kind(index.lookup.factory_kinds(f"{target}.{receiver.attr}", index.path, call=False)) for target in targets
     )
-
-
-def _self_attribute_may_be_tpu(index, place: int) -> bool:
-    """Whether ``StrategyFacts`` may find a TPU strategy in the receiver of ``calls[place]``:
-    True for any receiver but ``self.X`` in a method, and there unless every value the class's
-    methods give ``self.X`` is one ``_value_may_be_tpu`` rules out (none given: only a name
-    like a strategy's may be one). On TF-Agents 0.5.0, ``self._session.run(...)`` after
-    ``self._session = tf.compat.v1.Session()`` kept three files of TF1 code parsed."""
-    values = index.self_attribute_values(place)
-    if values is None:
-        return True
-    if not values:
-        attribute = index.calls_node(place).func.value.attr
-        return bool(STRATEGY_LIKE.match(attribute))
-    return any(_value_may_be_tpu(index, value) for value in values)
 
 
 def _value_may_be_tpu(index, value) -> bool:
@@ -1409,18 +1399,11 @@ def _value_may_be_tpu(index, value) -> bool:
     if not isinstance(value, ast.Call):
         return False  # ``kinds`` of a literal, a subscript, ...: None
     func = value.func
-    if isinstance(func, ast.Name):
-        head, last = func.id, func.id
-    elif isinstance(func, ast.Attribute):
-        last = func.attr
-        root = func.value
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if not isinstance(root, ast.Name):
-            return False  # ``f().g()``: no qualified name, so no constructor nor factory
-        head = root.id
-    else:
-        return False
+    chain = name_and_attributes(func)
+    if chain is None:
+        return False  # ``f().g()``: no qualified name, so no constructor nor factory
+    head, rest = chain
+    last = func.attr if isinstance(func, ast.Attribute) else head
     if _strategy_word(last):
         return True
     bindings = index.bindings(head)
@@ -1439,22 +1422,10 @@ def _value_may_be_tpu(index, value) -> bool:
     # LibCST parsed for nothing called ``driver.run()`` on one).
     if index.lookup is None:
         return False
-    rest = "".join("." + part for part in _attribute_chain(func)[1:])
     return any(
         not target.startswith("tensorflow") and _tpu_kind(index.lookup.factory_kinds(target + rest, index.path))
         for target in targets
     )
-
-
-def _attribute_chain(func: ast.expr) -> List[str]:
-    """``a.b.c`` as ``["a", "b", "c"]`` (a name alone as itself)."""
-    parts: List[str] = []
-    while isinstance(func, ast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    if isinstance(func, ast.Name):
-        parts.append(func.id)
-    return parts[::-1]
 
 
 def _tpu_kind(kinds) -> bool:

@@ -10,6 +10,7 @@ import libcst as cst
 from migrate_tpu.codemod.analysis import Analysis
 from migrate_tpu.codemod.rule import Change, Expected, NodeRewrite, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.prefilter import Evidence
+from migrate_tpu.codemod.receivers import name_and_attributes
 from migrate_tpu.codemod.version_guards import collapse
 
 # The last name of every version ``version_guards`` reads (``_VERSION_NAMES``).
@@ -157,14 +158,10 @@ if tf.__version__ >= "2.5":
                         return True
                     # ``compat.IS_TF2`` after ``import compat`` (or ``from . import compat``): the
                     # analysis asks the tree about the whole chain, ``compat.IS_TF2``.
-                    parts = []
-                    head: ast.expr = node
-                    while isinstance(head, ast.Attribute):
-                        parts.append(head.attr)
-                        head = head.value
-                    if isinstance(head, ast.Name):
-                        rest = "".join("." + part for part in reversed(parts))
-                        if any(imported_reads_version(target + rest) for target in index.import_targets(head.id)):
+                    chain = name_and_attributes(node)
+                    if chain is not None:
+                        head, rest = chain
+                        if any(imported_reads_version(target + rest) for target in index.import_targets(head)):
                             return True
                 if isinstance(node, ast.Name) and node.id not in followed:
                     if node.id in _VERSION_WORDS:
