@@ -965,14 +965,10 @@ def load_tables(directory: Optional[Path] = None) -> List[Type[TableRule]]:
 def _declared_evidence(raw) -> Tuple[Evidence, ...]:
     """A table's own ``[[rule.evidence]]`` (the fields of :class:`Evidence`), where the last
     names of its symbols are too common a word to filter on (a package named ``experimental``)."""
+    # The schema (``table_schema.EVIDENCE``) names exactly Evidence's fields, and the loader
+    # has refused any other key: each table passes its own, Evidence's defaults fill the rest.
     return tuple(
-        Evidence(
-            e["literal"],
-            e.get("pattern", ""),
-            e.get("without_tensorflow", False),
-            e.get("code_only", False),
-            tuple(e.get("targets", ())),
-        )
+        Evidence(**{**e, "targets": tuple(e["targets"])} if "targets" in e else e)
         for e in raw.get("evidence", [])
     )
 
