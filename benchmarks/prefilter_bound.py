@@ -31,7 +31,7 @@ from typing import List, Tuple
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from run import _folder, bare_of_command, findings_files, floor, get_tree, measure, tool_command  # noqa: E402
+from run import _folder, alternated, bare_of_command, findings_files, floor, get_tree, measure, tool_command  # noqa: E402
 
 # `python -c` program: the CLI, with the prefilter answered from a list of paths (one a line,
 # as the tool prints them) instead of decided. The engine's other work is untouched.
@@ -64,11 +64,12 @@ def triples(tool: List[str], answered: List[str], limit: List[str], floor_cpu: f
     """The tool, the answered run and the limit run one after the other, ``repeat`` times
     (at least 3): the medians of tool / limit and answered / limit over the triples, CPU
     seconds, the limit being the bare parse plus the floor."""
-    ratios: List[Tuple[float, float]] = []
-    for _ in range(max(3, repeat)):
-        tool_run, answered_run, limit_run = measure(tool, work), measure(answered, work), measure(limit, work)
-        ratios.append((tool_run.cpu / (limit_run.cpu + floor_cpu), answered_run.cpu / (limit_run.cpu + floor_cpu)))
-    return statistics.median(r[0] for r in ratios), statistics.median(r[1] for r in ratios)
+    tool_runs, answered_runs, limit_runs = alternated([tool, answered, limit], repeat, work)
+    limits = [run.cpu + floor_cpu for run in limit_runs]
+    return (
+        statistics.median(run.cpu / bound for run, bound in zip(tool_runs, limits)),
+        statistics.median(run.cpu / bound for run, bound in zip(answered_runs, limits)),
+    )
 
 
 def main() -> int:

@@ -98,6 +98,17 @@ def best(command: List[str], repeat: int, cwd: Optional[Path] = None) -> Run:
     return min(runs, key=lambda run: run.elapsed)
 
 
+def alternated(commands: List[List[str]], repeat: int, cwd: Optional[Path] = None) -> List[List[Run]]:
+    """The commands run one after the other, that round ``repeat`` times (at least 3): the
+    runs of each command, round by round, so that a ratio taken round by round charges the
+    machine's drift to every command alike (``paired``)."""
+    runs: List[List[Run]] = [[] for _ in commands]
+    for _ in range(max(3, repeat)):
+        for command, kept in zip(commands, runs):
+            kept.append(measure(command, cwd))
+    return runs
+
+
 def paired(first: List[str], second: List[str], repeat: int, cwd: Optional[Path] = None, extra_cpu: float = 0.0, extra_wall: float = 0.0):
     """The two commands run alternately ``repeat`` times (at least 3): the best run of each,
     and the median over the pairs of first / (second + extra), in wall and CPU seconds.
@@ -106,10 +117,7 @@ def paired(first: List[str], second: List[str], repeat: int, cwd: Optional[Path]
     measurements of the same work, taken a minute apart, differ that much); a ratio of
     runs taken side by side, pair by pair, charges both sides alike.
     """
-    runs_a, runs_b = [], []
-    for _ in range(max(3, repeat)):
-        runs_a.append(measure(first, cwd))
-        runs_b.append(measure(second, cwd))
+    runs_a, runs_b = alternated([first, second], repeat, cwd)
     wall = statistics.median(a.elapsed / (b.elapsed + extra_wall) for a, b in zip(runs_a, runs_b))
     cpu = statistics.median(a.cpu / (b.cpu + extra_cpu) for a, b in zip(runs_a, runs_b))
     return min(runs_a, key=lambda run: run.elapsed), min(runs_b, key=lambda run: run.elapsed), wall, cpu
