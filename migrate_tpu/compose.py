@@ -447,3 +447,27 @@ class Run:
         else:
             sys.stderr.write(text + "\n")
             sys.stderr.flush()
+
+
+def migrate_copy(original: Path, copy: Path, fix_options: Dict[str, object]) -> List[str]:
+    """Migrate ``copy`` (a file or tree copied from ``original``) as ``fix`` would, with the
+    settings ``original`` gets (``verify``'s migrated copy); returns the errors as
+    ``path: error: message`` lines.  Raises :class:`SettingsError` for bad settings."""
+    from dataclasses import replace
+
+    from migrate_tpu.engine.report import error_line
+    from migrate_tpu.settings import CommandLine
+
+    options = dict(fix_options)
+
+    def ids(key: str) -> Tuple[str, ...]:
+        return tuple(cast(Sequence[str], options.get(key) or ()))
+
+    typed = CommandLine(select=ids("select"), ignore=ids("ignore"), target=cast(Optional[str], options.get("target")),
+                        unsafe_fixes=cast(Optional[bool], options.get("unsafe_fixes")), jobs=cast(Optional[int], options.get("jobs")))
+    settings, _ = settings_for([str(original)], typed, config_file=cast(Optional[str], options.get("config_file")),
+                               isolated=bool(options.get("isolated", False)))
+    # The copy lives outside the project: its paths are matched against nothing of the user's.
+    settings = replace(settings, exclude=(), respect_gitignore=False, force_exclude=False)
+    run = Run([str(copy)], settings, quiet=True, no_progress=True, no_cache=True)
+    return [error_line(result) for result in run.results("fix") if result.failed]

@@ -5,6 +5,9 @@
   never imports LibCST (it must run on Python 3.7 under old TensorFlow);
 - ``migrate_tpu/engine`` imports nothing from the codemod or the runtime and
   names no TensorFlow: no import of it, no string naming the package;
+- ``migrate_tpu/verify`` reaches the codemod and the engine only through the
+  composition root, and of the runtime only the launcher and the recorder's names
+  (no TensorFlow in verify's own process);
 - TensorFlow is imported only under ``migrate_tpu/runtime``.
 
 Only the top-level modules (the CLI, the composition root, the settings) may
@@ -27,7 +30,11 @@ FORBIDDEN = {
     "codemod": ("migrate_tpu.engine", "migrate_tpu.runtime", "migrate_tpu.cli", "migrate_tpu.compose", "migrate_tpu.settings", "tensorflow"),
     "runtime": ("migrate_tpu.engine", "migrate_tpu.codemod", "migrate_tpu.cli", "migrate_tpu.compose", "migrate_tpu.settings", "libcst"),
     "engine": ("migrate_tpu.codemod", "migrate_tpu.runtime", "migrate_tpu.cli", "migrate_tpu.compose", "migrate_tpu.settings", "tensorflow"),
+    "verify": ("migrate_tpu.codemod", "migrate_tpu.engine", "migrate_tpu.cli", "libcst", "tensorflow"),
 }
+# What verify may import of the runtime: the launcher, and the recorder for its names
+# (both import TensorFlow only inside the interpreter that runs the program).
+VERIFY_MAY_IMPORT_OF_RUNTIME = ("migrate_tpu.runtime.launch", "migrate_tpu.runtime.recorder")
 # Outside the runtime, whatever the part.
 NOWHERE_BUT_RUNTIME = ("tensorflow", "tf_keras")
 
@@ -87,6 +94,9 @@ def wall_breaks(source: str, module: str, is_package: bool = False) -> List[str]
     breaks = []
     for line, name in imports_of(source, module, is_package):
         forbidden = [prefix for prefix in FORBIDDEN.get(part, ()) if _within(name, prefix)]
+        if part == "verify" and _within(name, "migrate_tpu.runtime") and not any(_within(name, allowed) for allowed in VERIFY_MAY_IMPORT_OF_RUNTIME):
+            if name != "migrate_tpu.runtime":
+                forbidden.append("migrate_tpu.runtime")
         if forbidden:
             breaks.append(f"{line}: {part} imports {name}")
         elif part != "runtime" and any(_within(name, prefix) for prefix in NOWHERE_BUT_RUNTIME):
@@ -128,6 +138,8 @@ def test_every_part_is_checked():
         ("migrate_tpu.engine.config", "PACKAGE = 'tensorflow-cpu'\n", "the engine names TensorFlow"),
         ("migrate_tpu.engine.pipeline", "import importlib\nimportlib.import_module('migrate_tpu.codemod.api')\n", "engine imports migrate_tpu.codemod.api"),
         ("migrate_tpu.cli", "import tensorflow\n", "tensorflow imported outside the runtime"),
+        ("migrate_tpu.verify.plan", "from migrate_tpu.codemod.api import migrate\n", "verify imports migrate_tpu.codemod.api"),
+        ("migrate_tpu.verify.compare", "from migrate_tpu.runtime.emulation import install\n", "verify imports migrate_tpu.runtime.emulation"),
     ],
 )
 def test_a_break_is_found(module, source, expected):
@@ -192,7 +204,7 @@ def import_circles(graph: dict) -> List[List[str]]:
 # What the command line may import of the package: the wiring (the composition root and
 # the other top-level modules), the engine's reporters, the runtime's own entry points.
 # Everything else (the codemod, the engine's pipeline) it reaches through compose.
-CLI_MAY_IMPORT = ("migrate_tpu.engine.report", "migrate_tpu.runtime.launch", "migrate_tpu.runtime.envs")
+CLI_MAY_IMPORT = ("migrate_tpu.engine.report", "migrate_tpu.runtime.launch", "migrate_tpu.runtime.envs", "migrate_tpu.verify")
 
 
 def cli_reaches_around(source: str) -> List[str]:

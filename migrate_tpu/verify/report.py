@@ -1,0 +1,94 @@
+"""A verdict as the user reads it: text, JSON, markdown (a job summary or a pull-request
+comment) and GitHub workflow annotations."""
+
+from __future__ import annotations
+
+import json
+from typing import List, Optional
+
+from migrate_tpu.verify.verdict import DIVERGED, ERROR, RETRACED, SAME, Verdict
+
+def _where_text(where: Optional[dict]) -> str:
+    if not where:
+        return "?"
+    if "variable" in where:
+        return f"variable {where['variable']}"
+    if "stdout_line" in where:
+        return f"stdout line {where['stdout_line']}"
+    parts = []
+    for side in ("before", "after"):
+        place = where.get(side)
+        if place:
+            source = f": {place['source']}" if place.get("source") else ""
+            parts.append(f"  {side:6} {place['file']}:{place['line']}{source}")
+    return "\n" + "\n".join(parts) if parts else "?"
+
+
+def _divergence_lines(divergence: dict) -> List[str]:
+    replica = f", replica {divergence['replica']}" if divergence.get("replica") is not None else ""
+    if divergence.get("host") is not None:
+        replica = f", host {divergence['host']}" + replica
+    lines = [f"first divergence at step {divergence['step']}: {divergence.get('what', divergence['kind'])}{replica}"]
+    where = _where_text(divergence.get("where"))
+    if where.startswith("\n"):
+        lines += where[1:].splitlines()
+    elif where != "?":
+        lines.append(f"  at {where}")
+    lines.append(f"  before: {json.dumps(divergence.get('before'))}")
+    lines.append(f"  after:  {json.dumps(divergence.get('after'))}")
+    if divergence.get("message"):
+        lines.append(f"  {divergence['message']}")
+    return lines
+
+
+def _headline(verdict: Verdict, label: str) -> str:
+    if verdict.verdict == SAME:
+        return f"{label}: same ({verdict.steps} steps, {verdict.variables_compared} variables compared)"
+    if verdict.verdict == DIVERGED and verdict.first_divergence is not None:
+        return f"{label}: diverged at step {verdict.first_divergence['step']}"
+    if verdict.verdict == RETRACED and verdict.retraced is not None:
+        r = verdict.retraced
+        return f"{label}: retraced: {r['function']} traced {r['after']} times after migration, {r['before']} before"
+    return f"{label}: error: {verdict.error.splitlines()[0] if verdict.error else ''}"
+
+
+def report(verdict: Verdict, output_format: str, label: str) -> str:
+    if output_format == "json":
+        return json.dumps(verdict.as_json(), indent=2) + "\n"
+    lines = [_headline(verdict, label)]
+    if verdict.verdict == DIVERGED and verdict.first_divergence is not None:
+        lines += _divergence_lines(verdict.first_divergence)
+    elif verdict.verdict == RETRACED and verdict.retraced is not None:
+        r = verdict.retraced
+        warm = r["traces_after_first_step"]
+        lines.append(f"  {r['function']} ({r.get('where')}): traces before {r['before']}, after {r['after']}; "
+                     f"traces after the first step: before {warm['before']}, after {warm['after']}")
+        lines.append("  on a TPU each trace is an XLA compilation: define the tf.function once, outside the loop or method")
+    elif verdict.verdict == ERROR:
+        lines += [f"  {line}" for line in (verdict.error or "").splitlines()[1:]]
+        if verdict.advice:
+            lines.append(f"  what to do: {verdict.advice}")
+    timing = []
+    for side in ("before", "after"):
+        run = getattr(verdict, side)
+        if run:
+            timing.append(f"{side}: exit {run['exit_status']}, {run['seconds']:.1f}s")
+    if timing:
+        lines.append("  " + "; ".join(timing))
+    if output_format == "markdown":
+        icon = {SAME: "✅", DIVERGED: "❌", RETRACED: "⚠️", ERROR: "❗"}[verdict.verdict]
+        body = "\n".join(lines[1:])
+        return f"### {icon} migrate-tpu verify: {verdict.verdict}\n\n{lines[0]}\n\n" + (f"```\n{body}\n```\n" if body else "")
+    if output_format == "github":
+        text = "\n".join(lines) + "\n"
+        if verdict.verdict != SAME:
+            level = "error" if verdict.verdict in (DIVERGED, ERROR) else "warning"
+            place = ""
+            divergence = verdict.first_divergence or {}
+            after_place = (divergence.get("where") or {}).get("after") if isinstance(divergence.get("where"), dict) else None
+            if after_place and after_place.get("line"):
+                place = f" file={after_place['file']},line={after_place['line']}"
+            message = lines[0].replace("%", "%25").replace("\n", "%0A")
+            text += f"::{level}{place}::{message}\n"
+        return text
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,72 @@
+"""What a verification concludes, and what one run left behind: the types every stage of
+``verify`` shares (no TensorFlow, no files)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional
+
+SAME, DIVERGED, RETRACED, ERROR = "same", "diverged", "retraced", "error"
+EXIT_STATUS = {SAME: 0, DIVERGED: 1, RETRACED: 1, ERROR: 2}
+FORMATS = ("text", "json", "markdown", "github")
+
+#: Tolerances when the two runs use different interpreters (the releases' numerics differ);
+#: one interpreter for both runs compares exactly.
+DEFAULT_RTOL = 1e-5
+DEFAULT_ATOL = 1e-6
+
+BEFORE_API, AFTER_API = "2.1", "2.4"
+TIMED_OUT = 124
+
+
+class VerifyError(Exception):
+    """Verification could not be set up (one line for the user)."""
+
+
+@dataclass
+class RunResult:
+    status: int
+    seconds: float
+    record: Optional[dict]
+    stdout: str
+    stderr: str
+    root: Path  # the copy the program ran from
+    host_records: List[Optional[dict]] = field(default_factory=list)  # hosts 1.. of a pod (--hosts)
+
+
+@dataclass
+class Verdict:
+    verdict: str
+    steps: int = 0
+    first_divergence: Optional[dict] = None
+    traces: Dict[str, Dict[str, int]] = field(default_factory=lambda: {"before": {}, "after": {}})
+    retraced: Optional[dict] = None
+    error: Optional[str] = None
+    advice: Optional[str] = None
+    before: Optional[dict] = None
+    after: Optional[dict] = None
+    tolerance: Dict[str, float] = field(default_factory=dict)
+    hosts: Optional[int] = None
+    variables_compared: int = 0
+    variables_only_in: Dict[str, List[str]] = field(default_factory=lambda: {"before": [], "after": []})
+
+    @property
+    def exit_status(self) -> int:
+        return EXIT_STATUS[self.verdict]
+
+    def as_json(self) -> dict:
+        return {
+            "verdict": self.verdict,
+            "steps": self.steps,
+            "first_divergence": self.first_divergence,
+            "retraced": self.retraced,
+            "traces": self.traces,
+            "before": self.before,
+            "after": self.after,
+            "tolerance": self.tolerance,
+            "variables_compared": self.variables_compared,
+            "variables_only_in": self.variables_only_in,
+            "error": self.error,
+            "advice": self.advice,
+        }
