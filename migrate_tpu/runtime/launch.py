@@ -87,6 +87,12 @@ def resolve_python(python):
     return python
 
 
+def builds_its_own_cluster(script):
+    """Whether ``script`` builds ``MultiWorkerMirroredStrategy`` itself (with ``hosts`` it
+    then runs as that many worker processes, each one replica on the CPU)."""
+    return pod.is_multi_client_script(script)
+
+
 def pod_replicas(hosts, replicas=None):
     """Cores of a pod of ``hosts`` hosts: ``replicas``, or 8 per host (v3-8 hosts)."""
     return DEFAULT_REPLICAS * int(hosts) if replicas is None else int(replicas)

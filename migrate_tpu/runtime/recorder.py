@@ -137,6 +137,7 @@ class Recorder(object):
         self.step_codes = set()
         self.functions = {}  # id -> (tf.function, key, where): the user's functions called
         self.keys = {}  # id -> (tf.function, its _function_key): every tf.function called
+        self.replicas = set()  # num_replicas_in_sync of every strategy whose run was called
         self.tf = None
 
     # ---- values ---------------------------------------------------------------------
@@ -269,6 +270,7 @@ class Recorder(object):
             "variables": self.variables or [],
             "traces": self.traces(),
             "traces_per_step": self.traces_per_step,
+            "replicas": sorted(self.replicas),
             "exit_status": status,
             "exception": self.exception,
             "seconds": round(time.time() - self.started, 3),
@@ -340,6 +342,10 @@ def _nested(recorder, original, self, args, kwargs):
 def _run_wrapper(recorder, tf):
     def make(original):
         def run(self, *args, **kwargs):
+            try:
+                recorder.replicas.add(int(self.num_replicas_in_sync))
+            except Exception:  # a strategy that cannot say: nothing to note
+                pass
             if not tf.executing_eagerly():  # traced into a tf.function: that function is a step
                 recorder.saw_run_in_trace = True
                 return original(self, *args, **kwargs)

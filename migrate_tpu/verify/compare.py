@@ -8,9 +8,9 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
-from migrate_tpu.verify.verdict import DIVERGED, ERROR, RETRACED, SAME, TIMED_OUT, BEFORE_API, RunResult, Verdict
+from migrate_tpu.verify.verdict import BEFORE_API, DIVERGED, ERROR, RETRACED, SAME, SURFACE_VERSIONS, TIMED_OUT, RunResult, Verdict
 
 # A number in a printed line (the lowest-priority signal).
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
@@ -105,9 +105,24 @@ def _short(plain, limit: int = 12):
     return plain.get("text", plain.get("object"))
 
 
-def _where(location: Optional[str], run: RunResult, label_root: str) -> Optional[dict]:
+def _shown_path(path: Path, run: RunResult) -> str:
+    """``path`` (in a run's copy) as the user names it."""
+    if run.program is not None and run.shown_program:
+        try:
+            if path.resolve() == run.program.resolve():
+                return run.shown_program
+        except OSError:
+            pass
+    try:
+        relative = path.resolve().relative_to(run.root.resolve())
+    except (ValueError, OSError):
+        return str(path)
+    return os.path.normpath(os.path.join(run.shown_root or ".", *relative.parts))
+
+
+def _where(location: Optional[str], run: RunResult) -> Optional[dict]:
     """``{"file", "line", "source"}`` for a recorded ``file:line`` of one copy, the file named
-    as the user knows it."""
+    as the user knows it (a notebook's cell in ``cell``)."""
     if not location:
         return None
     file, _, line = location.rpartition(":")
@@ -129,17 +144,10 @@ def _where(location: Optional[str], run: RunResult, label_root: str) -> Optional
             source = _cell_line(path, int(cell), number)
     except (OSError, ValueError):
         source = None
-    shown = str(path)
-    try:
-        relative = path.resolve().relative_to(run.root.resolve())
-        parts = relative.parts
-        # the copy's first part is the copied file or folder, which the user calls label_root
-        shown = os.path.normpath(str(Path(label_root).joinpath(*parts[1:]))) if parts else label_root
-    except ValueError:
-        pass
+    place = {"file": _shown_path(path, run), "line": number, "source": source}
     if cell is not None:
-        shown += f" cell {cell}"
-    return {"file": shown, "line": number, "source": source}
+        place["cell"] = int(cell)
+    return place
 
 
 def _cell_line(path: Path, cell: int, number: int) -> Optional[str]:
@@ -166,31 +174,48 @@ def _describe_kind(kind: str) -> str:
             "evaluate": "the evaluate results", "predict": "the predict outputs"}.get(kind, kind)
 
 
-def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label: str, hosts: Optional[int] = None,
-            after_label: Optional[str] = None) -> Verdict:
-    """The verdict on two runs' records."""
+_MISMATCH_WORDS = {"value": "the values differ", "shape": "the shapes differ", "dtype": "the dtypes differ",
+                   "structure": "the structures differ", "replica count": "the numbers of replicas differ"}
+
+
+def _exception_text(record: dict, runs: Tuple[RunResult, ...]) -> Optional[str]:
+    """``Type: message`` of a record's uncaught exception, the copies' paths as the user names them."""
+    exception = record.get("exception")
+    if not exception:
+        return None if record.get("exit_status") == 0 else f"exit status {record.get('exit_status')}"
+    text = f"{exception.get('type')}: {exception.get('message')}"
+    for run in runs:
+        text = text.replace(str(run.root), run.shown_root or ".")
+    return text
+
+
+def _steps_done(record: dict) -> int:
+    return int(record.get("steps") or 0)
+
+
+def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label: str, hosts: Optional[int] = None) -> Verdict:
+    """The verdict on two runs' records (``label``: the original as the user named it)."""
     verdict = Verdict(SAME, tolerance={"rtol": rtol, "atol": atol}, hosts=hosts)
-    verdict.before = _run_summary(before)
-    verdict.after = _run_summary(after)
+    verdict.before = run_summary(before)
+    verdict.after = run_summary(after)
     b, a = before.record or {}, after.record or {}
-    verdict.variables_only_in = {
-        "before": sorted({v["name"] for v in b.get("variables", [])} - {v["name"] for v in a.get("variables", [])}),
-        "after": sorted({v["name"] for v in a.get("variables", [])} - {v["name"] for v in b.get("variables", [])})}
-    verdict.variables_compared = len({v["name"] for v in b.get("variables", [])} & {v["name"] for v in a.get("variables", [])})
+    matched, unmatched = match_variables(b.get("variables", []), a.get("variables", []))
+    verdict.variables_compared = len(matched)
+    verdict.variables_not_compared = [entry for entry in unmatched if entry["why"] == BOOKKEEPING_REASON]
+    verdict.variables_only_in = {side: sorted(e["name"] for e in unmatched if e["side"] == side) for side in ("before", "after")}
     verdict.traces = {"before": {k: v["count"] for k, v in (b.get("traces") or {}).items()},
                       "after": {k: v["count"] for k, v in (a.get("traces") or {}).items()}}
+    verdict.replicas = {"before": b.get("replicas"), "after": a.get("replicas")}
     if before.status == TIMED_OUT or after.status == TIMED_OUT:
         which = "original" if before.status == TIMED_OUT else "migrated program"
         return error(verdict, f"the {which} timed out", "raise --timeout, or verify fewer steps with --steps N")
     if before.record is None:
         return error(verdict, "the original did not run: " + _last_line(before.stderr),
-                      _no_record_advice(before.stderr))
-    if b.get("exit_status") != 0:
-        exception = b.get("exception") or {}
-        message = f"{exception.get('type')}: {exception.get('message')}" if exception else f"exit status {b.get('exit_status')}"
-        return error(verdict, f"the original fails under the TF {BEFORE_API} surface: {message}",
-                      f"make `migrate-tpu run --tf-api {BEFORE_API} {label}` succeed first (or pick its interpreter with --before-python); "
-                      "verify compares against a working original")
+                     _no_record_advice(before.stderr))
+    before_failure = _exception_text(b, (before, after))
+    if before_failure is not None and not _steps_done(b):
+        return error(verdict, f"the original fails under the TF {BEFORE_API} surface: {before_failure}",
+                     _failure_advice(b, label))
     if after.record is None:
         if after.status in (2, 127) and "TensorFlow" in after.stderr:
             return error(verdict, "the migrated program did not run: " + _last_line(after.stderr), _no_record_advice(after.stderr))
@@ -198,38 +223,56 @@ def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label
         verdict.first_divergence = {"step": 1, "kind": "exit", "where": None, "before": 0, "after": after.status,
                                     "message": _last_line(after.stderr)}
         return verdict
-    steps = min(b.get("steps", 0), a.get("steps", 0))
+    steps = min(_steps_done(b), _steps_done(a))
     verdict.steps = steps
-    after_label = after_label or label
-    divergence = _first_event_divergence(b, a, before, after, label, after_label, rtol, atol, steps)
-    if divergence is None and a.get("exit_status") != 0:
-        exception = a.get("exception") or {}
-        divergence = {"step": a.get("steps", 0) + 1, "kind": "exception", "where": None, "before": None,
-                      "after": f"{exception.get('type')}: {exception.get('message')}" if exception else f"exit status {a.get('exit_status')}"}
-    if divergence is None and b.get("steps") != a.get("steps"):
-        divergence = {"step": steps + 1, "kind": "steps", "where": None, "before": b.get("steps"), "after": a.get("steps"),
-                      "message": "the two programs ran a different number of steps"}
+    divergence = _first_event_divergence(b, a, before, after, rtol, atol, steps)
+    after_failure = _exception_text(a, (before, after))
+    if divergence is None and (before_failure or after_failure) and before_failure != after_failure:
+        divergence = {"step": min(_steps_done(b), _steps_done(a)) + 1, "kind": "exception", "where": None,
+                      "what": "the uncaught exception", "before": before_failure, "after": after_failure}
+    if divergence is None and _steps_done(b) != _steps_done(a):
+        divergence = {"step": steps + 1, "kind": "steps", "where": None, "before": _steps_done(b), "after": _steps_done(a),
+                      "what": "the number of steps", "message": "the two programs ran a different number of steps"}
     if divergence is None:
-        divergence = _variable_divergence(b, a, rtol, atol, steps)
+        divergence = _variable_divergence(matched, unmatched, rtol, atol, steps)
     if hosts and hosts > 1:
         if divergence is not None:
             divergence["host"] = 0
         else:
-            divergence = _host_divergence(before, after, label, after_label, rtol, atol, steps)
+            divergence = _host_divergence(before, after, rtol, atol, steps)
     if divergence is None:
-        divergence = _printed_divergence(before.stdout, after.stdout, rtol, atol, steps)
+        versions = _version_strings(b, a)
+        divergence = _printed_divergence(before.stdout, after.stdout, rtol, atol, steps, versions)
     if divergence is not None:
         verdict.verdict = DIVERGED
         verdict.first_divergence = divergence
         return verdict
+    if before_failure is not None:
+        verdict.notes.append(f"both runs stopped with the same exception after step {steps}: {before_failure}; "
+                             f"the {steps} steps before it are compared")
+    if verdict.variables_not_compared:
+        names = ", ".join(sorted({e["name"] for e in verdict.variables_not_compared}))
+        verdict.notes.append(f"not compared: {names} (optimizer bookkeeping that the two API surfaces name differently)")
+    one_replica = _one_replica_note(b, a)
+    if one_replica:
+        verdict.notes.append(one_replica)
     retrace = _retrace(b, a, steps)
     if retrace is not None:
-        place = _where(retrace.get("where"), after, after_label)
+        place = _where(retrace.get("where"), after)
         if place is not None:
             retrace["where"] = f"{place['file']}:{place['line']}"
         verdict.verdict = RETRACED
         verdict.retraced = retrace
     return verdict
+
+
+def _one_replica_note(b: dict, a: dict) -> Optional[str]:
+    """A warning where every strategy stepped ran one replica: a reduction's SUM and MEAN agree there."""
+    seen = [r for record in (b, a) for r in (record.get("replicas") or [])]
+    if seen and max(seen) < 2:
+        return ("every step ran on one replica, where a reduction's SUM and MEAN agree: give the strategy two devices or "
+                "more (--replicas, --hosts) to compare reductions")
+    return None
 
 
 def error(verdict: Verdict, message: str, advice: str) -> Verdict:
@@ -251,13 +294,35 @@ def _no_record_advice(stderr: str) -> str:
     return "run it with `migrate-tpu run` to see why"
 
 
-def _run_summary(run: RunResult) -> dict:
+_MISSING_MODULE = re.compile(r"No module named '([^']+)'")
+
+
+def _failure_advice(record: dict, label: str) -> str:
+    """What would help an original that fails before its first step."""
+    exception = record.get("exception") or {}
+    kind, message = exception.get("type") or "", exception.get("message") or ""
+    missing = _MISSING_MODULE.search(message) if kind in ("ModuleNotFoundError", "ImportError") else None
+    if missing:
+        return (f"the interpreter lacks the package {missing.group(1).split('.')[0]!r}: install it there, or pick an "
+                "interpreter that has it with --python (--before-python for the original's)")
+    if kind == "AttributeError" and ("'run'" in message or "distribute_datasets_from_function" in message):
+        return ("the original already uses an API of a later release than TF 2.1: verify it against that surface, or "
+                "compare with a hand migration with --after")
+    if kind in ("FileNotFoundError", "OSError", "NotFoundError"):
+        return ("the program reads a file verify did not find: each run starts in a copy of the script's folder "
+                "(or of your current folder inside it); name the folder that holds the data with --entry SCRIPT FOLDER")
+    return (f"see why with `migrate-tpu run --tf-api {BEFORE_API} {label}`, or pick the original's interpreter with "
+            "--before-python; verify compares against a working original")
+
+
+def run_summary(run: RunResult) -> dict:
     record = run.record or {}
     return {"exit_status": run.status, "seconds": round(run.seconds, 2), "steps": record.get("steps"),
-            "tensorflow": record.get("tensorflow"), "exception": record.get("exception")}
+            "tensorflow": record.get("tensorflow"), "exception": record.get("exception"),
+            "replicas": record.get("replicas"), "hosts": 1 + len(run.host_records)}
 
 
-def _first_event_divergence(b: dict, a: dict, before: RunResult, after: RunResult, label: str, after_label: str, rtol, atol,
+def _first_event_divergence(b: dict, a: dict, before: RunResult, after: RunResult, rtol: float, atol: float,
                             steps: int) -> Optional[dict]:
     b_events = [e for e in b.get("events", []) if e["step"] <= steps]
     a_events = [e for e in a.get("events", []) if e["step"] <= steps]
@@ -269,61 +334,136 @@ def _first_event_divergence(b: dict, a: dict, before: RunResult, after: RunResul
             assert present is not None  # the loop runs while one side has an event
             return {"step": present["step"], "kind": present["kind"], "what": "a recorded value is missing in the "
                     + ("original" if eb is None else "migrated program") if (eb is None or ea is None) else "different calls",
-                    "where": {"before": _where(eb and eb["where"], before, label), "after": _where(ea and ea["where"], after, after_label)},
+                    "where": {"before": _where(eb and eb["where"], before), "after": _where(ea and ea["where"], after)},
                     "before": eb and eb["kind"], "after": ea and ea["kind"], "replica": None}
         try:
             _compare_plain(eb["value"], ea["value"], rtol, atol)
         except _Mismatch as mismatch:
-            return {"step": ea["step"], "kind": ea["kind"], "what": f"{_describe_kind(ea['kind'])} ({mismatch.what})",
-                    "where": {"before": _where(eb["where"], before, label), "after": _where(ea["where"], after, after_label)},
+            return {"step": ea["step"], "kind": ea["kind"], "what": f"{_describe_kind(ea['kind'])}: {_MISMATCH_WORDS.get(mismatch.what, mismatch.what)}",
+                    "where": {"before": _where(eb["where"], before), "after": _where(ea["where"], after)},
                     "replica": mismatch.replica, "before": _short(mismatch.before), "after": _short(mismatch.after)}
     return None
 
 
-def _host_divergence(before: RunResult, after: RunResult, label: str, after_label: str, rtol, atol, steps: int) -> Optional[dict]:
+def _host_divergence(before: RunResult, after: RunResult, rtol: float, atol: float, steps: int) -> Optional[dict]:
     """The first divergence on hosts 1.. of a pod (host 0's record is the main one)."""
     for host, (hb, ha) in enumerate(zip(before.host_records, after.host_records), 1):
         if hb is None or ha is None:
             continue
-        divergence = (_first_event_divergence(hb, ha, before, after, label, after_label, rtol, atol, steps)
-                      or _variable_divergence(hb, ha, rtol, atol, steps))
+        matched, unmatched = match_variables(hb.get("variables", []), ha.get("variables", []))
+        divergence = (_first_event_divergence(hb, ha, before, after, rtol, atol, steps)
+                      or _variable_divergence(matched, unmatched, rtol, atol, steps))
         if divergence is not None:
             divergence["host"] = host
             return divergence
     return None
 
 
-def _variable_divergence(b: dict, a: dict, rtol, atol, steps: int) -> Optional[dict]:
-    b_vars = {v["name"]: v for v in b.get("variables", [])}
-    a_vars = {v["name"]: v for v in a.get("variables", [])}
-    # A variable of one side only is not a divergence: the optimizers of the two API surfaces
-    # keep different bookkeeping variables (TF 2.1's `decay`, Keras 2.11's `iteration`).
-    for name in sorted(set(b_vars) & set(a_vars)):
-        vb, va = b_vars[name], a_vars[name]
+# --------------------------------------------------------------------------
+# Variables: matched by name and, among those of one name, by creation order
+# --------------------------------------------------------------------------
+
+#: The last part of an optimizer's bookkeeping variables, which the API surfaces keep and
+#: name differently (TF 2.1's optimizers and Keras' legacy ones: ``iter`` and their
+#: hyperparameters as variables; Keras >= 2.11: ``iteration``; mixed precision's loss
+#: scale).  Such a variable is set aside only where one side alone has it; matched, it is
+#: compared as any other.
+BOOKKEEPING = frozenset({"iter", "iteration", "iterations", "decay", "learning_rate", "lr", "beta_1", "beta_2", "momentum", "rho",
+                         "epsilon", "current_loss_scale", "loss_scale", "good_steps", "dynamic_scale"})
+BOOKKEEPING_REASON = "optimizer bookkeeping"
+
+
+def _leaf(name: str) -> str:
+    return name.rsplit("/", 1)[-1].split(":", 1)[0]
+
+
+def _ordinal(index: int) -> str:
+    suffix = "th" if 10 <= index % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(index % 10, "th")
+    return f"{index}{suffix}"
+
+
+def match_variables(before: List[dict], after: List[dict]) -> Tuple[List[Tuple[str, dict, dict]], List[dict]]:
+    """``(matched, unmatched)``: variables of one name are paired in the order they were
+    created (the recorder lists them so), so that two of one name (two optimizers'
+    ``iter``, two metrics' ``total``) are each compared with their counterpart.
+    ``matched``: ``(label, before, after)``; ``unmatched``: ``{"name", "side", "why"}``."""
+    groups: Dict[str, Dict[str, List[dict]]] = {}
+    for side, variables in (("before", before), ("after", after)):
+        for variable in variables:
+            groups.setdefault(variable["name"], {"before": [], "after": []})[side].append(variable)
+    matched: List[Tuple[str, dict, dict]] = []
+    unmatched: List[dict] = []
+    for name, sides in groups.items():
+        count = max(len(sides["before"]), len(sides["after"]))
+        for index in range(count):
+            label = name if count == 1 else f"{name} (the {_ordinal(index + 1)} of {count} of that name)"
+            b = sides["before"][index] if index < len(sides["before"]) else None
+            a = sides["after"][index] if index < len(sides["after"]) else None
+            if b is not None and a is not None:
+                matched.append((label, b, a))
+            else:
+                why = BOOKKEEPING_REASON if _leaf(name) in BOOKKEEPING else "created by one version only"
+                unmatched.append({"name": label, "side": "before" if a is None else "after", "why": why})
+    return matched, unmatched
+
+
+def _variable_divergence(matched: List[Tuple[str, dict, dict]], unmatched: List[dict], rtol: float, atol: float,
+                         steps: int) -> Optional[dict]:
+    for label, vb, va in matched:
         if vb["shape"] != va["shape"] or vb["dtype"] != va["dtype"]:
-            return {"step": steps, "kind": "variable", "what": f"variable {name}: shape or dtype",
-                    "where": {"variable": name}, "replica": None, "before": [vb["shape"], vb["dtype"]], "after": [va["shape"], va["dtype"]]}
+            return {"step": steps, "kind": "variable", "what": f"variable {label}: the shapes or dtypes differ",
+                    "where": {"variable": label}, "replica": None, "before": [vb["shape"], vb["dtype"]], "after": [va["shape"], va["dtype"]]}
         try:
             _compare_plain({"replicas": vb["replicas"]}, {"replicas": va["replicas"]}, rtol, atol)
         except _Mismatch as mismatch:
-            return {"step": steps, "kind": "variable", "what": f"variable {name}", "where": {"variable": name},
+            return {"step": steps, "kind": "variable", "what": f"variable {label}", "where": {"variable": label},
                     "replica": mismatch.replica, "before": _short(mismatch.before), "after": _short(mismatch.after)}
+    for entry in unmatched:
+        if entry["why"] != BOOKKEEPING_REASON:
+            side = "original" if entry["side"] == "before" else "migrated program"
+            return {"step": steps, "kind": "variable", "what": f"variable {entry['name']} exists in the {side} only",
+                    "where": {"variable": entry["name"]}, "replica": None,
+                    "before": entry["name"] if entry["side"] == "before" else None,
+                    "after": entry["name"] if entry["side"] == "after" else None}
     return None
 
 
-def _printed_numbers(text: str) -> List[Tuple[int, str, List[float]]]:
+# --------------------------------------------------------------------------
+# Printed lines: the last and least signal
+# --------------------------------------------------------------------------
+
+_VERSION_MARK = "<tensorflow version>"
+
+
+def _version_strings(*records: dict) -> List[str]:
+    """The TensorFlow versions a program may print: each run's interpreter's, and the releases
+    the API surfaces stand for (a program reads its surface's version)."""
+    found = {v for v in SURFACE_VERSIONS.values()}
+    found.update(record.get("tensorflow") for record in records if record.get("tensorflow"))
+    return sorted(found, key=len, reverse=True)
+
+
+def _without_versions(line: str, versions: Sequence[str]) -> str:
+    for version in versions:
+        line = re.sub(r"(?<![\w.])" + re.escape(version) + r"(?![\w.])", _VERSION_MARK, line)
+    return line
+
+
+def _printed_numbers(text: str, versions: Sequence[str] = ()) -> List[Tuple[int, str, List[float]]]:
     lines = []
     for number, line in enumerate(text.splitlines(), 1):
+        line = _without_versions(line, versions)
         found = _NUMBER.findall(line)
         if found and not _TIMING.search(line):
             lines.append((number, _NUMBER.sub("#", line), [float(x) for x in found]))
     return lines
 
 
-def _printed_divergence(before: str, after: str, rtol, atol, steps: int) -> Optional[dict]:
+def _printed_divergence(before: str, after: str, rtol: float, atol: float, steps: int, versions: Sequence[str] = ()) -> Optional[dict]:
     """Lines whose words agree but whose numbers do not (a printed line of a different
-    wording is not compared: the migration may change a message)."""
-    b_lines, a_lines = _printed_numbers(before), _printed_numbers(after)
+    wording is not compared: the migration may change a message; a TensorFlow version
+    string is no number of the computation)."""
+    b_lines, a_lines = _printed_numbers(before, versions), _printed_numbers(after, versions)
     if len(b_lines) != len(a_lines):
         return None
     for (line_b, shape_b, nb), (line_a, shape_a, na) in zip(b_lines, a_lines):
@@ -360,3 +500,60 @@ def _retrace(b: dict, a: dict, steps: int) -> Optional[dict]:
         return {"function": name, "where": entry.get("where"), "before": b_traces.get(name, 0), "after": entry["count"],
                 "traces_after_first_step": {"before": warm_before, "after": warm_after}}
     return None
+
+
+# --------------------------------------------------------------------------
+# Two releases: how far one program's values move between them
+# --------------------------------------------------------------------------
+
+
+def _number_pairs(before, after):
+    """The numbers of two recorded values of one structure, pair by pair (none where the
+    structures differ: that is no rounding)."""
+    if not isinstance(before, dict) or not isinstance(after, dict) or set(before) != set(after):
+        return
+    for key in ("replicas", "list"):
+        if key in before:
+            if len(before[key]) == len(after[key]):
+                for b, a in zip(before[key], after[key]):
+                    yield from _number_pairs(b, a)
+            return
+    if "dict" in before:
+        for (kb, b), (ka, a) in zip(before["dict"], after["dict"]):
+            if kb == ka:
+                yield from _number_pairs(b, a)
+        return
+    if "value" in before and before.get("shape") == after.get("shape"):
+        yield from zip(_flat(before["value"]), _flat(after["value"]))
+    elif "python" in before:
+        yield before["python"], after["python"]
+
+
+def release_drift(before: RunResult, control: RunResult, steps: int) -> dict:
+    """How far the original's values moved from one release to the other: the largest absolute
+    and relative difference over every recorded value and variable of the first ``steps``
+    steps, and where the largest relative one is."""
+    b, c = before.record or {}, control.record or {}
+    largest = {"absolute": 0.0, "relative": 0.0, "where": None}
+
+    def visit(pairs, where: str) -> None:
+        for x, y in pairs:
+            if isinstance(x, bool) or isinstance(y, bool) or not isinstance(x, (int, float)) or not isinstance(y, (int, float)):
+                continue
+            if math.isnan(x) or math.isnan(y) or math.isinf(x) or math.isinf(y):
+                continue
+            difference = abs(x - y)
+            relative = difference / max(abs(x), abs(y)) if difference else 0.0
+            largest["absolute"] = max(largest["absolute"], difference)
+            if relative > largest["relative"]:
+                largest["relative"], largest["where"] = relative, where
+
+    events_b = [e for e in b.get("events", []) if e["step"] <= steps]
+    events_c = [e for e in c.get("events", []) if e["step"] <= steps]
+    for eb, ec in zip(events_b, events_c):
+        if _same_kind(eb["kind"], ec["kind"]):
+            visit(_number_pairs(eb["value"], ec["value"]), f"step {eb['step']}: {_describe_kind(eb['kind'])}")
+    matched, _ = match_variables(b.get("variables", []), c.get("variables", []))
+    for label, vb, vc in matched:
+        visit(_number_pairs({"replicas": vb["replicas"]}, {"replicas": vc["replicas"]}), f"variable {label}")
+    return {"tensorflow": {"before": b.get("tensorflow"), "control": c.get("tensorflow")}, **largest}

@@ -20,8 +20,31 @@ def _where_text(where: Optional[dict]) -> str:
         place = where.get(side)
         if place:
             source = f": {place['source']}" if place.get("source") else ""
-            parts.append(f"  {side:6} {place['file']}:{place['line']}{source}")
+            parts.append(f"  {side:6} {_place_text(place)}{source}")
     return "\n" + "\n".join(parts) if parts else "?"
+
+
+def _place_text(place: dict) -> str:
+    """``train.py:42``, or for a notebook ``nb.ipynb cell 4:2``."""
+    cell = f" cell {place['cell']}" if place.get("cell") is not None else ""
+    return f"{place['file']}{cell}:{place['line']}"
+
+
+def _replicas_text(replicas: Optional[List[int]]) -> str:
+    if not replicas:
+        return "no strategy stepped"
+    return " and ".join(str(r) for r in replicas) + (" replica" if replicas == [1] else " replicas")
+
+
+def _runs_line(verdict: Verdict) -> Optional[str]:
+    """What each run had: replicas of the strategies it stepped, and hosts."""
+    if not verdict.replicas:
+        return None
+    hosts = verdict.hosts or 1
+    before, after = verdict.replicas.get("before"), verdict.replicas.get("after")
+    sides = (f"original {_replicas_text(before)}, migrated {_replicas_text(after)}" if before != after
+             else f"each run {_replicas_text(before)}")
+    return f"  {sides}; {hosts} {'host' if hosts == 1 else 'hosts'}"
 
 
 def _divergence_lines(divergence: dict) -> List[str]:
@@ -68,6 +91,12 @@ def report(verdict: Verdict, output_format: str, label: str) -> str:
         lines += [f"  {line}" for line in (verdict.error or "").splitlines()[1:]]
         if verdict.advice:
             lines.append(f"  what to do: {verdict.advice}")
+    runs = _runs_line(verdict)
+    if runs:
+        lines.append(runs)
+    if verdict.variables_not_compared and verdict.verdict != ERROR:
+        lines.append("  not compared: " + "; ".join(f"{e['name']} ({e['side']} only: {e['why']})" for e in verdict.variables_not_compared))
+    lines += [f"  note: {note}" for note in verdict.notes]
     timing = []
     for side in ("before", "after"):
         run = getattr(verdict, side)
@@ -86,9 +115,16 @@ def report(verdict: Verdict, output_format: str, label: str) -> str:
             place = ""
             divergence = verdict.first_divergence or {}
             after_place = (divergence.get("where") or {}).get("after") if isinstance(divergence.get("where"), dict) else None
+            message = lines[0]
             if after_place and after_place.get("line"):
-                place = f" file={after_place['file']},line={after_place['line']}"
-            message = lines[0].replace("%", "%25").replace("\n", "%0A")
+                if after_place.get("cell") is not None:  # GitHub knows the notebook, not its cells' lines
+                    place = f" file={after_place['file']}"
+                    message += f" (cell {after_place['cell']}, line {after_place['line']})"
+                else:
+                    place = f" file={after_place['file']},line={after_place['line']}"
+            if divergence:
+                message += f": {divergence.get('what', divergence.get('kind'))}; before {json.dumps(divergence.get('before'))}, after {json.dumps(divergence.get('after'))}"
+            message = message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
             text += f"::{level}{place}::{message}\n"
         return text
     return "\n".join(lines) + "\n"

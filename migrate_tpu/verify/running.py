@@ -13,6 +13,7 @@ from typing import Dict, Iterator, Optional, Sequence
 
 from migrate_tpu.runtime import recorder as recording  # the record's variable names only (no TensorFlow)
 from migrate_tpu.runtime.launch import launch
+from migrate_tpu.verify.plan import Copy
 from migrate_tpu.verify.verdict import RunResult
 
 @contextmanager
@@ -56,15 +57,30 @@ def _environment(values: Dict[str, Optional[str]]) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def run_one(program: Path, root: Path, args: Sequence[str], tf_api: str, python: Optional[str], steps: Optional[int],
-            seed: int, replicas, hosts, tpu_env, timeout, extra_path: Optional[str], record_path: Path) -> RunResult:
+@contextmanager
+def _working_folder(folder: Path) -> Iterator[None]:
+    """This process' current folder (and so the run's) is ``folder`` for the duration."""
+    saved = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(saved)
+
+
+def run_one(copy: Copy, args: Sequence[str], tf_api: str, python: Optional[str], steps: Optional[int],
+            seed: int, replicas: Optional[int], hosts: Optional[int], tpu_env: Optional[str], timeout: Optional[float],
+            record_path: Path) -> RunResult:
+    """Run ``copy``'s program in its own folder, with a temporary folder of its own (``TMPDIR``)."""
     out_path, err_path = record_path.with_suffix(".stdout"), record_path.with_suffix(".stderr")
-    python_path = os.pathsep.join(p for p in (extra_path, os.environ.get("PYTHONPATH")) if p) or None
+    temporary = record_path.with_suffix(".tmp")
+    temporary.mkdir(exist_ok=True)
     env = {recording.RECORD_VARIABLE: str(record_path), recording.STEPS_VARIABLE: str(steps) if steps else None,
-           recording.SEED_VARIABLE: str(seed), "PYTHONPATH": python_path, "PYTHONHASHSEED": str(seed)}
+           recording.SEED_VARIABLE: str(seed), "PYTHONHASHSEED": str(seed), "TMPDIR": str(temporary)}
+    copy.cwd.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    with _environment(env), _captured(out_path, err_path):
-        status = launch(str(program), list(args), replicas=replicas, tf_api=tf_api, python=python,
+    with _environment(env), _working_folder(copy.cwd), _captured(out_path, err_path):
+        status = launch(str(copy.program), list(args), replicas=replicas, tf_api=tf_api, python=python,
                         hosts=hosts, timeout=timeout, tpu_env=tpu_env)
     seconds = time.monotonic() - started
     if status == 130:  # the run was interrupted (Ctrl-C): so is verification
@@ -76,5 +92,5 @@ def run_one(program: Path, root: Path, args: Sequence[str], tf_api: str, python:
     for host in range(1, int(hosts or 1)):  # the recorder of host K writes RECORD.hostK
         path = Path(f"{record_path}.host{host}")
         host_records.append(json.loads(path.read_text("utf-8")) if path.exists() else None)
-    return RunResult(status, seconds, record, out_path.read_text("utf-8", "replace"), err_path.read_text("utf-8", "replace"), root,
-                     host_records)
+    return RunResult(status, seconds, record, out_path.read_text("utf-8", "replace"), err_path.read_text("utf-8", "replace"), copy.root,
+                     host_records, shown_root=copy.shown_root, program=copy.program, shown_program=copy.shown_program)

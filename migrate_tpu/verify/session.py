@@ -1,57 +1,149 @@
 """The whole ``verify`` command: plan the copies, run the original and the migration, compare.
-The temporary copies are removed whatever happens."""
+The temporary copies are removed whatever happens.
+
+With two interpreters (``--before-python tf2.1 --python tf2.4``) the releases' numerics
+differ, and training makes the difference grow, so no fixed tolerance tells a changed
+computation from rounding.  A third run is the control: the original again, under the TF 2.1
+surface on the migrated program's interpreter.  The migration is judged on that one
+interpreter, exactly (control against migrated program); the original on its own release
+against the control measures how far the releases drift apart, which the report states.
+"""
 
 from __future__ import annotations
 
+import re
 import shutil
-from typing import Optional, Sequence
+from typing import List, Optional, Sequence
 
 from migrate_tpu.runtime import recorder as recording  # the default seed only (no TensorFlow)
-from migrate_tpu.verify.compare import compare, error
-from migrate_tpu.verify.plan import plan
+from migrate_tpu.runtime.launch import builds_its_own_cluster, resolve_python
+from migrate_tpu.verify.compare import compare, error, release_drift, run_summary
+from migrate_tpu.verify.plan import Copy, Plan, changed_links, plan
 from migrate_tpu.verify.running import run_one
 from migrate_tpu.verify.verdict import AFTER_API, BEFORE_API, DEFAULT_ATOL, DEFAULT_RTOL, ERROR, TIMED_OUT, RunResult, Verdict
 
+#: Worker processes of a program that builds MultiWorkerMirroredStrategy itself, when no
+#: --hosts is given: one worker would have one replica, where SUM and MEAN agree.
+DEFAULT_CLUSTER_HOSTS = 2
+
+
+def _runs_at_all(run: RunResult) -> bool:
+    """Whether a run got far enough to be compared: it recorded, and it either ended well or
+    stepped at least once before it failed."""
+    record = run.record
+    if record is None or run.status == TIMED_OUT:
+        return False
+    return record.get("exit_status") == 0 or bool(record.get("steps"))
+
+
 def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None, after: Optional[str] = None, steps: Optional[int] = None,
            python: Optional[str] = None, before_python: Optional[str] = None, rtol: Optional[float] = None, atol: Optional[float] = None,
-           replicas=None, hosts=None, tpu_env=None, timeout=None, seed: int = recording.DEFAULT_SEED, fix_options: Optional[dict] = None) -> Verdict:
-    """Migrate, run both, compare; the temporary copies are removed whatever happens."""
-    the_plan = plan(target, entry, after, fix_options or {})
+           replicas: Optional[int] = None, hosts: Optional[int] = None, tpu_env: Optional[str] = None, timeout: Optional[float] = None,
+           seed: int = recording.DEFAULT_SEED, fix_options: Optional[dict] = None) -> Verdict:
+    """Migrate, run both (and the control, across releases), compare."""
+    before_python = before_python or python
+    two_releases = (resolve_python(before_python) or None) != (resolve_python(python) or None)
+    the_plan = plan(target, entry, after, fix_options or {}, control=two_releases)
+    notes: List[str] = []
     try:
-        before_python = before_python or python
-        same_interpreter = (before_python or None) == (python or None)
-        if rtol is None:
-            rtol = 0.0 if same_interpreter else DEFAULT_RTOL
-        if atol is None:
-            atol = 0.0 if same_interpreter else DEFAULT_ATOL
-        common = dict(steps=steps, seed=seed, replicas=replicas, hosts=hosts, tpu_env=tpu_env, timeout=timeout, extra_path=the_plan.extra_path)
-        before = run_one(the_plan.before_program, the_plan.before_root, args, BEFORE_API, before_python,
-                         record_path=the_plan.workdir / "before.json", **common)
-        if before.record is None or before.record.get("exit_status") != 0 or before.status == TIMED_OUT:
+        if hosts is None and builds_its_own_cluster(str(the_plan.before.program)):
+            hosts = DEFAULT_CLUSTER_HOSTS
+            notes.append(f"the program builds MultiWorkerMirroredStrategy: each run is a cluster of {hosts} worker processes, "
+                         "one replica each, so that reductions have two replicas to show in (--hosts sets another number)")
+        exact_rtol = 0.0 if rtol is None else rtol
+        exact_atol = 0.0 if atol is None else atol
+
+        def run(copy: Copy, api: str, interpreter: Optional[str], name: str) -> RunResult:
+            result = run_one(copy, args, api, interpreter, steps=steps, seed=seed, replicas=replicas, hosts=hosts, tpu_env=tpu_env,
+                             timeout=timeout, record_path=the_plan.workdir / f"{name}.json")
+            for path in changed_links(copy):
+                notes.append(f"warning: the {name} run changed {path}, a large file verify linked from your folder instead of copying")
+            return result
+
+        before = run(the_plan.before, BEFORE_API, before_python, "original")
+        if not _runs_at_all(before):
             # no point running the migrated program against an original that does not run
-            after_run = RunResult(-1, 0.0, None, "", "", the_plan.after_root)
-            verdict = compare(before, after_run, rtol, atol, the_plan.original_label, hosts)
+            verdict = compare(before, RunResult(-1, 0.0, None, "", "", the_plan.after.root), exact_rtol, exact_atol, the_plan.original_label, hosts)
             verdict.after = None
             if verdict.verdict != ERROR:
-                verdict = error(verdict, "the original did not run", "run it with `migrate-tpu run --tf-api 2.1`")
-            verdict.error = _with_stderr_tail(verdict.error, before.stderr)
+                verdict = error(verdict, "the original did not run", f"run it with `migrate-tpu run --tf-api {BEFORE_API}`")
+            verdict.error = _with_stderr_tail(verdict.error, before.stderr, (before,))
+            verdict.notes[:0] = notes
             return verdict
-        after_run = run_one(the_plan.after_program, the_plan.after_root, args, AFTER_API, python,
-                            record_path=the_plan.workdir / "after.json", **common)
-        verdict = compare(before, after_run, rtol, atol, target, hosts, the_plan.after_label)
+        control = run(the_plan.control, BEFORE_API, python, "control") if the_plan.control is not None else None
+        after_run = run(the_plan.after, AFTER_API, python, "migrated")
+        if control is not None and _runs_at_all(control):
+            verdict = compare(control, after_run, exact_rtol, exact_atol, the_plan.original_label, hosts)
+            _note_drift(verdict, before, control)
+        elif control is not None:
+            verdict = compare(before, after_run, DEFAULT_RTOL if rtol is None else rtol, DEFAULT_ATOL if atol is None else atol,
+                              the_plan.original_label, hosts)
+            notes.append(f"the original does not run under the TF {BEFORE_API} surface on the migrated program's interpreter "
+                         f"({_last_line(control.stderr)}): compared across the two releases within the tolerance")
+        else:
+            verdict = compare(before, after_run, exact_rtol, exact_atol, the_plan.original_label, hosts)
         if verdict.verdict == ERROR:
-            verdict.error = _with_stderr_tail(verdict.error, after_run.stderr)
+            verdict.error = _with_stderr_tail(verdict.error, after_run.stderr, (before, after_run))
+        verdict.hosts = hosts
+        verdict.notes[:0] = notes
         return verdict
     finally:
         shutil.rmtree(the_plan.workdir, ignore_errors=True)
 
 
-def _with_stderr_tail(error: Optional[str], stderr: str, lines: int = 12) -> str:
-    """``error`` and the last lines the run wrote to stderr, less a last line the error
-    already quotes (its headline is often the run's own last line)."""
+def _note_drift(verdict: Verdict, before: RunResult, control: RunResult) -> None:
+    """The original on its own release against the control: how far the releases drift apart."""
+    drift = release_drift(before, control, verdict.steps)
+    verdict.release_drift = drift
+    versions = drift["tensorflow"]
+    verdict.control, verdict.before = verdict.before, run_summary(before)
+    where = f" ({drift['where']})" if drift.get("where") else ""
+    verdict.notes.append(
+        f"the original gives other bits on TF {versions['before']} than on TF {versions['control']}: largest difference "
+        f"{drift['relative']:.2g} relative, {drift['absolute']:.2g} absolute{where}; that is the releases' rounding, so the "
+        f"migration is compared on TF {versions['control']} alone, exactly, against the original run there")
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "(no output)"
+
+
+# A frame of the runtime's own code in a traceback, and TensorFlow's log lines: noise in an excerpt.
+_OWN_FRAME = re.compile(r'^\s*File "[^"]*[/\\]migrate_tpu[/\\]')
+_LOG_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] |[IWEF]\d{4} \d\d:\d\d:\d\d|WARNING:tensorflow:|INFO:tensorflow:)")
+
+
+def _with_stderr_tail(error: Optional[str], stderr: str, runs: Sequence[RunResult] = (), lines: int = 12) -> str:
+    """``error`` and the last lines the run wrote to stderr: the copies' paths as the user
+    names them, without TensorFlow's log lines or the runtime's own frames, less a last line
+    the error already quotes (its headline is often the run's own last line)."""
     error = error or ""
-    kept = [line for line in stderr.splitlines() if line.strip() and not line.startswith("migrate-tpu run: TPU emulation")]
+    kept: List[str] = []
+    skip_source = False
+    for line in stderr.splitlines():
+        if skip_source:
+            skip_source = False
+            if line.startswith("    ") and not line.lstrip().startswith("File "):
+                continue
+        if not line.strip() or line.startswith("migrate-tpu run: TPU emulation") or _LOG_LINE.match(line):
+            continue
+        if _OWN_FRAME.match(line):
+            skip_source = True
+            continue
+        kept.append(_user_paths(line, runs))
     kept = kept[-lines:]
     if kept and error and kept[-1].strip() in error.splitlines()[0]:
         kept.pop()
     return error + ("\n" + "\n".join(kept) if kept else "")
+
+
+def _user_paths(text: str, runs: Sequence[RunResult]) -> str:
+    for run in runs:
+        if run.program is not None and run.shown_program:
+            text = text.replace(str(run.program), run.shown_program)
+        text = text.replace(str(run.root), run.shown_root or ".")
+    return text
+
+
+__all__ = ["Plan", "verify"]

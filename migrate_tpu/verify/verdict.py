@@ -17,6 +17,8 @@ DEFAULT_RTOL = 1e-5
 DEFAULT_ATOL = 1e-6
 
 BEFORE_API, AFTER_API = "2.1", "2.4"
+#: The release each API surface stands for: what a program under it reads as ``tf.__version__``.
+SURFACE_VERSIONS = {"2.1": "2.1.0", "2.4": "2.4.1"}
 TIMED_OUT = 124
 
 
@@ -31,8 +33,11 @@ class RunResult:
     record: Optional[dict]
     stdout: str
     stderr: str
-    root: Path  # the copy the program ran from
+    root: Path  # the copy of the user's folder the program ran in
     host_records: List[Optional[dict]] = field(default_factory=list)  # hosts 1.. of a pod (--hosts)
+    shown_root: str = ""  # how the user names the folder ``root`` copies
+    program: Optional[Path] = None  # the program started, in the copy
+    shown_program: str = ""  # how the user names it
 
 
 @dataclass
@@ -50,6 +55,11 @@ class Verdict:
     hosts: Optional[int] = None
     variables_compared: int = 0
     variables_only_in: Dict[str, List[str]] = field(default_factory=lambda: {"before": [], "after": []})
+    variables_not_compared: List[dict] = field(default_factory=list)  # {"name", "side", "why"}
+    replicas: Dict[str, Optional[List[int]]] = field(default_factory=dict)  # side -> replicas of the strategies stepped
+    notes: List[str] = field(default_factory=list)  # what the reader should know of a verdict
+    release_drift: Optional[dict] = None  # two releases: how far the original's values moved between them
+    control: Optional[dict] = None  # two releases: the original's run on the migrated program's interpreter
 
     @property
     def exit_status(self) -> int:
@@ -67,6 +77,12 @@ class Verdict:
             "tolerance": self.tolerance,
             "variables_compared": self.variables_compared,
             "variables_only_in": self.variables_only_in,
+            "variables_not_compared": self.variables_not_compared,
+            "replicas": self.replicas,
+            "hosts": self.hosts or 1,
+            "notes": self.notes,
+            "release_drift": self.release_drift,
+            "control": self.control,
             "error": self.error,
             "advice": self.advice,
         }

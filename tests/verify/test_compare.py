@@ -52,12 +52,16 @@ def test_tracing_once_warm_is_a_regression_a_first_trace_is_not():
     assert verdict.retraced["traces_after_first_step"] == {"before": 0, "after": 2}
 
 
-def test_a_failing_migration_diverges_and_a_failing_original_is_an_error():
+def test_a_failing_migration_diverges_and_an_original_failing_before_its_first_step_is_an_error():
     failing = dict(record([1.0]), exit_status=1, exception={"type": "ValueError", "message": "boom"})
     verdict = compare(result(record([1.0])), result(failing), 0.0, 0.0, "t.py")
     assert (verdict.verdict, verdict.first_divergence["kind"], verdict.first_divergence["after"]) == ("diverged", "exception", "ValueError: boom")
-    error = compare(result(failing), result(record([1.0])), 0.0, 0.0, "t.py")
+    at_once = dict(record([]), exit_status=1, exception={"type": "ValueError", "message": "boom"})
+    error = compare(result(at_once), result(record([1.0])), 0.0, 0.0, "t.py")
     assert error.verdict == "error" and "ValueError: boom" in error.error
+    missing = dict(record([]), exit_status=1, exception={"type": "ModuleNotFoundError", "message": "No module named 'matplotlib.pyplot'"})
+    advice = compare(result(missing), result(record([1.0])), 0.0, 0.0, "t.py").advice
+    assert "'matplotlib'" in advice and "install" in advice and "make `migrate-tpu run" not in advice
 
 
 def test_printed_numbers_are_compared_where_the_words_agree():
@@ -95,3 +99,131 @@ def test_reports_show_the_verdict_and_the_first_divergence():
     assert github.splitlines()[-1].startswith("::error") and "diverged at step 2" in github.splitlines()[-1]
     import json
     assert json.loads(report(verdict, "json", "t.py"))["first_divergence"]["step"] == 2
+
+
+# --------------------------------------------------------------------------
+# What pins the verdict (each would pass a loosened comparator without these)
+# --------------------------------------------------------------------------
+
+
+def test_a_difference_just_above_the_tolerance_diverges_and_just_below_it_does_not():
+    # |after - before| <= atol + rtol * |after|: with rtol 1e-5, atol 0 and values near 1.0
+    before = record([1.0, 1.0])
+    below = record([1.0, 1.0 + 0.9e-5])
+    above = record([1.0, 1.0 + 1.1e-5])
+    assert compare(result(before), result(below), 1e-5, 0.0, "t.py").verdict == "same"
+    verdict = compare(result(before), result(above), 1e-5, 0.0, "t.py")
+    assert (verdict.verdict, verdict.first_divergence["step"]) == ("diverged", 2)
+    # atol alone, for values near zero
+    assert compare(result(record([0.0])), result(record([0.9e-6])), 0.0, 1e-6, "t.py").verdict == "same"
+    assert compare(result(record([0.0])), result(record([1.1e-6])), 0.0, 1e-6, "t.py").verdict == "diverged"
+
+
+def test_a_function_traced_more_often_after_under_the_same_name_is_retraced():
+    before = record([1.0] * 3, traces={"train_step": 1}, per_step=[1, 1, 1])
+    after = record([1.0] * 3, traces={"train_step": 2}, per_step=[1, 1, 2])
+    verdict = compare(result(before), result(after), 0.0, 0.0, "t.py")
+    assert verdict.verdict == "retraced"
+    assert (verdict.retraced["function"], verdict.retraced["before"], verdict.retraced["after"]) == ("train_step", 1, 2)
+    assert compare(result(before), result(before), 0.0, 0.0, "t.py").verdict == "same"
+
+
+def test_variables_of_one_name_are_matched_in_creation_order_and_none_is_dropped():
+    before = record([1.0], [("acc:0", 1.0), ("acc:0", 5.0)])
+    first_changed = record([1.0], [("acc:0", 2.0), ("acc:0", 5.0)])
+    verdict = compare(result(before), result(first_changed), 0.0, 0.0, "t.py")
+    assert verdict.verdict == "diverged"
+    assert verdict.first_divergence["what"] == "variable acc:0 (the 1st of 2 of that name)"
+    second_changed = record([1.0], [("acc:0", 1.0), ("acc:0", 6.0)])
+    assert "2nd of 2" in compare(result(before), result(second_changed), 0.0, 0.0, "t.py").first_divergence["what"]
+    same = compare(result(before), result(before), 0.0, 0.0, "t.py")
+    assert (same.verdict, same.variables_compared) == ("same", 2)
+
+
+def test_a_variable_of_one_version_only_diverges_unless_it_is_optimizer_bookkeeping():
+    before = record([1.0], [("dense/kernel:0", 1.0), ("Adam/iter:0", 3.0)])
+    after = record([1.0], [("dense/kernel:0", 1.0), ("iteration:0", 3.0), ("extra/bias:0", 0.0)])
+    verdict = compare(result(before), result(after), 0.0, 0.0, "t.py")
+    assert verdict.verdict == "diverged"
+    assert verdict.first_divergence["what"] == "variable extra/bias:0 exists in the migrated program only"
+    bookkeeping_only = record([1.0], [("dense/kernel:0", 1.0), ("iteration:0", 3.0)])
+    verdict = compare(result(before), result(bookkeeping_only), 0.0, 0.0, "t.py")
+    assert verdict.verdict == "same"
+    assert verdict.variables_not_compared == [{"name": "Adam/iter:0", "side": "before", "why": "optimizer bookkeeping"},
+                                              {"name": "iteration:0", "side": "after", "why": "optimizer bookkeeping"}]
+    assert any("not compared: Adam/iter:0, iteration:0" in note for note in verdict.notes)
+
+
+def test_one_replica_is_stated_and_warned_of():
+    one = dict(record([1.0]), replicas=[1])
+    verdict = compare(result(one), result(one), 0.0, 0.0, "t.py")
+    assert verdict.verdict == "same" and any("one replica" in note for note in verdict.notes)
+    eight = dict(record([1.0]), replicas=[8])
+    verdict = compare(result(eight), result(eight), 0.0, 0.0, "t.py")
+    assert not any("one replica" in note for note in verdict.notes)
+    from migrate_tpu.verify import report
+    assert "each run 8 replicas; 1 host" in report(verdict, "text", "t.py")
+
+
+def test_a_printed_tensorflow_version_is_no_divergence_but_a_number_beside_it_is():
+    before_record = dict(record([1.0]), tensorflow="2.1.0")
+    after_record = dict(record([1.0]), tensorflow="2.4.1")
+    before = RunResult(0, 1.0, before_record, "TensorFlow 2.1.0\nloss 0.5\n", "", Path("/nowhere"))
+    after = RunResult(0, 1.0, after_record, "TensorFlow 2.4.1\nloss 0.5\n", "", Path("/nowhere"))
+    assert compare(before, after, 0.0, 0.0, "t.py").verdict == "same"
+    # one interpreter, two surfaces: the program reads its surface's release
+    surfaces = [RunResult(0, 1.0, dict(record([1.0]), tensorflow="2.21.0"), f"version {v}, loss 0.5\n", "", Path("/nowhere"))
+                for v in ("2.1.0", "2.4.1")]
+    assert compare(*surfaces, 0.0, 0.0, "t.py").verdict == "same"
+    changed = RunResult(0, 1.0, after_record, "TensorFlow 2.4.1\nloss 0.75\n", "", Path("/nowhere"))
+    verdict = compare(before, changed, 0.0, 0.0, "t.py")
+    assert (verdict.verdict, verdict.first_divergence["after"]) == ("diverged", "loss 0.75")
+
+
+def test_the_same_late_failure_in_both_runs_is_same_and_another_one_diverges_at_that_step():
+    def failing(losses, message):
+        return dict(record(losses), exit_status=1, exception={"type": "ModuleNotFoundError", "message": message})
+
+    before = failing([1.0, 2.0], "No module named 'matplotlib'")
+    verdict = compare(result(before), result(failing([1.0, 2.0], "No module named 'matplotlib'")), 0.0, 0.0, "t.py")
+    assert (verdict.verdict, verdict.steps) == ("same", 2)
+    assert any("same exception after step 2" in note for note in verdict.notes)
+    other = compare(result(before), result(failing([1.0, 2.0], "No module named 'seaborn'")), 0.0, 0.0, "t.py")
+    assert (other.verdict, other.first_divergence["step"], other.first_divergence["kind"]) == ("diverged", 3, "exception")
+    went_on = compare(result(before), result(record([1.0, 2.0, 3.0])), 0.0, 0.0, "t.py")
+    assert (went_on.verdict, went_on.first_divergence["step"]) == ("diverged", 3)
+    earlier = compare(result(before), result(failing([1.0, 2.5], "No module named 'matplotlib'")), 0.0, 0.0, "t.py")
+    assert (earlier.verdict, earlier.first_divergence["step"]) == ("diverged", 2)  # the values first
+
+
+def test_release_drift_is_the_largest_difference_between_the_releases():
+    from migrate_tpu.verify.compare import release_drift
+
+    before = result(dict(record([1.0, 2.0], [("w:0", 4.0)]), tensorflow="2.1.0"))
+    control = result(dict(record([1.0, 2.002], [("w:0", 4.0)]), tensorflow="2.4.1"))
+    drift = release_drift(before, control, 2)
+    assert drift["tensorflow"] == {"before": "2.1.0", "control": "2.4.1"}
+    assert abs(drift["absolute"] - 0.002) < 1e-12 and abs(drift["relative"] - 0.002 / 2.002) < 1e-12
+    assert drift["where"].startswith("step 2")
+
+
+def test_a_notebook_divergence_annotates_the_notebook_with_its_cell_and_both_values(tmp_path):
+    import json
+
+    from migrate_tpu.verify import report
+
+    notebook = tmp_path / "copy" / "nb.ipynb"
+    notebook.parent.mkdir()
+    notebook.write_text(json.dumps({"cells": [{"cell_type": "code", "source": ["x = 1\n", "y = strategy.reduce('MEAN', v)\n"]}]}))
+    rec_before, rec_after = record([0.5]), record([0.75])
+    for rec in (rec_before, rec_after):
+        rec["events"][0]["where"] = f"{notebook}:cell1:2"
+    runs = [RunResult(0, 1.0, rec, "", "", notebook.parent, shown_root="work", program=notebook, shown_program="work/nb.ipynb")
+            for rec in (rec_before, rec_after)]
+    verdict = compare(*runs, 0.0, 0.0, "work/nb.ipynb")
+    place = verdict.first_divergence["where"]["after"]
+    assert (place["file"], place["cell"], place["line"], place["source"]) == ("work/nb.ipynb", 1, 2, "y = strategy.reduce('MEAN', v)")
+    annotation = report(verdict, "github", "work/nb.ipynb").splitlines()[-1]
+    assert annotation.startswith("::error file=work/nb.ipynb::")
+    assert "(cell 1, line 2)" in annotation and "before 0.5, after 0.75" in annotation
+    assert "nb.ipynb cell 1:2" in report(verdict, "text", "work/nb.ipynb")

@@ -137,7 +137,7 @@ def test_an_original_that_cannot_run_is_an_error(tmp_path):
     status, report, _ = verify(tmp_path, "--python", python, str(PROGRAMS / "broken_original.py"))
     assert (status, report["verdict"]) == (2, "error")
     assert "the original fails under the TF 2.1 surface: AttributeError" in report["error"]
-    assert "migrate-tpu run --tf-api 2.1" in report["advice"]
+    assert "already uses an API of a later release than TF 2.1" in report["advice"]  # not "make run succeed"
     assert report["after"] is None  # the migrated program is not run against a broken original
 
 
@@ -180,8 +180,12 @@ def test_real_tf_2_1_before_and_2_4_after(tmp_path):
     before, after = require("tf2.1"), require("tf2.4")
     status, report, stderr = verify(tmp_path, "--before-python", before, "--python", after, "--steps", "3", str(PROGRAMS / "train_loop.py"))
     assert (status, report["verdict"], report["steps"]) == (0, "same", 3), json.dumps(report, indent=1) + stderr
-    assert (report["before"]["tensorflow"], report["after"]["tensorflow"]) == ("2.1.0", "2.4.1")
-    assert report["tolerance"] == {"rtol": 1e-05, "atol": 1e-06}  # two interpreters: the documented default
+    assert (report["before"]["tensorflow"], report["control"]["tensorflow"], report["after"]["tensorflow"]) == ("2.1.0", "2.4.1", "2.4.1")
+    # the migration is judged on TF 2.4.1 alone, exactly, against the control (the original there);
+    # the original on TF 2.1.0 against the control is the releases' drift, stated
+    assert report["tolerance"] == {"rtol": 0.0, "atol": 0.0}
+    assert report["release_drift"]["tensorflow"] == {"before": "2.1.0", "control": "2.4.1"}
+    assert any("releases' rounding" in note for note in report["notes"])
     status, report, stderr = verify(tmp_path, "--before-python", before, "--python", after, "--steps", "3",
                                     "--after", str(PROGRAMS / "wrong_update_twice.py"), str(PROGRAMS / "train_loop.py"))
     assert (status, report["verdict"], report["first_divergence"]["step"]) == (1, "diverged", 2), json.dumps(report, indent=1) + stderr
@@ -194,7 +198,7 @@ def test_a_notebook_divergence_names_the_cell(tmp_path):
     assert (status, report["verdict"]) == (1, "diverged"), json.dumps(report, indent=1) + stderr
     divergence = report["first_divergence"]
     assert divergence["step"] == 1
-    assert divergence["where"]["after"] == {"file": "{} cell 4".format(PROGRAMS / "wrong_reduce_mean.ipynb"), "line": 3,
+    assert divergence["where"]["after"] == {"file": str(PROGRAMS / "wrong_reduce_mean.ipynb"), "cell": 4, "line": 3,
                                             "source": "loss = train_step(iterator)"}
 
 
@@ -227,3 +231,41 @@ def test_a_pod_program_verifies_once_as_one_client(tmp_path):
                                     "--after", str(PROGRAMS / "wrong_reduce_mean.py"), str(PROGRAMS / "train_loop.py"))
     assert (status, report["verdict"]) == (1, "diverged"), json.dumps(report, indent=1) + stderr
     assert report["first_divergence"]["step"] == 1
+
+
+def test_each_run_works_in_its_own_copy_of_the_folder(tmp_path):
+    # the program reads data beside itself and resumes from ./ckpts: run twice in the user's
+    # folder, the second run would start from the first one's checkpoint
+    python = require("tf2.21")
+    work = tmp_path / "work"
+    work.mkdir()
+    program = work / "train.py"
+    program.write_bytes((PROGRAMS / "checkpoints_beside.py").read_bytes())
+    (work / "data.npy").write_bytes(NPY_1_2_3)
+    digest = tree_digest(work)
+    status, report, stderr = verify(tmp_path, "--python", python, str(program))
+    assert (status, report["verdict"], report["steps"]) == (0, "same", 3), json.dumps(report, indent=1) + stderr
+    assert tree_digest(work) == digest  # no ./ckpts in the user's folder
+    assert sorted(p.name for p in work.iterdir()) == ["data.npy", "train.py"]
+
+
+def test_a_multi_worker_program_runs_on_two_workers_so_a_planted_mean_shows(tmp_path):
+    python = require("tf2.21")
+    status, report, stderr = verify(tmp_path, "--python", python, "--steps", "2", str(PROGRAMS / "mwms_sum.py"))
+    assert (status, report["verdict"], report["hosts"]) == (0, "same", 2), json.dumps(report, indent=1) + stderr
+    assert report["replicas"] == {"before": [2], "after": [2]}
+    status, report, stderr = verify(tmp_path, "--python", python, "--steps", "2", "--after", str(PROGRAMS / "wrong_mwms_mean.py"),
+                                    str(PROGRAMS / "mwms_sum.py"))
+    assert (status, report["verdict"], report["first_divergence"]["step"]) == (1, "diverged", 1), json.dumps(report, indent=1) + stderr
+
+
+def test_the_same_late_failure_in_both_runs_is_same_and_the_version_line_is_no_divergence(tmp_path):
+    python = require("tf2.21")
+    status, report, stderr = verify(tmp_path, "--python", python, str(PROGRAMS / "late_failure.py"))
+    assert (status, report["verdict"], report["steps"]) == (0, "same", 3), json.dumps(report, indent=1) + stderr
+    assert any("same exception after step 3" in note and "a_plotting_package_nobody_has" in note for note in report["notes"])
+
+
+# np.save of float64 [1, 2, 3] (format 1.0: a 118-byte header), written without NumPy (the tool's venv has none)
+NPY_1_2_3 = (b"\x93NUMPY\x01\x00v\x00{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }"
+             + b" " * 60 + b"\n" + b"".join(__import__("struct").pack("<d", x) for x in (1.0, 2.0, 3.0)))
