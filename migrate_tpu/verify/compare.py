@@ -439,7 +439,7 @@ def _version_strings(*records: dict) -> List[str]:
     """The TensorFlow versions a program may print: each run's interpreter's, and the releases
     the API surfaces stand for (a program reads its surface's version)."""
     found = {v for v in SURFACE_VERSIONS.values()}
-    found.update(record.get("tensorflow") for record in records if record.get("tensorflow"))
+    found.update(str(record["tensorflow"]) for record in records if record.get("tensorflow"))
     return sorted(found, key=len, reverse=True)
 
 
@@ -534,7 +534,8 @@ def release_drift(before: RunResult, control: RunResult, steps: int) -> dict:
     and relative difference over every recorded value and variable of the first ``steps``
     steps, and where the largest relative one is."""
     b, c = before.record or {}, control.record or {}
-    largest = {"absolute": 0.0, "relative": 0.0, "where": None}
+    largest: Dict[str, float] = {"absolute": 0.0, "relative": 0.0}
+    where_largest: List[str] = []
 
     def visit(pairs, where: str) -> None:
         for x, y in pairs:
@@ -546,7 +547,8 @@ def release_drift(before: RunResult, control: RunResult, steps: int) -> dict:
             relative = difference / max(abs(x), abs(y)) if difference else 0.0
             largest["absolute"] = max(largest["absolute"], difference)
             if relative > largest["relative"]:
-                largest["relative"], largest["where"] = relative, where
+                largest["relative"] = relative
+                where_largest[:] = [where]
 
     events_b = [e for e in b.get("events", []) if e["step"] <= steps]
     events_c = [e for e in c.get("events", []) if e["step"] <= steps]
@@ -556,4 +558,5 @@ def release_drift(before: RunResult, control: RunResult, steps: int) -> dict:
     matched, _ = match_variables(b.get("variables", []), c.get("variables", []))
     for label, vb, vc in matched:
         visit(_number_pairs({"replicas": vb["replicas"]}, {"replicas": vc["replicas"]}), f"variable {label}")
-    return {"tensorflow": {"before": b.get("tensorflow"), "control": c.get("tensorflow")}, **largest}
+    return {"tensorflow": {"before": b.get("tensorflow"), "control": c.get("tensorflow")}, **largest,
+            "where": where_largest[0] if where_largest else None}
