@@ -23,8 +23,12 @@ such a function).  Steps are numbered from 1.  Recorded:
   per step;
 * the exit status and the uncaught exception.
 
-The record is JSON: arrays as ``{"dtype", "shape", "value"}`` with the value a
-nested list.  It is written once, atomically, when the program ends.
+The record is JSON: a small array as ``{"dtype", "shape", "value"}`` with the value a
+nested list; a larger one (more than :data:`INLINE_NUMBERS` numbers) as ``{"dtype",
+"shape", "blob": [offset, bytes], "sha1"}``, its bytes (little-endian, C order) in a
+binary file beside the record (``RECORD.bin``, named in the record's ``blob_file``), each
+distinct content stored once (the replicas of a mirrored variable hold one value).  Both
+are written once, atomically, when the program ends.
 
 Python 3.7 syntax; TensorFlow is imported only inside :func:`install` and later.
 """
@@ -32,6 +36,7 @@ Python 3.7 syntax; TensorFlow is imported only inside :func:`install` and later.
 from __future__ import absolute_import, division, print_function
 
 import gc
+import hashlib
 import json
 import os
 import random
@@ -47,6 +52,12 @@ RECORD_VARIABLE = "MIGRATE_TPU_RECORD"
 STEPS_VARIABLE = "MIGRATE_TPU_RECORD_STEPS"
 SEED_VARIABLE = "MIGRATE_TPU_SEED"
 DEFAULT_SEED = 0
+
+#: Arrays of up to this many numbers are written into the JSON record; larger ones as bytes.
+INLINE_NUMBERS = 64
+# numpy dtype name -> what the blob holds; verify reads it back with the struct module
+_BLOB_DTYPES = frozenset({"float16", "float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32",
+                          "int64", "uint64", "bool"})
 
 _RUN_NAMES = ("run", "experimental_run_v2", "experimental_run")
 _RESULT_NAMES = ("reduce", "gather", "experimental_local_results")
@@ -116,6 +127,42 @@ def _in_package(filename):
     return known
 
 
+class _Blobs(object):
+    """The binary file beside a record: each distinct array content once."""
+
+    def __init__(self, path):
+        self.path = path
+        self.handle = None
+        self.size = 0
+        self.offsets = {}  # sha1 -> offset
+
+    def put(self, data):
+        digest = hashlib.sha1(data).hexdigest()
+        offset = self.offsets.get(digest)
+        if offset is None:
+            if self.handle is None:
+                self.handle = open(self.path + ".partial", "wb")
+            offset = self.offsets[digest] = self.size
+            self.handle.write(data)
+            self.size += len(data)
+        return offset, digest
+
+    def close(self):
+        """Put the file in place; ``None`` when nothing was stored."""
+        if self.handle is None:
+            return None
+        self.handle.close()
+        self.handle = None
+        os.replace(self.path + ".partial", self.path)
+        return self.path
+
+
+def _host_path(path):
+    """The record of this host: host K > 0 of a pod writes ``RECORD.hostK``."""
+    task = _pod_task()
+    return "{}.host{}".format(path, task) if task else path
+
+
 class Recorder(object):
     """One program's record, filled while it runs and written by :meth:`finish`."""
 
@@ -138,6 +185,7 @@ class Recorder(object):
         self.functions = {}  # id -> (tf.function, key, where): the user's functions called
         self.keys = {}  # id -> (tf.function, its _function_key): every tf.function called
         self.replicas = set()  # num_replicas_in_sync of every strategy whose run was called
+        self.blobs = _Blobs(_host_path(path) + ".bin")
         self.tf = None
 
     # ---- values ---------------------------------------------------------------------
@@ -169,9 +217,16 @@ class Recorder(object):
                 return {"object": type(value).__name__}
         if np is not None and isinstance(value, (np.ndarray, np.generic)):
             array = np.asarray(value)
+            if array.dtype.name == "bfloat16":  # no struct format: as float32, which holds it exactly
+                array = array.astype(np.float32)
             if array.dtype.kind in "SUO":
                 content = [x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x)
                            for x in array.reshape(-1).tolist()]
+            elif array.size > INLINE_NUMBERS and array.dtype.name in _BLOB_DTYPES:
+                data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).tobytes()
+                offset, digest = self.blobs.put(data)
+                return {"dtype": array.dtype.name, "shape": list(array.shape), "blob": [offset, len(data)],
+                        "sha1": digest}
             else:
                 content = array.tolist()
             return {"dtype": str(array.dtype), "shape": list(array.shape), "value": content}
@@ -258,8 +313,10 @@ class Recorder(object):
             self.collect_variables()
         except Exception:
             self.variables = self.variables or []
+        blob_file = self.blobs.close()
         record = {
-            "format": 1,
+            "format": 2,
+            "blob_file": blob_file,
             "tensorflow": getattr(self.tf, "__version__", None),
             "python": sys.version.split()[0],
             "seed": self.seed,
@@ -275,10 +332,7 @@ class Recorder(object):
             "exception": self.exception,
             "seconds": round(time.time() - self.started, 3),
         }
-        path = self.path
-        task = _pod_task()
-        if task:
-            path = "{}.host{}".format(path, task)
+        path = _host_path(self.path)
         temporary = path + ".partial"
         with open(temporary, "w") as handle:
             json.dump(record, handle)

@@ -98,10 +98,11 @@ def report(verdict: Verdict, output_format: str, label: str) -> str:
         lines.append("  not compared: " + "; ".join(f"{e['name']} ({e['side']} only: {e['why']})" for e in verdict.variables_not_compared))
     lines += [f"  note: {note}" for note in verdict.notes]
     timing = []
-    for side in ("before", "after"):
+    for side in ("before", "control", "after"):
         run = getattr(verdict, side)
         if run:
-            timing.append(f"{side}: exit {run['exit_status']}, {run['seconds']:.1f}s")
+            version = f" (TF {run['tensorflow']})" if verdict.control and run.get("tensorflow") else ""
+            timing.append(f"{side}{version}: exit {run['exit_status']}, {run['seconds']:.1f}s")
     if timing:
         lines.append("  " + "; ".join(timing))
     if output_format == "markdown":

@@ -13,6 +13,7 @@ from typing import Dict, Iterator, Optional, Sequence
 
 from migrate_tpu.runtime import recorder as recording  # the record's variable names only (no TensorFlow)
 from migrate_tpu.runtime.launch import launch
+from migrate_tpu.verify.compare import attach_blobs
 from migrate_tpu.verify.plan import Copy
 from migrate_tpu.verify.verdict import RunResult
 
@@ -85,12 +86,17 @@ def run_one(copy: Copy, args: Sequence[str], tf_api: str, python: Optional[str],
     seconds = time.monotonic() - started
     if status == 130:  # the run was interrupted (Ctrl-C): so is verification
         raise KeyboardInterrupt
-    record = None
-    if record_path.exists():
-        record = json.loads(record_path.read_text("utf-8"))
-    host_records = []
-    for host in range(1, int(hosts or 1)):  # the recorder of host K writes RECORD.hostK
-        path = Path(f"{record_path}.host{host}")
-        host_records.append(json.loads(path.read_text("utf-8")) if path.exists() else None)
+    record = _load(record_path)
+    host_records = [_load(Path(f"{record_path}.host{host}"))  # the recorder of host K writes RECORD.hostK
+                    for host in range(1, int(hosts or 1))]
     return RunResult(status, seconds, record, out_path.read_text("utf-8", "replace"), err_path.read_text("utf-8", "replace"), copy.root,
                      host_records, shown_root=copy.shown_root, program=copy.program, shown_program=copy.shown_program)
+
+
+def _load(path: Path) -> Optional[dict]:
+    """A record, its arrays stored as bytes named with their file; ``None`` where none was written."""
+    if not path.exists():
+        return None
+    record = json.loads(path.read_text("utf-8"))
+    attach_blobs(record)
+    return record

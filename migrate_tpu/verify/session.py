@@ -98,10 +98,14 @@ def _note_drift(verdict: Verdict, before: RunResult, control: RunResult) -> None
     versions = drift["tensorflow"]
     verdict.control, verdict.before = verdict.before, run_summary(before)
     where = f" ({drift['where']})" if drift.get("where") else ""
-    verdict.notes.append(
-        f"the original gives other bits on TF {versions['before']} than on TF {versions['control']}: largest difference "
-        f"{drift['relative']:.2g} relative, {drift['absolute']:.2g} absolute{where}; that is the releases' rounding, so the "
-        f"migration is compared on TF {versions['control']} alone, exactly, against the original run there")
+    if drift["absolute"] == 0:
+        verdict.notes.append(f"the original computes the same bits on TF {versions['before']} as on TF {versions['control']}; "
+                             f"the migration is compared on TF {versions['control']}, exactly, against the original run there")
+    else:
+        verdict.notes.append(
+            f"the original gives other bits on TF {versions['before']} than on TF {versions['control']}: largest difference "
+            f"{drift['relative']:.2g} relative, {drift['absolute']:.2g} absolute{where}; that is the releases' rounding, so the "
+            f"migration is compared on TF {versions['control']} alone, exactly, against the original run there")
 
 
 def _last_line(text: str) -> str:

@@ -227,3 +227,31 @@ def test_a_notebook_divergence_annotates_the_notebook_with_its_cell_and_both_val
     assert annotation.startswith("::error file=work/nb.ipynb::")
     assert "(cell 1, line 2)" in annotation and "before 0.5, after 0.75" in annotation
     assert "nb.ipynb cell 1:2" in report(verdict, "text", "work/nb.ipynb")
+
+
+def test_arrays_stored_as_bytes_are_compared_number_by_number(tmp_path):
+    import struct
+
+    from migrate_tpu.verify.compare import attach_blobs
+
+    def stored(name, numbers):
+        data = struct.pack("<%df" % len(numbers), *numbers)
+        path = tmp_path / name
+        path.write_bytes(b"\0" * 8 + data)  # another array before it
+        import hashlib
+        rec = record([1.0])
+        rec["variables"] = [{"name": "kernel:0", "shape": [len(numbers)], "dtype": "float32",
+                             "replicas": [{"dtype": "float32", "shape": [len(numbers)], "blob": [8, len(data)],
+                                           "sha1": hashlib.sha1(data).hexdigest()}] * 2}]
+        rec["blob_file"] = str(path)
+        attach_blobs(rec)
+        return result(rec)
+
+    numbers = [0.5 * k for k in range(100)]
+    assert compare(stored("a.bin", numbers), stored("b.bin", numbers), 0.0, 0.0, "t.py").verdict == "same"
+    changed = list(numbers)
+    changed[70] = 35.25
+    verdict = compare(stored("a.bin", numbers), stored("c.bin", changed), 0.0, 0.0, "t.py")
+    assert (verdict.verdict, verdict.first_divergence["what"], verdict.first_divergence["replica"]) == ("diverged", "variable kernel:0", 0)
+    assert verdict.first_divergence["before"][:3] == [0.0, 0.5, 1.0] and verdict.first_divergence["before"][-1] == "..."
+    assert compare(stored("a.bin", numbers), stored("c.bin", changed), 0.01, 0.0, "t.py").verdict == "same"  # 35.25 vs 35.0

@@ -185,7 +185,7 @@ def test_real_tf_2_1_before_and_2_4_after(tmp_path):
     # the original on TF 2.1.0 against the control is the releases' drift, stated
     assert report["tolerance"] == {"rtol": 0.0, "atol": 0.0}
     assert report["release_drift"]["tensorflow"] == {"before": "2.1.0", "control": "2.4.1"}
-    assert any("releases' rounding" in note for note in report["notes"])
+    assert any("compared on TF 2.4.1" in note and "exactly" in note for note in report["notes"])
     status, report, stderr = verify(tmp_path, "--before-python", before, "--python", after, "--steps", "3",
                                     "--after", str(PROGRAMS / "wrong_update_twice.py"), str(PROGRAMS / "train_loop.py"))
     assert (status, report["verdict"], report["first_divergence"]["step"]) == (1, "diverged", 2), json.dumps(report, indent=1) + stderr
