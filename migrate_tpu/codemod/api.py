@@ -20,7 +20,7 @@ from migrate_tpu.codemod.findings import Report
 from migrate_tpu.codemod.lines import Start, StatementLines
 from migrate_tpu.codemod.options import Options
 from migrate_tpu.codemod.parsing import parse_module
-from migrate_tpu.codemod.edits import add_imports, apply_changes, drop_unused_imports, splice_code, statement_starts
+from migrate_tpu.codemod.edits import Layout, add_imports, apply_changes, drop_unused_imports, splice_code, statement_starts
 from migrate_tpu.codemod.positions import spans
 from migrate_tpu.codemod.catalogue import select_rules
 from migrate_tpu.codemod.checking import run_rules
@@ -114,14 +114,15 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
         """The findings on ``snippet`` and its fixed code (with only the ``select`` rules' fixes),
         the ``ignore`` rules left out."""
         # ``check`` places every finding (and marks those a fix would apply); ``fix`` makes the code.
+        # No call is wrapped: a doctest's fixes are put back line for line.
         if select is not None:
             narrowed = replace(options, mode="fix", want_edits=False, select=select or ("NONE",))
-            return [], _migrate_code(snippet, narrowed, lookup=lookup, path=path).code
+            return [], _migrate_code(snippet, narrowed, lookup=lookup, path=path, wrap=False).code
         base = replace(options, ignore=tuple(options.ignore) + tuple(ignore)) if ignore else options
-        checked = _migrate_code(snippet, replace(base, mode="check", want_edits=False), lookup=lookup, path=path)
+        checked = _migrate_code(snippet, replace(base, mode="check", want_edits=False), lookup=lookup, path=path, wrap=False)
         if not any(r.applied for r in checked.reports):
             return checked.reports, snippet
-        return checked.reports, _migrate_code(snippet, replace(base, mode="fix", want_edits=False), lookup=lookup, path=path).code
+        return checked.reports, _migrate_code(snippet, replace(base, mode="fix", want_edits=False), lookup=lookup, path=path, wrap=False).code
 
     edits, reports = doctests.migrate_doctests(source, migrate_snippet, tree)
     if not reports:
@@ -191,11 +192,19 @@ def _keep_legacy_doctests(
 
 
 def _migrate_code(
-    source: str, options: Options, *, lookup=None, path: str = "", tree: Optional[ast.AST] = None, analysed: Optional[Dict[str, Analysis]] = None
+    source: str,
+    options: Options,
+    *,
+    lookup=None,
+    path: str = "",
+    tree: Optional[ast.AST] = None,
+    analysed: Optional[Dict[str, Analysis]] = None,
+    wrap: bool = True,
 ) -> Outcome:
     """Migrate the code of ``source`` (its doctests aside); ``tree``: its standard-library
     tree, when the caller has made it; ``analysed`` receives the analysis ("analysis") when
-    the module is parsed, its guards found and its rules run."""
+    the module is parsed, its guards found and its rules run; ``wrap``: whether a fix may
+    wrap the call it lengthens (``Change.wrap``)."""
     rule_classes = select_rules(options.select, options.ignore, options.target)
     # The prefilter's second stage: no LibCST parse where no rule can find anything.
     needed, tree = syntax_stage.may_fire(source, rule_classes, lookup, path, tree, target=options.target)
@@ -210,7 +219,7 @@ def _migrate_code(
             try:
                 outcome = _migrate_parsed(
                     partial.text, partial.tree, options, rule_classes, lookup=lookup, path=path,
-                    hidden_text=partial.hidden_text,
+                    hidden_text=partial.hidden_text, wrap=wrap,
                 )
             except Exception:  # the whole module, parsed, tells what went wrong
                 outcome = None
@@ -218,7 +227,7 @@ def _migrate_code(
             if outcome is not None and code is not None:
                 outcome.code = code
                 return outcome
-    return _migrate_parsed(source, tree, options, rule_classes, lookup=lookup, path=path, analysed=analysed)
+    return _migrate_parsed(source, tree, options, rule_classes, lookup=lookup, path=path, analysed=analysed, wrap=wrap)
 
 
 def _migrate_parsed(
@@ -231,6 +240,7 @@ def _migrate_parsed(
     path: str = "",
     analysed: Optional[Dict[str, Analysis]] = None,
     hidden_text: str = "",
+    wrap: bool = True,
 ) -> Outcome:
     """``_migrate_code`` past the prefilter. ``source`` is what LibCST parses: the module,
     or its text with some statements left out (``hidden_text`` is theirs); ``tree`` is the
@@ -253,7 +263,9 @@ def _migrate_parsed(
     wanted = findings
     # One code generation pass locates everything: the findings shown, the
     # statements their suppressions sit on, and the edits JSON/SARIF reports carry.
-    edited = [c.node for f in findings for c in f.changes] if options.want_edits else []
+    # A fix that may wrap the call it lengthens needs to know where the call stands.
+    wrapping = wrap and options.mode != "check"
+    edited = [c.node for f in findings for c in f.changes if options.want_edits or (wrapping and c.wrap)]
     # Only the top-level statements that hold a finding are generated to place them, each
     # from where it begins in the source (known from the standard library's tree).
     if tree is None:
@@ -290,7 +302,8 @@ def _migrate_parsed(
     new_module = module
     if chosen:
         changes = [change for f in chosen for change in f.changes]
-        new_module = apply_changes(module, changes, analysis)
+        layout = Layout.of(source, located, hidden_text) if wrapping and any(c.wrap for c in changes) else None
+        new_module = apply_changes(module, changes, analysis, layout)
         new_module = add_imports(new_module, [spec for f in chosen for spec in f.imports])
         for f in chosen:
             f.applied = True

@@ -3,42 +3,211 @@
 A change names a node of the original tree. The transformer descends only into
 nodes on the way to a changed node, so the cost is the length of those paths,
 not the size of the file. Imports the changes need are added once, after the
-module's leading imports.
+module's leading imports. A call a change made longer than the file's lines has
+its arguments put one to a line, as its own layout or the file's does (``wrap_call``).
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 
 from migrate_tpu.codemod.analysis import Analysis
+from migrate_tpu.codemod.helpers import after_argument, followed_by, has_comment
 from migrate_tpu.codemod.lines import leading_lines, line_offsets
+from migrate_tpu.codemod.positions import Span
 from migrate_tpu.codemod.rule import Change
 
 if TYPE_CHECKING:  # annotations only: typing has TypeGuard from Python 3.10
     from typing_extensions import TypeGuard
 
 
+# A file of short lines still takes a fixed line as long as PEP 8 allows.
+SHORTEST_LIMIT = 79
+# A line that opens a call and goes on on the next: the file writes hanging indents.
+_HANGING_OPEN = re.compile(r"\([ \t]*(?:#[^\n]*)?\r?$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What wrapping a fixed call reads of the source the module was parsed from."""
+
+    lines: Sequence[str]  # the source's lines, without their ends
+    spans: Mapping[int, Span]  # where each node a change may wrap is in them (``positions.spans``), by id
+    limit: int  # the longest line a fix may leave: the file's longest, or ``SHORTEST_LIMIT``
+    hanging: bool  # whether the file opens a call at a line's end (else arguments follow the ``(``)
+
+    @classmethod
+    def of(cls, source: str, spans: Mapping[int, Span], other_text: str = "") -> Optional["Layout"]:
+        """The layout of ``source``; ``other_text``: the file's text left out of it (``partial_parse``).
+        None for lone carriage returns (the spans count lines by ``\\n``)."""
+        if "\r" in source.replace("\r\n", ""):
+            return None
+        lines = [line[:-1] if line.endswith("\r") else line for line in source.split("\n")]
+        longest = max(len(line.rstrip("\r")) for text in (lines, other_text.split("\n")) for line in text)
+        hanging = _HANGING_OPEN.search(source) is not None or _HANGING_OPEN.search(other_text) is not None
+        return cls(lines, spans, max(longest, SHORTEST_LIMIT), hanging)
+
+
+@dataclass(frozen=True)
+class Form:
+    """How the lines around a call are written: what ``wrap_call`` keeps."""
+
+    indents: Tuple[str, ...]  # the indentation of the blocks the call is in
+    unit: str  # one level of indentation (the module's)
+    newline: str
+    limit: int
+    hanging: bool
+
+
+def _code(node: cst.CSTNode, form: Form) -> str:
+    """``node``'s text where it stands: the lines that continue in its blocks' indentation."""
+    state = CodegenState(default_indent=form.unit, default_newline=form.newline)
+    state.indent_tokens.extend(form.indents)
+    node._codegen(state)
+    return "".join(state.tokens)
+
+
+def _widest(prefix: str, text: str, suffix: str) -> int:
+    return max(len(line.rstrip("\r")) for line in (prefix + text + suffix).split("\n"))
+
+
+def _continuation(whitespace: cst.ParenthesizedWhitespace, form: Form) -> str:
+    """What the line a parenthesized line break leads to begins with."""
+    return ("".join(form.indents) if whitespace.indent else "") + whitespace.last_line.value
+
+
+def _line_break(indentation: str, before: Optional[cst.BaseParenthesizableWhitespace] = None) -> cst.ParenthesizedWhitespace:
+    """A line break to a line beginning with ``indentation``; the comments of ``before``
+    (the whitespace it replaces) kept: at the end of the line and on lines of their own."""
+    if isinstance(before, cst.ParenthesizedWhitespace):
+        return before.with_changes(indent=False, last_line=cst.SimpleWhitespace(indentation))
+    return cst.ParenthesizedWhitespace(last_line=cst.SimpleWhitespace(indentation))
+
+
+def wrap_call(call: cst.Call, prefix: str, suffix: str, form: Form, may_hang: bool = True) -> cst.Call:
+    """``call`` with its arguments one to a line when a line of it is longer than ``form.limit``.
+
+    ``prefix`` is the text before the call on its first line, ``suffix`` the text after it on
+    its last. The call's own layout decides first: a hanging indent where its first argument
+    begins a line (indented as that line is), else the arguments aligned under the ``(``; a
+    call written on one line follows the file (a hanging indent one level in where the file
+    writes them, else aligned). Where that leaves a line too long, the other way is taken
+    if it makes the call narrower. A ``)`` on a line of its own stays there; comments stay
+    at the end of their lines. A call given as an argument whose line is still too long is
+    wrapped in turn, aligned only when its arguments are (``may_hang`` False: a hanging
+    indent under aligned arguments reads as a block of its own). The call stays as it is
+    when that leaves it no narrower.
+    """
+    widest = _widest(prefix, _code(call, form), suffix)
+    if widest <= form.limit or not call.args:
+        return call
+    head = "".join(_code(paren, form) for paren in call.lpar) + _code(call.func, form) + _code(call.whitespace_after_func, form) + "("
+    closer = ")" + "".join(_code(paren, form) for paren in call.rpar)  # what ends the call after its arguments
+    if "\n" in head or "\n" in closer:
+        return call
+    indentation = prefix[: len(prefix) - len(prefix.lstrip(" \t"))]
+    lead = call.whitespace_before_args
+    hanging = (True, _continuation(lead, form) if isinstance(lead, cst.ParenthesizedWhitespace) else indentation + form.unit)
+    aligned = (False, indentation + " " * (len(prefix) + len(head) - len(indentation)))
+    if isinstance(lead, cst.ParenthesizedWhitespace):
+        choices = [hanging] if has_comment(lead) else [hanging, aligned]  # a comment after the ``(`` ends its line
+    elif not may_hang:
+        choices = [aligned]
+    elif any(isinstance(after_argument(arg), cst.ParenthesizedWhitespace) for arg in call.args[:-1]):
+        choices = [aligned, hanging]
+    else:
+        choices = [hanging, aligned] if form.hanging else [aligned, hanging]
+    best: Optional[Tuple[int, cst.Call]] = None
+    for hangs, continuation in choices:
+        wrapped = _one_per_line(call, hangs, continuation, prefix + head, closer + suffix, form)
+        width = _widest(prefix, _code(wrapped, form), suffix)
+        if best is None or width < best[0]:
+            best = (width, wrapped)
+        if width <= form.limit:
+            break
+    return best[1] if best is not None and best[0] < widest else call
+
+
+def _one_per_line(call: cst.Call, hangs: bool, continuation: str, opening: str, closing: str, form: Form) -> cst.Call:
+    """``call``'s arguments each on a line of its own beginning with ``continuation``; the first
+    one after the ``(`` (``opening``: the line's text up to it) unless ``hangs``; the ``)``
+    after the last one unless it was on a line of its own (``closing``: the line's text from it)."""
+    args = []
+    count = len(call.args)
+    for index, arg in enumerate(call.args):
+        after = after_argument(arg)
+        if index < count - 1:
+            arg = followed_by(arg, _line_break(continuation, after), True)
+            arg = arg.with_changes(comma=cast(cst.Comma, arg.comma).with_changes(whitespace_before=cst.SimpleWhitespace("")))
+            tail = ","
+        else:
+            closed = isinstance(after, cst.ParenthesizedWhitespace)  # the ``)`` on a line of its own
+            arg = followed_by(arg, after if closed else cst.SimpleWhitespace(""), isinstance(arg.comma, cst.Comma))
+            tail = ("," if isinstance(arg.comma, cst.Comma) else "") + ("" if closed else closing)
+        if isinstance(arg.value, cst.Call):
+            start = opening if index == 0 and not hangs else continuation
+            bare = _code(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=cst.SimpleWhitespace("")), form)
+            before = start + bare[: len(bare) - len(_code(arg.value, form))]
+            arg = arg.with_changes(value=wrap_call(arg.value, before, tail, form, may_hang=hangs))
+        args.append(arg)
+    lead = _line_break(continuation, call.whitespace_before_args) if hangs else cst.SimpleWhitespace("")
+    return call.with_changes(args=args, whitespace_before_args=lead)
+
+
 class _PathTransformer(cst.CSTTransformer):
-    def __init__(self, rewrites: Dict[int, List], on_path: Optional[Set[int]]) -> None:
+    def __init__(
+        self,
+        rewrites: Dict[int, List],
+        on_path: Optional[Set[int]],
+        module: cst.Module,
+        wraps: Set[int],
+        layout: Optional[Layout],
+    ) -> None:
         super().__init__()
         self.rewrites = rewrites
         self.on_path = on_path
+        self.module = module
+        self.wraps = wraps if layout is not None else set()
+        self.layout = layout
+        self.blocks: List[Tuple[cst.CSTNode, str]] = []  # the indented blocks the walk is in
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        return self.on_path is None or id(node) in self.on_path
+        visit = self.on_path is None or id(node) in self.on_path
+        if visit and self.wraps and isinstance(node, cst.IndentedBlock):
+            self.blocks.append((node, self.module.default_indent if node.indent is None else node.indent))
+        return visit
 
     def on_leave(self, original_node, updated_node):
+        if self.blocks and self.blocks[-1][0] is original_node:
+            self.blocks.pop()
         for rewrite in self.rewrites.get(id(original_node), ()):
             updated_node = rewrite(updated_node)
+        if id(original_node) in self.wraps and isinstance(updated_node, cst.Call):
+            updated_node = self._wrap(original_node, updated_node)
         return updated_node
 
+    def _wrap(self, original: cst.CSTNode, updated: cst.Call) -> cst.Call:
+        layout = cast(Layout, self.layout)  # ``wraps`` is empty without one
+        span = layout.spans.get(id(original))
+        if span is None or not 0 < span[0] <= span[2] <= len(layout.lines):
+            return updated
+        form = Form(
+            tuple(indent for _, indent in self.blocks), self.module.default_indent, self.module.default_newline, layout.limit, layout.hanging
+        )
+        return wrap_call(updated, layout.lines[span[0] - 1][: span[1]], layout.lines[span[2] - 1][span[3] :], form)
 
-def apply_changes(module: cst.Module, changes: Sequence[Change], analysis: Analysis) -> cst.Module:
+
+def apply_changes(module: cst.Module, changes: Sequence[Change], analysis: Analysis, layout: Optional[Layout] = None) -> cst.Module:
+    """``module`` with ``changes`` made; ``layout``: the source's, for the changes that may wrap
+    the call they rewrite (``Change.wrap``; without it, none is wrapped)."""
     rewrites: Dict[int, List] = {}
+    wraps: Set[int] = set()
     seen_keys: Set[Tuple[object, ...]] = set()
     on_path: Optional[Set[int]] = set()
     for change in changes:
@@ -47,6 +216,8 @@ def apply_changes(module: cst.Module, changes: Sequence[Change], analysis: Analy
                 continue
             seen_keys.add(change.key)
         rewrites.setdefault(id(change.node), []).append(change.rewrite)
+        if change.wrap:
+            wraps.add(id(change.node))
         site = analysis.site(change.node)
         if site is None or on_path is None:
             on_path = None  # not located during the walk: fall back to a full walk
@@ -57,7 +228,7 @@ def apply_changes(module: cst.Module, changes: Sequence[Change], analysis: Analy
         return module
     if on_path is not None:
         on_path.add(id(module))
-    return module.visit(_PathTransformer(rewrites, on_path))
+    return module.visit(_PathTransformer(rewrites, on_path, module, wraps, layout))
 
 
 def _is_docstring(statement: cst.CSTNode) -> bool:

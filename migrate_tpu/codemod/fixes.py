@@ -54,6 +54,7 @@ class RewriteRule(Rule):
         safety: Optional[Safety] = None,
         key: Optional[Tuple[object, ...]] = None,
         releases: Sequence[str] = (),
+        wrap: bool = False,
     ) -> Optional[Finding]:
         """Report a change of ``node``, or ``manual`` on it when a name in ``uses`` cannot be written.
 
@@ -63,7 +64,9 @@ class RewriteRule(Rule):
         replacement. ``fix_title`` and ``suggestion`` may refer to the names'
         text as ``{0}``, ``{1}``, ... The finding sits on ``at`` (default: ``node``).
         ``releases``: imported names the change stops using (their import goes
-        when nothing else uses them).
+        when nothing else uses them). ``wrap``: ``node`` is a call whose arguments go
+        one to a line where the rewrite makes it longer than the file's lines
+        (``Change.wrap``).
         """
         texts = []
         imports = []
@@ -85,7 +88,7 @@ class RewriteRule(Rule):
             node if at is None else at,
             message,
             analysis=analysis,
-            changes=[Change(node, change, key=key)],
+            changes=[Change(node, change, key=key, wrap=wrap)],
             safety=safety,
             imports=imports,
             fix_title=fix_title.format(*texts),

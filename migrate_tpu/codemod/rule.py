@@ -106,6 +106,9 @@ class Change:
     # Two findings that want the very same edit (say, one function passed to two
     # eager ``run`` calls) share a key so the edit is made once.
     key: Optional[Tuple[object, ...]] = None
+    # The node is a call whose rewrite may lengthen its lines: where one grows past the
+    # file's longest line, its arguments go one to a line (``edits.wrap_call``).
+    wrap: bool = False
 
 
 @dataclass

@@ -9,7 +9,7 @@ import libcst as cst
 
 from migrate_tpu.codemod.analysis import Analysis, Scope
 from migrate_tpu.codemod.fixes import as_keyword
-from migrate_tpu.codemod.helpers import fix_commas, is_literal
+from migrate_tpu.codemod.helpers import is_literal, remove_arguments
 from migrate_tpu.codemod.names import is_tensorflow, lookup, module_aliases, qualified_name
 from migrate_tpu.codemod.rule import Change, Example, Expected, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.prefilter import Evidence
@@ -48,7 +48,8 @@ class CompileArguments(Rule):
 In `model.compile(...)`: turns positional arguments after `loss` into keywords
 with their TF 2.1 names, renames `experimental_steps_per_execution=` to
 `steps_per_execution=`, and drops `experimental_run_tf_function=...`,
-`distribute=None` and `target_tensors=None`. The `compile` of a class that is no
+`distribute=None` and `target_tensors=None` (a dropped argument alone on its line
+takes the line, and the comments that spoke only of it). The `compile` of a class that is no
 Keras model (its own, in this file or another module of the tree) is left alone:
 `super().compile(...)` reaching it, `self.compile(...)` in its methods, and a call
 on a name given only instances of it; `super().compile(...)` whose base is not in
@@ -68,8 +69,60 @@ session arguments (`feed_dict`, `fetches`, ...) raise `TypeError`.
             before="""\
 model.compile("sgd", "mse", ["accuracy"], None, None, None, None, None, experimental_run_tf_function=False)
 """,
+            # Longer than any line of the file: the arguments go one to a line, under the ``(``.
             after="""\
-model.compile("sgd", "mse", metrics=["accuracy"], loss_weights=None, sample_weight_mode=None, weighted_metrics=None)
+model.compile("sgd",
+              "mse",
+              metrics=["accuracy"],
+              loss_weights=None,
+              sample_weight_mode=None,
+              weighted_metrics=None)
+""",
+        ),
+        # The last keyword removed: its ``)`` joins the line above, and the comment that spoke
+        # only of it goes with it (issue 31).
+        tf_example(
+            before="""\
+model.compile(optimizer='adam',
+              loss='mse',
+              # needed on TPU in TF 2.1
+              experimental_run_tf_function=False)
+""",
+            after="""\
+model.compile(optimizer='adam',
+              loss='mse')
+""",
+        ),
+        # From the middle: its whole line goes (its comment too); a comment on another
+        # argument's line stays, and so does the ``)`` on its own line.
+        tf_example(
+            before="""\
+model.compile(
+    optimizer='adam',  # Adam
+    # needed on TPU in TF 2.1
+    experimental_run_tf_function=False,  # TPU only
+    loss='mse',
+)
+""",
+            after="""\
+model.compile(
+    optimizer='adam',  # Adam
+    loss='mse',
+)
+""",
+        ),
+        # Sharing a line with other arguments: the others stay on it, with the comment at its end.
+        tf_example(
+            before="""\
+model.compile(optimizer='adam', experimental_run_tf_function=False,  # TPU
+              loss='mse')
+model.compile(optimizer='adam', loss='mse',
+              distribute=None, experimental_run_tf_function=False)
+""",
+            after="""\
+model.compile(optimizer='adam',  # TPU
+              loss='mse')
+model.compile(optimizer='adam', loss='mse')
 """,
         ),
         # ``super().compile`` of a base with its own ``compile`` (a GAN trainer, not a Keras model):
@@ -235,7 +288,7 @@ pattern = re.compile("a+", re.IGNORECASE)
             notes.append("`experimental_run_tf_function` is ignored since TF 2.2")
 
         def rewrite(updated):
-            new_args = []
+            new_args: List[Optional[cst.Arg]] = []  # None: the argument goes
             seen_positional = 0
             present = {a.keyword.value for a in updated.args if a.keyword is not None}
             for arg in updated.args:
@@ -244,21 +297,19 @@ pattern = re.compile("a+", re.IGNORECASE)
                     seen_positional += 1
                     if seen_positional <= 2:
                         new_args.append(arg)
-                        continue
-                    if name in DROPPED_WHEN_NONE:
-                        continue
-                    new_args.append(as_keyword(arg, name))
+                    elif name in DROPPED_WHEN_NONE:
+                        new_args.append(None)
+                    else:
+                        new_args.append(as_keyword(arg, name))
                     continue
                 name = arg.keyword.value
                 if name == "experimental_run_tf_function" or name in DROPPED_WHEN_NONE:
-                    continue
-                if name in RENAMED:
-                    if RENAMED[name] in present:
-                        continue
-                    new_args.append(arg.with_changes(keyword=cst.Name(RENAMED[name])))
-                    continue
-                new_args.append(arg)
-            return updated.with_changes(args=fix_commas(new_args, updated.args))
+                    new_args.append(None)
+                elif name in RENAMED:
+                    new_args.append(None if RENAMED[name] in present else arg.with_changes(keyword=cst.Name(RENAMED[name])))
+                else:
+                    new_args.append(arg)
+            return remove_arguments(updated, new_args)
 
         if not sure:
             notes.append("the base class `super()` reaches here is not in view: check that its `compile` is Keras' `Model.compile`")
@@ -266,7 +317,7 @@ pattern = re.compile("a+", re.IGNORECASE)
             call,
             "; ".join(notes) or "`compile` arguments changed after TF 2.1",
             analysis=analysis,
-            changes=[Change(call, rewrite)],
+            changes=[Change(call, rewrite, wrap=True)],
             safety=None if sure else Safety.UNSAFE,
             fix_title="Use keywords with TF 2.1 names; drop ignored arguments",
         )

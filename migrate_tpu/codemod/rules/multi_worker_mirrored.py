@@ -31,7 +31,8 @@ Rewrites the experimental constructor
 `MultiWorkerMirroredStrategy(communication=C, cluster_resolver=R)` to the stable
 `tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=R,
 communication_options=tf.distribute.experimental.CommunicationOptions(implementation=C))`,
-mapping positional arguments by the old order.
+mapping positional arguments by the old order. Where the call grows longer than the
+file's lines, its arguments go one to a line.
 """
     why = """
 The stable class (TF 2.4) puts `cluster_resolver` first and takes the
@@ -45,9 +46,35 @@ positional arguments to it would bind them to the wrong parameters.
 strategy = tf.distribute.experimental.MultiWorkerMirroredStrategy(
     tf.distribute.experimental.CollectiveCommunication.RING, resolver)
 """,
+            # Longer than the file's lines: one argument to a line, in the call's hanging indent,
+            # and the options' call wrapped in turn.
             after="""\
 strategy = tf.distribute.MultiWorkerMirroredStrategy(
-    cluster_resolver=resolver, communication_options=tf.distribute.experimental.CommunicationOptions(implementation=tf.distribute.experimental.CollectiveCommunication.RING))
+    cluster_resolver=resolver,
+    communication_options=tf.distribute.experimental.CommunicationOptions(
+        implementation=tf.distribute.experimental.CollectiveCommunication.RING))
+""",
+        ),
+        # On one line in a file that aligns its arguments: aligned under the ``(``, the
+        # arguments would still run past the file's longest line, so they hang (issue 31).
+        tf_example(
+            before="""\
+from tensorflow.distribute.experimental import CollectiveCommunication
+
+
+def make_strategy(resolver):
+    return tf.distribute.experimental.MultiWorkerMirroredStrategy(CollectiveCommunication.RING,
+                                                                  resolver)
+""",
+            after="""\
+from tensorflow.distribute.experimental import CollectiveCommunication
+
+
+def make_strategy(resolver):
+    return tf.distribute.MultiWorkerMirroredStrategy(
+        cluster_resolver=resolver,
+        communication_options=tf.distribute.experimental.CommunicationOptions(
+            implementation=CollectiveCommunication.RING))
 """,
         ),
         # Imported under another name: the call does not spell the class's name.
@@ -85,6 +112,7 @@ strategy = tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=resolver)
                 fix_title="Use the stable class",
                 # The old name's import goes when nothing else uses it (as in TPU403).
                 releases=[head_name(call.func)],
+                wrap=True,
             )
         return self.findings
 
