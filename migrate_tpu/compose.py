@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ContextManager, Dict, Iterator, List, Optional, Sequence, Tuple, Type, cast
 
@@ -449,10 +450,23 @@ class Run:
             sys.stderr.flush()
 
 
-def migrate_copy(original: Path, copy: Path, fix_options: Dict[str, object]) -> List[str]:
+@dataclass(frozen=True)
+class AppliedFix:
+    """A fix ``fix`` applied to a copy: its rule, file and the lines it edited, as the file
+    was before (a notebook's: its cell, and lines counted in that cell when known)."""
+
+    path: str
+    rule: str
+    line: int
+    end_line: int
+    cell: Optional[int] = None
+
+
+def migrate_copy(original: Path, copy: Path, fix_options: Dict[str, object]) -> Tuple[List[str], List[AppliedFix]]:
     """Migrate ``copy`` (a file or tree copied from ``original``) as ``fix`` would, with the
-    settings ``original`` gets (``verify``'s migrated copy); returns the errors as
-    ``path: error: message`` lines.  Raises :class:`SettingsError` for bad settings."""
+    settings ``original`` gets (``verify``'s migrated copy).  Returns the errors as
+    ``path: error: message`` lines, and the fixes applied.  Raises :class:`SettingsError`
+    for bad settings."""
     from dataclasses import replace
 
     from migrate_tpu.engine.report import error_line
@@ -469,5 +483,19 @@ def migrate_copy(original: Path, copy: Path, fix_options: Dict[str, object]) -> 
                                isolated=bool(options.get("isolated", False)))
     # The copy lives outside the project: its paths are matched against nothing of the user's.
     settings = replace(settings, exclude=(), respect_gitignore=False, force_exclude=False)
-    run = Run([str(copy)], settings, quiet=True, no_progress=True, no_cache=True)
-    return [error_line(result) for result in run.results("fix") if result.failed]
+    run = Run([str(copy)], settings, quiet=True, no_progress=True, no_cache=True, want_edits=True)
+    errors: List[str] = []
+    fixes: List[AppliedFix] = []
+    for result in run.results("fix"):
+        if result.failed:
+            errors.append(error_line(result))
+        for finding in result.reports:
+            if not finding.applied:
+                continue
+            lines = [(int(cast(int, edit["line"])), int(cast(int, edit["end_line"]))) for edit in finding.edits
+                     if isinstance(edit.get("line"), int) and isinstance(edit.get("end_line"), int)]
+            if not lines and finding.line:
+                lines = [(finding.line, finding.end_line or finding.line)]
+            for start, end in lines or [(0, 0)]:
+                fixes.append(AppliedFix(result.path, finding.rule, start, end, finding.cell))
+    return errors, fixes

@@ -51,6 +51,9 @@ from typing import Any, Dict, List, Optional, Tuple
 RECORD_VARIABLE = "MIGRATE_TPU_RECORD"
 STEPS_VARIABLE = "MIGRATE_TPU_RECORD_STEPS"
 SEED_VARIABLE = "MIGRATE_TPU_SEED"
+#: A JSON file ``{file name as code objects carry it: [lines]}``: the recorder notes which of
+#: those lines ran (verify's coverage of the migrated lines).
+WATCH_VARIABLE = "MIGRATE_TPU_WATCH_LINES"
 DEFAULT_SEED = 0
 
 #: Arrays of up to this many numbers are written into the JSON record; larger ones as bytes.
@@ -186,6 +189,9 @@ class Recorder(object):
         self.keys = {}  # id -> (tf.function, its _function_key): every tf.function called
         self.replicas = set()  # num_replicas_in_sync of every strategy whose run was called
         self.blobs = _Blobs(_host_path(path) + ".bin")
+        self.lines_ran = {}  # watched file -> set of its watched lines that ran
+        self.watching = {}  # watched file -> its watched lines not seen yet
+        self.codes_seen = set()  # code objects of tf.functions whose lines were noted
         self.tf = None
 
     # ---- values ---------------------------------------------------------------------
@@ -328,6 +334,7 @@ class Recorder(object):
             "traces": self.traces(),
             "traces_per_step": self.traces_per_step,
             "replicas": sorted(self.replicas),
+            "lines_ran": {name: sorted(lines) for name, lines in self.lines_ran.items()},
             "exit_status": status,
             "exception": self.exception,
             "seconds": round(time.time() - self.started, 3),
@@ -492,6 +499,8 @@ def _function_wrapper(recorder, tf):
             code, name, where = known[1]
             if code is not None and not is_library_file(code.co_filename):
                 recorder.functions.setdefault(id(self), (self, name, where))
+                if recorder.watching:
+                    _note_function_lines(recorder, code)
             if recorder.depth or not tf.executing_eagerly() or not _on_main_thread(recorder):
                 return original(self, *args, **kwargs)
             caller = user_frame()
@@ -548,6 +557,57 @@ def _seed(tf, seed):
             pass
 
 
+def watch_lines(recorder, watched):
+    """Note in ``recorder.lines_ran`` which of the ``watched`` lines run (``{file: lines}``).
+
+    A trace function sees only frames of the watched files (one dict lookup a call for the
+    others), and lets go of a file once all its lines were seen."""
+    remaining = recorder.watching
+    remaining.update((name, set(lines)) for name, lines in watched.items() if lines)
+
+    def local(frame, event, arg):
+        if event == "line":
+            name = frame.f_code.co_filename
+            lines = remaining.get(name)
+            if lines is not None and frame.f_lineno in lines:
+                lines.discard(frame.f_lineno)
+                recorder.lines_ran.setdefault(name, set()).add(frame.f_lineno)
+                if not lines:
+                    del remaining[name]
+                    return None
+        return local
+
+    def on_call(frame, event, arg):
+        if frame.f_code.co_filename in remaining:
+            return local
+        return None
+
+    if remaining:
+        threading.settrace(on_call)
+        sys.settrace(on_call)
+
+
+def _note_function_lines(recorder, code):
+    """A tf.function's lines (its nested functions' too) count as run once it is called:
+    AutoGraph runs a converted copy of them from a generated file, which no trace of the
+    user's file sees."""
+    if code in recorder.codes_seen or code.co_filename not in recorder.watching:
+        return
+    recorder.codes_seen.add(code)
+    import dis
+    lines = set()
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        lines.update(line for _, line in dis.findlinestarts(current) if line)
+        stack.extend(c for c in current.co_consts if hasattr(c, "co_code"))
+    remaining = recorder.watching[code.co_filename]
+    found = remaining & lines
+    if found:
+        recorder.lines_ran.setdefault(code.co_filename, set()).update(found)
+        remaining -= found
+
+
 def install(path, steps=None, seed=DEFAULT_SEED):
     """Start recording into ``path``; TensorFlow must be importable.  Returns the recorder."""
     global RECORDER
@@ -597,7 +657,11 @@ def from_environment(environ=None):
         return None
     steps = env.get(STEPS_VARIABLE)
     seed = env.get(SEED_VARIABLE)
-    return install(path, int(steps) if steps else None, int(seed) if seed else DEFAULT_SEED)
+    recorder = install(path, int(steps) if steps else None, int(seed) if seed else DEFAULT_SEED)
+    if env.get(WATCH_VARIABLE):
+        with open(env[WATCH_VARIABLE]) as handle:
+            watch_lines(recorder, json.load(handle))
+    return recorder
 
 
 def note_exception(error):

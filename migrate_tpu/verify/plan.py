@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
+from migrate_tpu.verify.changes import FixPlace
 from migrate_tpu.verify.verdict import VerifyError
 
 #: Files larger than this are linked, not copied (data sets, weights): 32 MiB.
@@ -50,6 +51,7 @@ class Plan:
     after: Copy
     original_label: str
     control: Optional[Copy] = None  # a second copy of the original, for the other interpreter
+    fixes: List[FixPlace] = field(default_factory=list)  # the fixes the migration applied (none for --after)
 
 
 #: More files than this in the folder to copy: verify refuses (name a smaller folder).
@@ -148,23 +150,34 @@ def plan(target: str, entry: Optional[str], after: Optional[str], fix_options: d
             elif side == "after" and after:
                 shown_program = str(Path(after) / entry) if entry else str(after)
             copies.append(Copy(root, shown_root, program, _start_folder(folder, root), shown_program, linked))
+        fixes: List[FixPlace] = []
         if not after:
             migrated = copies[1].root if source.is_dir() else copies[1].program
-            errors = _migrate(source, migrated, fix_options)
+            errors, fixes = _migrate(source, migrated, copies[1].root, fix_options)
             if errors:
                 raise VerifyError("the migration failed: " + "; ".join(e.replace(str(migrated), target) for e in errors))
-        return Plan(workdir, copies[0], copies[1], label, copies[2] if control else None)
+        return Plan(workdir, copies[0], copies[1], label, copies[2] if control else None, fixes)
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
         raise
 
 
-def _migrate(original: Path, copy: Path, fix_options: dict) -> List[str]:
-    """``fix`` on ``copy`` with the settings ``original`` gets (through the composition root)."""
+def _migrate(original: Path, copy: Path, root: Path, fix_options: dict) -> Tuple[List[str], List[FixPlace]]:
+    """``fix`` on ``copy`` with the settings ``original`` gets (through the composition root):
+    the errors, and the fixes applied, their files relative to ``root``."""
     from migrate_tpu.compose import migrate_copy
     from migrate_tpu.settings import SettingsError
 
     try:
-        return migrate_copy(original, copy, fix_options)
+        errors, applied = migrate_copy(original, copy, fix_options)
     except SettingsError as error:
         raise VerifyError(str(error))
+    places: List[FixPlace] = []
+    for fix in applied:
+        path = Path(fix.path) if os.path.isabs(fix.path) else Path.cwd() / fix.path
+        try:
+            relative = path.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            continue
+        places.append((relative, fix.cell, fix.line, fix.end_line, fix.rule))
+    return errors, places

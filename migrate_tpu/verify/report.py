@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import List, Optional
 
-from migrate_tpu.verify.verdict import DIVERGED, ERROR, RETRACED, SAME, Verdict
+from migrate_tpu.verify.verdict import DIVERGED, ERROR, NOT_EXERCISED, RETRACED, SAME, Verdict
 
 def _where_text(where: Optional[dict]) -> str:
     if not where:
@@ -47,6 +47,25 @@ def _runs_line(verdict: Verdict) -> Optional[str]:
     return f"  {sides}; {hosts} {'host' if hosts == 1 else 'hosts'}"
 
 
+def _coverage_line(coverage: Optional[dict]) -> Optional[str]:
+    """``7 of 9 changes ran; not run: train.py:88 (TPU106), ...``"""
+    if not coverage or not coverage.get("changed"):
+        return None
+    text = f"  {coverage['ran']} of {coverage['changed']} {'change' if coverage['changed'] == 1 else 'changes'} of the migration ran"
+    if coverage.get("not_run"):
+        text += "; not run: " + ", ".join(coverage["not_run"])
+    return text
+
+
+def _blame_lines(blame: dict) -> List[str]:
+    """The fix (or the hand migration's change) to blame, as delta debugging found it."""
+    if not blame.get("changes"):
+        return [f"  blame: {blame.get('message', 'no smaller set of changes reproduces it')}"]
+    lines = [f"  to blame ({blame['runs']} short runs): the smallest set of changes that reproduces it:"]
+    lines += [f"    {change}" for change in blame["changes"]]
+    return lines
+
+
 def _divergence_lines(divergence: dict) -> List[str]:
     replica = f", replica {divergence['replica']}" if divergence.get("replica") is not None else ""
     if divergence.get("host") is not None:
@@ -65,8 +84,8 @@ def _divergence_lines(divergence: dict) -> List[str]:
 
 
 def _headline(verdict: Verdict, label: str) -> str:
-    if verdict.verdict == SAME:
-        return f"{label}: same ({verdict.steps} steps, {verdict.variables_compared} variables compared)"
+    if verdict.verdict in (SAME, NOT_EXERCISED):
+        return f"{label}: {verdict.verdict} ({verdict.steps} steps, {verdict.variables_compared} variables compared)"
     if verdict.verdict == DIVERGED and verdict.first_divergence is not None:
         return f"{label}: diverged at step {verdict.first_divergence['step']}"
     if verdict.verdict == RETRACED and verdict.retraced is not None:
@@ -94,6 +113,11 @@ def report(verdict: Verdict, output_format: str, label: str) -> str:
     runs = _runs_line(verdict)
     if runs:
         lines.append(runs)
+    coverage = _coverage_line(verdict.coverage)
+    if coverage:
+        lines.append(coverage)
+    if verdict.blame:
+        lines += _blame_lines(verdict.blame)
     if verdict.variables_not_compared and verdict.verdict != ERROR:
         lines.append("  not compared: " + "; ".join(f"{e['name']} ({e['side']} only: {e['why']})" for e in verdict.variables_not_compared))
     lines += [f"  note: {note}" for note in verdict.notes]
@@ -106,13 +130,14 @@ def report(verdict: Verdict, output_format: str, label: str) -> str:
     if timing:
         lines.append("  " + "; ".join(timing))
     if output_format == "markdown":
-        icon = {SAME: "✅", DIVERGED: "❌", RETRACED: "⚠️", ERROR: "❗"}[verdict.verdict]
+        icon = {SAME: "✅", NOT_EXERCISED: "⚠️", DIVERGED: "❌", RETRACED: "⚠️", ERROR: "❗"}[verdict.verdict]
         body = "\n".join(lines[1:])
         return f"### {icon} migrate-tpu verify: {verdict.verdict}\n\n{lines[0]}\n\n" + (f"```\n{body}\n```\n" if body else "")
     if output_format == "github":
         text = "\n".join(lines) + "\n"
         if verdict.verdict != SAME:
             level = "error" if verdict.verdict in (DIVERGED, ERROR) else "warning"
+            blamed = (verdict.blame or {}).get("changes") or []
             place = ""
             divergence = verdict.first_divergence or {}
             after_place = (divergence.get("where") or {}).get("after") if isinstance(divergence.get("where"), dict) else None
@@ -125,6 +150,8 @@ def report(verdict: Verdict, output_format: str, label: str) -> str:
                     place = f" file={after_place['file']},line={after_place['line']}"
             if divergence:
                 message += f": {divergence.get('what', divergence.get('kind'))}; before {json.dumps(divergence.get('before'))}, after {json.dumps(divergence.get('after'))}"
+            if blamed:
+                message += "; to blame: " + ", ".join(blamed)
             message = message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
             text += f"::{level}{place}::{message}\n"
         return text

@@ -71,13 +71,15 @@ def _working_folder(folder: Path) -> Iterator[None]:
 
 def run_one(copy: Copy, args: Sequence[str], tf_api: str, python: Optional[str], steps: Optional[int],
             seed: int, replicas: Optional[int], hosts: Optional[int], tpu_env: Optional[str], timeout: Optional[float],
-            record_path: Path) -> RunResult:
-    """Run ``copy``'s program in its own folder, with a temporary folder of its own (``TMPDIR``)."""
+            record_path: Path, watch: Optional[Path] = None) -> RunResult:
+    """Run ``copy``'s program in its own folder, with a temporary folder of its own (``TMPDIR``);
+    ``watch``: a file of lines whose running the recorder notes."""
     out_path, err_path = record_path.with_suffix(".stdout"), record_path.with_suffix(".stderr")
     temporary = record_path.with_suffix(".tmp")
     temporary.mkdir(exist_ok=True)
     env = {recording.RECORD_VARIABLE: str(record_path), recording.STEPS_VARIABLE: str(steps) if steps else None,
-           recording.SEED_VARIABLE: str(seed), "PYTHONHASHSEED": str(seed), "TMPDIR": str(temporary)}
+           recording.SEED_VARIABLE: str(seed), "PYTHONHASHSEED": str(seed), "TMPDIR": str(temporary),
+           recording.WATCH_VARIABLE: str(watch) if watch else None}
     copy.cwd.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     with _environment(env), _working_folder(copy.cwd), _captured(out_path, err_path):

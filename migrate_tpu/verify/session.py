@@ -11,16 +11,19 @@ against the control measures how far the releases drift apart, which the report 
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from migrate_tpu.runtime import recorder as recording  # the default seed only (no TensorFlow)
 from migrate_tpu.runtime.launch import builds_its_own_cluster, resolve_python
+from migrate_tpu.verify.changes import Hunk, hunks_between, ran, watch_list
 from migrate_tpu.verify.compare import compare, error, release_drift, run_summary
 from migrate_tpu.verify.plan import Copy, Plan, changed_links, plan
 from migrate_tpu.verify.running import run_one
-from migrate_tpu.verify.verdict import AFTER_API, BEFORE_API, DEFAULT_ATOL, DEFAULT_RTOL, ERROR, TIMED_OUT, RunResult, Verdict
+from migrate_tpu.verify.verdict import AFTER_API, BEFORE_API, DEFAULT_ATOL, DEFAULT_RTOL, ERROR, NOT_EXERCISED, SAME, TIMED_OUT, RunResult, Verdict
 
 #: Worker processes of a program that builds MultiWorkerMirroredStrategy itself, when no
 #: --hosts is given: one worker would have one replica, where SUM and MEAN agree.
@@ -50,12 +53,15 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
             hosts = DEFAULT_CLUSTER_HOSTS
             notes.append(f"the program builds MultiWorkerMirroredStrategy: each run is a cluster of {hosts} worker processes, "
                          "one replica each, so that reductions have two replicas to show in (--hosts sets another number)")
+        hunks = hunks_between(the_plan.before.root, the_plan.after.root, the_plan.fixes)
+        watch = the_plan.workdir / "watch.json"
+        watch.write_text(json.dumps(watch_list(hunks, the_plan.after.root)), "utf-8")
         exact_rtol = 0.0 if rtol is None else rtol
         exact_atol = 0.0 if atol is None else atol
 
         def run(copy: Copy, api: str, interpreter: Optional[str], name: str) -> RunResult:
             result = run_one(copy, args, api, interpreter, steps=steps, seed=seed, replicas=replicas, hosts=hosts, tpu_env=tpu_env,
-                             timeout=timeout, record_path=the_plan.workdir / f"{name}.json")
+                             timeout=timeout, record_path=the_plan.workdir / f"{name}.json", watch=watch if name == "migrated" else None)
             for path in changed_links(copy):
                 notes.append(f"warning: the {name} run changed {path}, a large file verify linked from your folder instead of copying")
             return result
@@ -84,11 +90,32 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
             verdict = compare(before, after_run, exact_rtol, exact_atol, the_plan.original_label, hosts)
         if verdict.verdict == ERROR:
             verdict.error = _with_stderr_tail(verdict.error, after_run.stderr, (before, after_run))
+        elif after_run.record is not None:
+            _cover(verdict, hunks, after_run, the_plan.after.shown_root)
         verdict.hosts = hosts
         verdict.notes[:0] = notes
         return verdict
     finally:
         shutil.rmtree(the_plan.workdir, ignore_errors=True)
+
+
+def _cover(verdict: Verdict, hunks: List[Hunk], after: RunResult, shown_root: str) -> None:
+    """Which of the migration's changes the compared steps ran; ``same`` with none of them
+    run is ``not exercised``."""
+    lines_ran: Dict[str, List[int]] = {}
+    for record in [after.record] + list(after.host_records):
+        for name, lines in ((record or {}).get("lines_ran") or {}).items():
+            lines_ran.setdefault(name, []).extend(lines)
+    not_run = [hunk for hunk in hunks if not ran(hunk, after.root, lines_ran)]
+
+    def shown(hunk: Hunk) -> str:
+        return os.path.normpath(os.path.join(shown_root or ".", hunk.label()))
+
+    verdict.coverage = {"changed": len(hunks), "ran": len(hunks) - len(not_run), "not_run": [shown(h) for h in not_run]}
+    if hunks and len(not_run) == len(hunks) and verdict.verdict == SAME:
+        verdict.verdict = NOT_EXERCISED
+        verdict.notes.append("none of the migration's changed lines ran during the compared steps: the values agree, but "
+                             "nothing the migration changed was proved; verify more steps (--steps), or the path that uses them")
 
 
 def _note_drift(verdict: Verdict, before: RunResult, control: RunResult) -> None:

@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 SAME, DIVERGED, RETRACED, ERROR = "same", "diverged", "retraced", "error"
-EXIT_STATUS = {SAME: 0, DIVERGED: 1, RETRACED: 1, ERROR: 2}
+# The values agree, but none of the migration's changed lines ran: nothing was proved.
+NOT_EXERCISED = "not exercised"
+EXIT_STATUS = {SAME: 0, NOT_EXERCISED: 0, DIVERGED: 1, RETRACED: 1, ERROR: 2}
 FORMATS = ("text", "json", "markdown", "github")
 
 #: Tolerances when the two runs use different interpreters (the releases' numerics differ);
@@ -60,6 +62,8 @@ class Verdict:
     notes: List[str] = field(default_factory=list)  # what the reader should know of a verdict
     release_drift: Optional[dict] = None  # two releases: how far the original's values moved between them
     control: Optional[dict] = None  # two releases: the original's run on the migrated program's interpreter
+    coverage: Optional[dict] = None  # {"changed", "ran", "not_run": [labels]}: the migration's hunks the run reached
+    blame: Optional[dict] = None  # the smallest set of changes that reproduces a divergence or retrace
 
     @property
     def exit_status(self) -> int:
@@ -83,6 +87,8 @@ class Verdict:
             "notes": self.notes,
             "release_drift": self.release_drift,
             "control": self.control,
+            "coverage": self.coverage,
+            "blame": self.blame,
             "error": self.error,
             "advice": self.advice,
         }
