@@ -46,7 +46,7 @@ import threading
 import time
 import traceback
 from types import FrameType
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 RECORD_VARIABLE = "MIGRATE_TPU_RECORD"
 STEPS_VARIABLE = "MIGRATE_TPU_RECORD_STEPS"
@@ -595,7 +595,7 @@ def _note_function_lines(recorder, code):
         return
     recorder.codes_seen.add(code)
     import dis
-    lines = set()
+    lines: Set[int] = set()
     stack = [code]
     while stack:
         current = stack.pop()
