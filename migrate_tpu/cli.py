@@ -384,7 +384,8 @@ def explain(rule: str) -> None:
 
 @main.command(context_settings={"allow_interspersed_args": False})
 @click.option("--replicas", type=click.IntRange(min=1), default=None, help="Emulated TPU replicas (default 8).")
-@click.option("--tf-api", type=click.Choice(["2.1", "2.4"]), default=None, help="API surface to provide (2.1: before migration).")
+@click.option("--tf-api", type=click.Choice(["2.1", "2.4", "2.1+2.4"]), default=None,
+              help="API surface to provide (2.1: before migration; 2.1+2.4: both surfaces' names, for partly migrated code).")
 @click.option("--python", "python", default=None, metavar="PATH|ENV", help="Interpreter to run in: a path, or an env made by `migrate-tpu envs` (tf2.1, tf2.4, tf2.21).")
 @click.option("--no-emulation", is_flag=True, help="Use the real TPU; emulate nothing.")
 @click.option("--hosts", type=click.IntRange(min=1), default=None,
@@ -452,6 +453,7 @@ def _run_options_in(args: List[str], command: click.Command) -> Tuple[List[str],
 @click.option("--tpu-env", type=click.Choice(["colab", "none"]), default=None, help="Machine the emulated TPU is attached to (as for run).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS", help="Stop each run after this long (verdict error).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of Python random, NumPy and TensorFlow in both runs.")
+@click.option("--no-blame", is_flag=True, help="On a divergence or retrace, do not look for the change to blame (a few short runs).")
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown", "github"]), default="text", help="Report format.")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the report here instead of stdout.")
 @click.option("--target", type=click.Choice(TARGETS), default=None, help="As for fix.")
@@ -462,7 +464,7 @@ def _run_options_in(args: List[str], command: click.Command) -> Tuple[List[str],
 @click.option("--isolated", is_flag=True, help="As for fix.")
 @click.argument("target_path", metavar="SCRIPT|NOTEBOOK|FOLDER", type=click.Path(exists=True))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def verify(after, entry, steps, python, before_python, rtol, atol, replicas, hosts, tpu_env, timeout, seed, output_format, output_file,
+def verify(after, entry, steps, python, before_python, rtol, atol, replicas, hosts, tpu_env, timeout, seed, no_blame, output_format, output_file,
            target, unsafe_fixes, select, ignore, config_file, isolated, target_path, args) -> None:
     """Run the original (TF 2.1 surface) and its migration (TF 2.4 surface) and compare what they compute, step by step.
 
@@ -480,7 +482,7 @@ def verify(after, entry, steps, python, before_python, rtol, atol, replicas, hos
     try:
         verdict = verifying.verify(target_path, args, entry=entry, after=after, steps=steps, python=python, before_python=before_python,
                                    rtol=rtol, atol=atol, replicas=replicas, hosts=hosts, tpu_env=tpu_env, timeout=timeout, seed=seed,
-                                   fix_options=fix_options)
+                                   fix_options=fix_options, find_blame=not no_blame)
     except verifying.VerifyError as error:
         _fail(str(error))
     label = os.path.join(target_path, entry) if entry else target_path

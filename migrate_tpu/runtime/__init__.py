@@ -33,8 +33,12 @@ import os
 #: Replicas of the emulated TPU when nothing else is asked for: a v3-8.
 DEFAULT_REPLICAS = 8
 
+#: Both surfaces' names at once, for partly migrated code (what verify's blame runs): the 2.4
+#: surface, with the TF 2.1 names a newer TensorFlow lacks added and none hidden.
+MIXED_TF_API = "2.1+2.4"
+
 #: Values accepted by ``--tf-api``.
-TF_API_CHOICES = ("2.1", "2.4")
+TF_API_CHOICES = ("2.1", "2.4", MIXED_TF_API)
 
 #: Environment variables through which TensorFlow finds a real (Cloud) TPU.
 TPU_ENV_VARS = ("TPU_NAME", "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS")
@@ -61,5 +65,5 @@ def real_tpu_reachable(environ=None):
     return any(env.get(name) for name in TPU_ENV_VARS)
 
 
-__all__ = ["DEFAULT_REPLICAS", "DEFAULT_TPU_ENVIRONMENT", "TF_API_CHOICES", "TPU_ENVIRONMENTS",
+__all__ = ["DEFAULT_REPLICAS", "DEFAULT_TPU_ENVIRONMENT", "MIXED_TF_API", "TF_API_CHOICES", "TPU_ENVIRONMENTS",
            "TPU_ENVIRONMENT_VARIABLE", "TPU_ENV_VARS", "real_tpu_reachable"]

@@ -37,7 +37,7 @@ import traceback
 import types
 
 from migrate_tpu import magics
-from migrate_tpu.runtime import (DEFAULT_REPLICAS, DEFAULT_TPU_ENVIRONMENT, TF_API_CHOICES,
+from migrate_tpu.runtime import (DEFAULT_REPLICAS, DEFAULT_TPU_ENVIRONMENT, MIXED_TF_API, TF_API_CHOICES,
                                  TPU_ENVIRONMENT_VARIABLE, TPU_ENVIRONMENTS, pod, real_tpu_reachable,
                                  recorder)
 
@@ -57,7 +57,8 @@ def build_parser():
                              "TF_CONFIG says which (worker task K is host K)")
     parser.add_argument("--tf-api", choices=TF_API_CHOICES, default=None,
                         help="TensorFlow API the code is written for (default: 2.1 on TF 2.1, "
-                             "else 2.4); 2.1 adds the TF 2.1 names on a newer TensorFlow")
+                             "else 2.4); 2.1 adds the TF 2.1 names on a newer TensorFlow; "
+                             "2.1+2.4 offers both surfaces' names (partly migrated code)")
     parser.add_argument("--tpu-env", choices=sorted(TPU_ENVIRONMENTS), default=None,
                         help="the machine the emulated TPU is attached to: colab (TPU_NAME and "
                              "COLAB_TPU_ADDR announce it; the default) or none (nothing does: "
@@ -323,6 +324,9 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, t
                          .format(sys.executable, error))
     from migrate_tpu.runtime import emulation as emu  # imports TensorFlow
     tf_api = tf_api or emu.default_tf_api()
+    mixed = tf_api == MIXED_TF_API
+    if mixed:  # the 2.4 surface, the 2.1 names added below and none hidden
+        tf_api = "2.4"
     if tf_api == "2.4" and emu.tf_version() < (2, 2):
         raise ValueError("--tf-api 2.4 needs TensorFlow >= 2.4; this interpreter has TensorFlow {}"
                          .format(emu.tf.__version__))
@@ -347,10 +351,11 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, t
     else:
         emu.STATE.tf_api = tf_api
         text = "no TPU emulation: TF {} with the TF {} API".format(emu.tf.__version__, tf_api)
-    if tf_api == "2.1":
+    if tf_api == "2.1" or mixed:
         from migrate_tpu.runtime import legacy
         legacy.install(emulated=emulation)  # nothing to add on TF 2.0/2.1 itself
-        legacy.restrict_to_2_1()
+        if not mixed:
+            legacy.restrict_to_2_1()
     if not quiet:
         sys.stderr.write("migrate-tpu run: {}\n".format(text))
         if keras_3_in_use(emu.tf_version()) and _mentions_keras(SCRIPT_PATH):

@@ -32,13 +32,16 @@ class Hunk:
     rules: Tuple[str, ...]
     watch: Tuple[int, ...]  # lines of the migrated file (from 1) whose running shows the hunk ran
 
-    def place(self) -> str:
-        """``train.py:32`` or ``nb.ipynb cell 4:3`` (the migrated line)."""
-        line = self.after[0] + 1 if self.after[1] > self.after[0] else max(self.after[0], 1)
-        return f"{self.file}{f' cell {self.cell}' if self.cell is not None else ''}:{line}"
+    def place(self, file: Optional[str] = None) -> str:
+        """``train.py:32``, ``train.py:31-32`` or ``nb.ipynb cell 4:3`` (the migrated lines);
+        ``file``: the file as the user names it."""
+        first = self.after[0] + 1 if self.after[1] > self.after[0] else max(self.after[0], 1)
+        last = max(self.after[1], first)
+        lines = f"{first}-{last}" if last > first else str(first)
+        return f"{file or self.file}{f' cell {self.cell}' if self.cell is not None else ''}:{lines}"
 
-    def label(self) -> str:
-        return self.place() + (f" ({', '.join(self.rules)})" if self.rules else "")
+    def label(self, file: Optional[str] = None) -> str:
+        return self.place(file) + (f" ({', '.join(self.rules)})" if self.rules else "")
 
 
 def _cells(text: str) -> Optional[List[Tuple[int, str]]]:
@@ -185,3 +188,11 @@ def ran(hunk: Hunk, root: Path, lines_ran: Dict[str, List[int]]) -> bool:
     name = str(root / hunk.file) + (f":cell{hunk.cell}" if hunk.cell is not None else "")
     seen = lines_ran.get(name) or ()
     return any(line in seen for line in hunk.watch)
+
+
+def shown_label(hunk: Hunk, root: Path, shown_root: str, program: Optional[Path] = None, shown_program: str = "") -> str:
+    """``hunk``'s label with its file as the user names it: the program as given (a hand
+    migration's file), any other file under the folder the user named."""
+    if program is not None and shown_program and (root / hunk.file) == program:
+        return hunk.label(shown_program)
+    return hunk.label(os.path.normpath(os.path.join(shown_root or ".", hunk.file)))

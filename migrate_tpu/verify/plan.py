@@ -86,6 +86,13 @@ def _copy_tree(source: Path, target: Path, linked: Dict[str, Tuple[int, int]], w
                     shutil.copy2(entry.path, destination)
 
 
+def copy_tree(source: Path, target: Path) -> Dict[str, Tuple[int, int]]:
+    """``source`` into ``target`` as a run's copy is made; returns the files linked, not copied."""
+    linked: Dict[str, Tuple[int, int]] = {}
+    _copy_tree(source, target, linked, target.resolve(), [0])
+    return linked
+
+
 def changed_links(copy: Copy) -> List[str]:
     """The user's files, linked into ``copy`` for reading, that the run changed."""
     changed = []

@@ -12,18 +12,20 @@ against the control measures how far the releases drift apart, which the report 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-from typing import Dict, List, Optional, Sequence
+import time
+from typing import Callable, Dict, List, Optional, Sequence
 
+from migrate_tpu.runtime import MIXED_TF_API
 from migrate_tpu.runtime import recorder as recording  # the default seed only (no TensorFlow)
 from migrate_tpu.runtime.launch import builds_its_own_cluster, resolve_python
-from migrate_tpu.verify.changes import Hunk, hunks_between, ran, watch_list
+from migrate_tpu.verify.blame import blame, partial_copy
+from migrate_tpu.verify.changes import Hunk, hunks_between, ran, shown_label, watch_list
 from migrate_tpu.verify.compare import compare, error, release_drift, run_summary
 from migrate_tpu.verify.plan import Copy, Plan, changed_links, plan
 from migrate_tpu.verify.running import run_one
-from migrate_tpu.verify.verdict import AFTER_API, BEFORE_API, DEFAULT_ATOL, DEFAULT_RTOL, ERROR, NOT_EXERCISED, SAME, TIMED_OUT, RunResult, Verdict
+from migrate_tpu.verify.verdict import AFTER_API, BEFORE_API, DEFAULT_ATOL, DEFAULT_RTOL, DIVERGED, ERROR, NOT_EXERCISED, RETRACED, SAME, TIMED_OUT, RunResult, Verdict
 
 #: Worker processes of a program that builds MultiWorkerMirroredStrategy itself, when no
 #: --hosts is given: one worker would have one replica, where SUM and MEAN agree.
@@ -42,7 +44,7 @@ def _runs_at_all(run: RunResult) -> bool:
 def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None, after: Optional[str] = None, steps: Optional[int] = None,
            python: Optional[str] = None, before_python: Optional[str] = None, rtol: Optional[float] = None, atol: Optional[float] = None,
            replicas: Optional[int] = None, hosts: Optional[int] = None, tpu_env: Optional[str] = None, timeout: Optional[float] = None,
-           seed: int = recording.DEFAULT_SEED, fix_options: Optional[dict] = None) -> Verdict:
+           seed: int = recording.DEFAULT_SEED, fix_options: Optional[dict] = None, find_blame: bool = True) -> Verdict:
     """Migrate, run both (and the control, across releases), compare."""
     before_python = before_python or python
     two_releases = (resolve_python(before_python) or None) != (resolve_python(python) or None)
@@ -59,8 +61,8 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
         exact_rtol = 0.0 if rtol is None else rtol
         exact_atol = 0.0 if atol is None else atol
 
-        def run(copy: Copy, api: str, interpreter: Optional[str], name: str) -> RunResult:
-            result = run_one(copy, args, api, interpreter, steps=steps, seed=seed, replicas=replicas, hosts=hosts, tpu_env=tpu_env,
+        def run(copy: Copy, api: str, interpreter: Optional[str], name: str, until: Optional[int] = None) -> RunResult:
+            result = run_one(copy, args, api, interpreter, steps=until or steps, seed=seed, replicas=replicas, hosts=hosts, tpu_env=tpu_env,
                              timeout=timeout, record_path=the_plan.workdir / f"{name}.json", watch=watch if name == "migrated" else None)
             for path in changed_links(copy):
                 notes.append(f"warning: the {name} run changed {path}, a large file verify linked from your folder instead of copying")
@@ -91,7 +93,9 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
         if verdict.verdict == ERROR:
             verdict.error = _with_stderr_tail(verdict.error, after_run.stderr, (before, after_run))
         elif after_run.record is not None:
-            _cover(verdict, hunks, after_run, the_plan.after.shown_root)
+            _cover(verdict, hunks, after_run, the_plan.after)
+        if find_blame and verdict.verdict in (DIVERGED, RETRACED) and hunks:
+            _find_blame(verdict, hunks, the_plan, run, python, exact_rtol, exact_atol, hosts)
         verdict.hosts = hosts
         verdict.notes[:0] = notes
         return verdict
@@ -99,7 +103,36 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
         shutil.rmtree(the_plan.workdir, ignore_errors=True)
 
 
-def _cover(verdict: Verdict, hunks: List[Hunk], after: RunResult, shown_root: str) -> None:
+def _find_blame(verdict: Verdict, hunks: List[Hunk], the_plan: Plan, run: Callable[..., RunResult], python: Optional[str],
+                rtol: float, atol: float, hosts: Optional[int]) -> None:
+    """Delta debugging over the changes, each test a short run up to the failing step."""
+    wanted = verdict.verdict
+    until = max(1, int((verdict.first_divergence or {}).get("step") or verdict.steps or 1)) if wanted == DIVERGED else (verdict.steps or None)
+    counter = [0]
+
+    def as_mixed(copy: Copy) -> RunResult:
+        counter[0] += 1
+        return run(copy, MIXED_TF_API, python, f"blame-{counter[0]}", until)
+
+    started = time.monotonic()
+    baseline = as_mixed(partial_copy(the_plan.before, [], the_plan.workdir / "blame-baseline"))
+    if not _runs_at_all(baseline):
+        verdict.blame = {"changes": [], "runs": 1, "seconds": round(time.monotonic() - started, 2),
+                         "message": f"the original does not run under both surfaces' names (--tf-api {MIXED_TF_API}): "
+                                    + _last_line(baseline.stderr)}
+        return
+
+    def reproduces(copy: Copy) -> bool:
+        return compare(baseline, as_mixed(copy), rtol, atol, the_plan.original_label, hosts).verdict == wanted
+
+    after = the_plan.after
+    verdict.blame = blame(hunks, the_plan.before, the_plan.workdir, reproduces,
+                          lambda hunk: shown_label(hunk, after.root, after.shown_root, after.program, after.shown_program))
+    verdict.blame["runs"] += 1  # the baseline
+    verdict.blame["seconds"] = round(time.monotonic() - started, 2)
+
+
+def _cover(verdict: Verdict, hunks: List[Hunk], after: RunResult, copy: Copy) -> None:
     """Which of the migration's changes the compared steps ran; ``same`` with none of them
     run is ``not exercised``."""
     lines_ran: Dict[str, List[int]] = {}
@@ -108,10 +141,8 @@ def _cover(verdict: Verdict, hunks: List[Hunk], after: RunResult, shown_root: st
             lines_ran.setdefault(name, []).extend(lines)
     not_run = [hunk for hunk in hunks if not ran(hunk, after.root, lines_ran)]
 
-    def shown(hunk: Hunk) -> str:
-        return os.path.normpath(os.path.join(shown_root or ".", hunk.label()))
-
-    verdict.coverage = {"changed": len(hunks), "ran": len(hunks) - len(not_run), "not_run": [shown(h) for h in not_run]}
+    verdict.coverage = {"changed": len(hunks), "ran": len(hunks) - len(not_run),
+                        "not_run": [shown_label(h, copy.root, copy.shown_root, copy.program, copy.shown_program) for h in not_run]}
     if hunks and len(not_run) == len(hunks) and verdict.verdict == SAME:
         verdict.verdict = NOT_EXERCISED
         verdict.notes.append("none of the migration's changed lines ran during the compared steps: the values agree, but "

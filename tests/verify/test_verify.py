@@ -113,9 +113,10 @@ def test_the_shipped_example_verifies_same(tmp_path):
 ])
 def test_a_wrong_migration_is_caught_at_its_step(tmp_path, wrong, verdict, step, kind):
     python = require("tf2.21")
-    status, report, stderr = verify(tmp_path, "--python", python, "--steps", "3", "--after", str(PROGRAMS / wrong),
+    status, report, stderr = verify(tmp_path, "--python", python, "--steps", "3", "--no-blame", "--after", str(PROGRAMS / wrong),
                                     str(PROGRAMS / "train_loop.py"))
     assert (status, report["verdict"]) == (1, verdict), json.dumps(report, indent=1) + stderr
+    assert report["blame"] is None  # --no-blame
     if verdict == "diverged":
         divergence = report["first_divergence"]
         assert (divergence["step"], divergence["kind"]) == (step, kind)
@@ -264,6 +265,28 @@ def test_the_same_late_failure_in_both_runs_is_same_and_the_version_line_is_no_d
     status, report, stderr = verify(tmp_path, "--python", python, str(PROGRAMS / "late_failure.py"))
     assert (status, report["verdict"], report["steps"]) == (0, "same", 3), json.dumps(report, indent=1) + stderr
     assert any("same exception after step 3" in note and "a_plotting_package_nobody_has" in note for note in report["notes"])
+
+
+def test_a_planted_mistake_is_blamed_on_the_change_that_made_it(tmp_path):
+    # the hand migration renames the strategy and run, and changes SUM to MEAN: delta
+    # debugging over its three changes keeps the one with MEAN
+    python = require("tf2.21")
+    wrong = PROGRAMS / "wrong_reduce_mean.py"
+    status, report, stderr = verify(tmp_path, "--python", python, "--steps", "3", "--after", str(wrong), str(PROGRAMS / "train_loop.py"))
+    assert (status, report["verdict"]) == (1, "diverged"), json.dumps(report, indent=1) + stderr
+    mean = line_of(wrong, "ReduceOp.MEAN")
+    assert report["blame"]["changes"] == ["{}:{}-{}".format(wrong, mean - 1, mean)], report["blame"]  # with the run on the line above
+    assert 2 <= report["blame"]["runs"] <= 8
+    assert report["coverage"] == {"changed": 3, "ran": 3, "not_run": []}
+
+
+def test_a_migration_none_of_whose_changes_ran_is_not_exercised(tmp_path):
+    python = require("tf2.21")
+    program = PROGRAMS / "keras_unused_step.py"
+    status, report, stderr = verify(tmp_path, "--python", python, str(program))
+    assert (status, report["verdict"]) == (0, "not exercised"), json.dumps(report, indent=1) + stderr
+    line = line_of(program, "experimental_run_v2(model")
+    assert report["coverage"] == {"changed": 1, "ran": 0, "not_run": ["{}:{} (TPU101)".format(program, line)]}
 
 
 # np.save of float64 [1, 2, 3] (format 1.0: a 118-byte header), written without NumPy (the tool's venv has none)
