@@ -479,13 +479,19 @@ def verify(after, entry, steps, python, before_python, rtol, atol, replicas, hos
         args = args[1:]
     fix_options = {"target": target, "unsafe_fixes": unsafe_fixes, "select": _split_ids(select), "ignore": _split_ids(ignore),
                    "config_file": config_file, "isolated": isolated}
+    label = os.path.join(target_path, entry) if entry else target_path
     try:
         verdict = verifying.verify(target_path, args, entry=entry, after=after, steps=steps, python=python, before_python=before_python,
                                    rtol=rtol, atol=atol, replicas=replicas, hosts=hosts, tpu_env=tpu_env, timeout=timeout, seed=seed,
                                    fix_options=fix_options, find_blame=not no_blame)
     except verifying.VerifyError as error:
-        _fail(str(error))
-    label = os.path.join(target_path, entry) if entry else target_path
+        if output_format != "json":
+            _fail(str(error))
+        verdict = verifying.Verdict(verifying.ERROR, error=str(error))  # JSON is always JSON
+    except KeyboardInterrupt:
+        # both runs are stopped by then (each run's launcher stops its processes); one line, no traceback
+        click.echo("migrate-tpu verify: interrupted; both runs stopped", err=True)
+        sys.exit(130)
     _write_output(output_file, verifying.report(verdict, output_format, label).encode("utf-8"))
     sys.exit(verdict.exit_status)
 

@@ -429,15 +429,18 @@ def _run_hosts(argvs, envs, timeout, label, poll, filter_noise=False):
                 break
             if timeout is not None and time.time() - started > timeout:
                 waiting = [k for k, code in enumerate(codes) if code is None]
-                say("host{} {} still running after the {:g}s timeout; stopping every host".format(
-                    "s" if len(waiting) > 1 else "", ", ".join(str(k) for k in waiting), timeout))
+                if len(processes) == 1:  # a single process under --timeout: no hosts to speak of
+                    say("still running after the {:g}s timeout; stopping it".format(timeout))
+                else:
+                    say("host{} {} still running after the {:g}s timeout; stopping every host".format(
+                        "s" if len(waiting) > 1 else "", ", ".join(str(k) for k in waiting), timeout))
                 _stop(processes, say)
                 status = EXIT_TIMEOUT
                 break
             time.sleep(poll)
         return status
     except KeyboardInterrupt:
-        say("interrupted; stopping every host")
+        say("interrupted; stopping " + ("it" if len(processes) == 1 else "every host"))
         _stop(processes, say)
         return EXIT_INTERRUPTED
     finally:

@@ -24,6 +24,6 @@ Verdicts: ``same`` (exit 0), ``diverged`` and ``retraced`` (1), ``error`` (2).
 from migrate_tpu.verify.compare import compare
 from migrate_tpu.verify.report import report
 from migrate_tpu.verify.session import verify
-from migrate_tpu.verify.verdict import EXIT_STATUS, FORMATS, RunResult, Verdict, VerifyError
+from migrate_tpu.verify.verdict import ERROR, EXIT_STATUS, FORMATS, RunResult, Verdict, VerifyError
 
-__all__ = ["EXIT_STATUS", "FORMATS", "RunResult", "Verdict", "VerifyError", "compare", "report", "verify"]
+__all__ = ["ERROR", "EXIT_STATUS", "FORMATS", "RunResult", "Verdict", "VerifyError", "compare", "report", "verify"]

@@ -292,3 +292,12 @@ def test_a_migration_none_of_whose_changes_ran_is_not_exercised(tmp_path):
 # np.save of float64 [1, 2, 3] (format 1.0: a 118-byte header), written without NumPy (the tool's venv has none)
 NPY_1_2_3 = (b"\x93NUMPY\x01\x00v\x00{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }"
              + b" " * 60 + b"\n" + b"".join(__import__("struct").pack("<d", x) for x in (1.0, 2.0, 3.0)))
+
+
+def test_json_is_json_even_when_verification_cannot_start(tmp_path):
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "train.py").write_text("print(1)\n")
+    status, report, _ = verify(tmp_path, str(folder))  # a folder without --entry
+    assert (status, report["verdict"]) == (2, "error")
+    assert "name its entry point with --entry" in report["error"]
