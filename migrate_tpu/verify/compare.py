@@ -24,6 +24,7 @@ class _Mismatch(Exception):
     def __init__(self, replica: Optional[int], before, after, what: str = "value") -> None:
         super().__init__(what)
         self.replica, self.before, self.after, self.what = replica, before, after, what
+        self.keys: List[str] = []  # the dict keys (a Keras log's 'loss') from the outside in
 
 
 def _numbers_close(a, b, rtol: float, atol: float) -> bool:
@@ -131,8 +132,12 @@ def _compare_plain(before, after, rtol: float, atol: float, replica: Optional[in
     if "dict" in before:
         if [k for k, _ in before["dict"]] != [k for k, _ in after["dict"]]:
             raise _Mismatch(replica, before, after, "structure")
-        for (_, b), (_, a) in zip(before["dict"], after["dict"]):
-            _compare_plain(b, a, rtol, atol, replica)
+        for (key, b), (_, a) in zip(before["dict"], after["dict"]):
+            try:
+                _compare_plain(b, a, rtol, atol, replica)
+            except _Mismatch as mismatch:
+                mismatch.keys.insert(0, key)
+                raise
         return
     if "python" in before:
         if not _numbers_close(before["python"], after["python"], rtol, atol):
@@ -396,7 +401,11 @@ def _first_event_divergence(b: dict, a: dict, before: RunResult, after: RunResul
         try:
             _compare_plain(eb["value"], ea["value"], rtol, atol)
         except _Mismatch as mismatch:
-            return {"step": ea["step"], "kind": ea["kind"], "what": f"{_describe_kind(ea['kind'])}: {_MISMATCH_WORDS.get(mismatch.what, mismatch.what)}",
+            keys = "".join(f"[{key!r}]" for key in mismatch.keys)
+            key = f" {keys}" if keys else ""
+            return {"step": ea["step"], "kind": ea["kind"],
+                    "what": f"{_describe_kind(ea['kind'])}{key}: {_MISMATCH_WORDS.get(mismatch.what, mismatch.what)}",
+                    "key": mismatch.keys[-1] if mismatch.keys else None,
                     "where": {"before": _where(eb["where"], before), "after": _where(ea["where"], after)},
                     "replica": mismatch.replica, "before": _short(mismatch.before), "after": _short(mismatch.after)}
     return None

@@ -255,3 +255,15 @@ def test_arrays_stored_as_bytes_are_compared_number_by_number(tmp_path):
     assert (verdict.verdict, verdict.first_divergence["what"], verdict.first_divergence["replica"]) == ("diverged", "variable kernel:0", 0)
     assert verdict.first_divergence["before"][:3] == [0.0, 0.5, 1.0] and verdict.first_divergence["before"][-1] == "..."
     assert compare(stored("a.bin", numbers), stored("c.bin", changed), 0.01, 0.0, "t.py").verdict == "same"  # 35.25 vs 35.0
+
+
+def test_a_keras_divergence_names_the_log_key():
+    def keras(loss, accuracy):
+        rec = record([1.0])
+        rec["events"] = [{"step": 1, "kind": "keras", "where": "/nowhere/t.py:20",
+                          "value": {"dict": [["accuracy", scalar(accuracy)], ["loss", scalar(loss)]]}}]
+        return result(rec)
+
+    verdict = compare(keras(0.5, 0.25), keras(0.75, 0.25), 0.0, 0.0, "t.py")
+    assert verdict.first_divergence["what"] == "a Keras execution's logs ['loss']: the values differ"
+    assert (verdict.first_divergence["key"], verdict.first_divergence["before"], verdict.first_divergence["after"]) == ("loss", 0.5, 0.75)
