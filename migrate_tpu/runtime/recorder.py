@@ -192,6 +192,7 @@ class Recorder(object):
         self.lines_ran = {}  # watched file -> set of its watched lines that ran
         self.watching = {}  # watched file -> its watched lines not seen yet
         self.codes_seen = set()  # code objects of tf.functions whose lines were noted
+        self.compiled = False  # inside a call of an XLA-compiled tf.function
         self.tf = None
 
     # ---- values ---------------------------------------------------------------------
@@ -420,11 +421,87 @@ def _run_wrapper(recorder, tf):
     return make
 
 
+_GENERATED_SOURCES: Dict[Any, Dict[int, Tuple[str, int]]] = {}  # AutoGraph's code -> its lines' origins
+
+
+def _is_generated(filename):
+    """Whether ``filename`` holds code AutoGraph generated from the user's (TF >= 2.5 names
+    it ``__autograph_generated_file...``; TF 2.1-2.4 a ``tmp....py`` in the temporary folder)."""
+    name = os.path.basename(filename)
+    return "__autograph_generated" in name or (name.startswith("tmp") and name.endswith(".py")
+                                              and os.path.dirname(filename) == _temporary_folder())
+
+
+def _temporary_folder():
+    import tempfile
+    return tempfile.gettempdir()
+
+
+def _source_lines_of(code):
+    """The user's ``(file, line)`` for each line of AutoGraph's converted ``code``, from the
+    source map on the converted function (found once per code object)."""
+    known = _GENERATED_SOURCES.get(code)
+    if known is None:
+        known = {}
+        for referrer in gc.get_referrers(code):
+            source_map = getattr(referrer, "ag_source_map", None)
+            if getattr(referrer, "__code__", None) is code and source_map:
+                for location, origin in source_map.items():
+                    if getattr(location, "filename", None) == code.co_filename:
+                        known[location.lineno] = (origin.loc.filename, origin.loc.lineno)
+                break
+        _GENERATED_SOURCES[code] = known
+    return known
+
+
+def _traced_user_line():
+    """``file:line`` of the user's code that makes the call being traced (AutoGraph's
+    converted copy mapped back to the user's file), or ``None`` when TensorFlow's or a
+    library's own code makes it (Keras' reduce of its logs)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if _in_package(filename) or os.sep + "autograph" + os.sep in filename:
+            frame = frame.f_back
+            continue
+        if _is_generated(filename):
+            origin = _source_lines_of(frame.f_code).get(frame.f_lineno)
+            if origin is None or is_library_file(origin[0]):
+                return None
+            return "{}:{}".format(*origin)
+        return None if is_library_file(filename) else "{}:{}".format(filename, frame.f_lineno)
+    return None
+
+
+def _record_when_run(recorder, tf, kind, where, result):
+    """Record ``result``, a value of the graph being traced, each time the graph runs: a
+    py_function beside it (stateful, so a tf.function runs it in program order)."""
+    tensors = [x for x in tf.nest.flatten(result) if isinstance(x, tf.Tensor)]
+    if not tensors:
+        return
+
+    def note(*values):
+        value = values[0] if len(values) == 1 else list(values)
+        recorder.events.append({"step": recorder.step + 1, "kind": kind, "where": where, "in_graph": True,
+                                "value": recorder.plain(value)})
+        return []
+
+    tf.py_function(note, tensors, Tout=[])
+
+
 def _result_wrapper(recorder, tf, kind):
     def make(original):
         def method(self, *args, **kwargs):
-            if (recorder.depth or not tf.executing_eagerly() or not _on_main_thread(recorder)
-                    or not _called_from_user_code()):
+            if not tf.executing_eagerly():
+                # traced into a step: recorded when the step runs, at the line that asked for it
+                if recorder.depth and not recorder.compiled and _on_main_thread(recorder):
+                    where = _traced_user_line()
+                    result = original(self, *args, **kwargs)
+                    if where is not None:
+                        _record_when_run(recorder, tf, kind, where, result)
+                    return result
+                return original(self, *args, **kwargs)
+            if recorder.depth or not _on_main_thread(recorder) or not _called_from_user_code():
                 return original(self, *args, **kwargs)
             where = user_frame()
             result = _nested(recorder, original, self, args, kwargs)
@@ -507,10 +584,14 @@ def _function_wrapper(recorder, tf):
             saw = recorder.saw_run_in_trace
             recorder.saw_run_in_trace = False
             recorder.depth += 1
+            # XLA compiles the whole function (jit_compile): no py_function can record in it
+            compiled, recorder.compiled = recorder.compiled, bool(getattr(self, "_jit_compile", None)
+                                                                   or getattr(self, "_experimental_compile", None))
             try:
                 result = original(self, *args, **kwargs)
             finally:
                 recorder.depth -= 1
+                recorder.compiled = compiled
                 contains_run = recorder.saw_run_in_trace
                 recorder.saw_run_in_trace = saw
             if contains_run and code is not None:
@@ -541,20 +622,16 @@ def _keras_wrapper(recorder, kind):
 
 
 def _seed(tf, seed):
+    """Seed every randomness source of the program the same way in every run: Python's,
+    NumPy's, and TensorFlow's (:mod:`migrate_tpu.runtime.seeding`: the global seed and
+    generator, deterministic kernels, TF 2.1's distributed shuffles).  What is replaced
+    is put back by :func:`uninstall`."""
+    from migrate_tpu.runtime import seeding
     random.seed(seed)
     numpy = sys.modules.get("numpy")
     if numpy is not None:
         numpy.random.seed(seed)
-    tf.random.set_seed(seed)
-    # Deterministic kernels where this TensorFlow has the switch (TF >= 2.9; before it,
-    # TF_DETERMINISTIC_OPS asks the same of the GPU kernels that honour it).
-    os.environ.setdefault("TF_DETERMINISTIC_OPS", "1")
-    enable = getattr(getattr(tf.config, "experimental", None), "enable_op_determinism", None)
-    if enable is not None:
-        try:
-            enable()
-        except Exception:
-            pass
+    seeding.seed_tensorflow(tf, seed, _wrapped)
 
 
 def watch_lines(recorder, watched):

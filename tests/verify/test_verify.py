@@ -107,8 +107,8 @@ def test_the_shipped_example_verifies_same(tmp_path):
 
 
 @pytest.mark.parametrize("wrong, verdict, step, kind", [
-    ("wrong_reduce_mean.py", "diverged", 1, "function"),   # the first loss already differs
-    ("wrong_update_twice.py", "diverged", 2, "function"),  # step 1's loss is computed before its update
+    ("wrong_reduce_mean.py", "diverged", 1, "reduce"),   # the first loss already differs, at the reduce inside the step
+    ("wrong_update_twice.py", "diverged", 2, "reduce"),  # step 1's loss is computed before its update
     ("wrong_retrace.py", "retraced", None, None),
 ])
 def test_a_wrong_migration_is_caught_at_its_step(tmp_path, wrong, verdict, step, kind):
@@ -122,8 +122,9 @@ def test_a_wrong_migration_is_caught_at_its_step(tmp_path, wrong, verdict, step,
         assert (divergence["step"], divergence["kind"]) == (step, kind)
         where = divergence["where"]
         assert where["after"]["file"] == str(PROGRAMS / wrong)
-        assert where["after"]["line"] == line_of(PROGRAMS / wrong, "loss = train_step(iterator)")
-        assert where["before"]["line"] == line_of(PROGRAMS / "train_loop.py", "loss = train_step(iterator)")
+        # the line that computed the value, inside the tf.function, not the step's call site
+        assert where["after"]["line"] == line_of(PROGRAMS / wrong, "return strategy.reduce(")
+        assert where["before"]["line"] == line_of(PROGRAMS / "train_loop.py", "return strategy.reduce(")
         assert divergence["before"] != divergence["after"]
     else:
         retraced = report["retraced"]
@@ -199,8 +200,8 @@ def test_a_notebook_divergence_names_the_cell(tmp_path):
     assert (status, report["verdict"]) == (1, "diverged"), json.dumps(report, indent=1) + stderr
     divergence = report["first_divergence"]
     assert divergence["step"] == 1
-    assert divergence["where"]["after"] == {"file": str(PROGRAMS / "wrong_reduce_mean.ipynb"), "cell": 4, "line": 3,
-                                            "source": "loss = train_step(iterator)"}
+    assert divergence["where"]["after"] == {"file": str(PROGRAMS / "wrong_reduce_mean.ipynb"), "cell": 3, "line": 13,
+                                            "source": "return strategy.reduce(tf.distribute.ReduceOp.MEAN, per_replica, axis=None)"}
 
 
 def test_no_tensorflow_is_an_error_that_names_the_option(tmp_path):
