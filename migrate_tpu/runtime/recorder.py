@@ -193,6 +193,7 @@ class Recorder(object):
         self.watching = {}  # watched file -> its watched lines not seen yet
         self.codes_seen = set()  # code objects of tf.functions whose lines were noted
         self.compiled = False  # inside a call of an XLA-compiled tf.function
+        self.printed = []  # the user's print calls to stdout: step (steps done by then), where, text
         self.tf = None
 
     # ---- values ---------------------------------------------------------------------
@@ -336,6 +337,7 @@ class Recorder(object):
             "traces_per_step": self.traces_per_step,
             "replicas": sorted(self.replicas),
             "lines_ran": {name: sorted(lines) for name, lines in self.lines_ran.items()},
+            "printed": self.printed,
             "exit_status": status,
             "exception": self.exception,
             "seconds": round(time.time() - self.started, 3),
@@ -719,8 +721,39 @@ def install(path, steps=None, seed=DEFAULT_SEED):
             owner = _defining_class(model, name)
             if owner is not None:
                 _wrap(owner, name, _keras_wrapper(recorder, name))
+    _record_prints(recorder)
     RECORDER = recorder
     return recorder
+
+
+def _record_prints(recorder):
+    """Note what the user's ``print`` calls write to stdout, with their line and the steps done
+    by then: verify compares printed numbers last, and names where a printed line came from."""
+    try:
+        import builtins
+    except ImportError:  # pragma: no cover - Python 2 has no builtins module
+        return
+    real_print = builtins.print
+    if getattr(real_print, "_migrate_tpu_recorded", False):
+        return
+
+    def print_(*args, **kwargs):
+        real_print(*args, **kwargs)
+        target = kwargs.get("file")
+        if (target is not None and target is not sys.stdout) or not _on_main_thread(recorder):
+            return
+        where = user_frame()
+        if where is None:
+            return
+        try:
+            text = str(kwargs.get("sep") if kwargs.get("sep") is not None else " ").join(str(arg) for arg in args)
+        except Exception:  # an argument whose str fails the second time: nothing to note
+            return
+        recorder.printed.append({"step": recorder.step, "where": where, "text": text})
+
+    print_._migrate_tpu_recorded = True
+    _wrapped.append((builtins, "print", real_print))
+    builtins.print = print_
 
 
 def from_environment(environ=None):

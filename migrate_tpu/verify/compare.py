@@ -304,7 +304,7 @@ def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label
             divergence = _host_divergence(before, after, rtol, atol, steps)
     if divergence is None:
         versions = _version_strings(b, a)
-        divergence = _printed_divergence(before.stdout, after.stdout, rtol, atol, steps, versions)
+        divergence = _printed_divergence(before, after, rtol, atol, steps, versions)
     if divergence is not None:
         verdict.verdict = DIVERGED
         verdict.first_divergence = divergence
@@ -515,30 +515,53 @@ def _without_versions(line: str, versions: Sequence[str]) -> str:
     return line
 
 
-def _printed_numbers(text: str, versions: Sequence[str] = ()) -> List[Tuple[int, str, List[float]]]:
-    lines = []
-    for number, line in enumerate(text.splitlines(), 1):
-        line = _without_versions(line, versions)
-        found = _NUMBER.findall(line)
-        if found and not _TIMING.search(line):
-            lines.append((number, _NUMBER.sub("#", line), [float(x) for x in found]))
+def _printed_lines(record: dict, stdout: str) -> List[Tuple[str, Optional[dict]]]:
+    """Each printed line and the print call that wrote it (``None`` where the record has no
+    print calls: the lines of stdout)."""
+    if "printed" not in record:
+        return [(line, None) for line in stdout.splitlines()]
+    lines: List[Tuple[str, Optional[dict]]] = []
+    for event in record["printed"]:
+        lines.extend((line, event) for line in (event["text"].splitlines() or [""]))
     return lines
 
 
-def _printed_divergence(before: str, after: str, rtol: float, atol: float, steps: int, versions: Sequence[str] = ()) -> Optional[dict]:
+def _numbered(lines: List[Tuple[str, Optional[dict]]], versions: Sequence[str]) -> List[Tuple[int, str, List[float]]]:
+    """``(index, words, numbers)`` of the lines that hold numbers and speak of no time."""
+    found = []
+    for index, (line, _) in enumerate(lines):
+        line = _without_versions(line, versions)
+        numbers = _NUMBER.findall(line)
+        if numbers and not _TIMING.search(line):
+            found.append((index, _NUMBER.sub("#", line), [float(x) for x in numbers]))
+    return found
+
+
+def _printed_divergence(before: RunResult, after: RunResult, rtol: float, atol: float, steps: int,
+                        versions: Sequence[str] = ()) -> Optional[dict]:
     """Lines whose words agree but whose numbers do not (a printed line of a different
     wording is not compared: the migration may change a message; a TensorFlow version
-    string is no number of the computation)."""
-    b_lines, a_lines = _printed_numbers(before, versions), _printed_numbers(after, versions)
-    if len(b_lines) != len(a_lines):
+    string is no number of the computation).  Where the records hold the print calls, the
+    divergence names the line that printed it and the steps done by then."""
+    b_lines = _printed_lines(before.record or {}, before.stdout)
+    a_lines = _printed_lines(after.record or {}, after.stdout)
+    b_numbered, a_numbered = _numbered(b_lines, versions), _numbered(a_lines, versions)
+    if len(b_numbered) != len(a_numbered):
         return None
-    for (line_b, shape_b, nb), (line_a, shape_a, na) in zip(b_lines, a_lines):
+    for (index_b, shape_b, nb), (index_a, shape_a, na) in zip(b_numbered, a_numbered):
         if shape_b != shape_a or len(nb) != len(na):
             continue
         for x, y in zip(nb, na):
             if not _numbers_close(x, y, rtol, atol):
-                return {"step": steps, "kind": "printed", "what": f"printed line {line_a}", "where": {"stdout_line": line_a},
-                        "replica": None, "before": before.splitlines()[line_b - 1], "after": after.splitlines()[line_a - 1]}
+                event_b, event_a = b_lines[index_b][1], a_lines[index_a][1]
+                if event_a is None or event_b is None:
+                    return {"step": steps, "kind": "printed", "what": f"printed line {index_a + 1}", "where": {"stdout_line": index_a + 1},
+                            "replica": None, "before": b_lines[index_b][0], "after": a_lines[index_a][0]}
+                done = int(event_a.get("step") or 0)
+                return {"step": max(done, 1), "kind": "printed",
+                        "what": "a printed line, " + (f"after step {done}" if done else "before step 1"),
+                        "where": {"before": _where(event_b.get("where"), before), "after": _where(event_a.get("where"), after)},
+                        "replica": None, "before": b_lines[index_b][0], "after": a_lines[index_a][0]}
     return None
 
 

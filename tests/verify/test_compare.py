@@ -267,3 +267,21 @@ def test_a_keras_divergence_names_the_log_key():
     verdict = compare(keras(0.5, 0.25), keras(0.75, 0.25), 0.0, 0.0, "t.py")
     assert verdict.first_divergence["what"] == "a Keras execution's logs ['loss']: the values differ"
     assert (verdict.first_divergence["key"], verdict.first_divergence["before"], verdict.first_divergence["after"]) == ("loss", 0.5, 0.75)
+
+
+def test_a_printed_divergence_names_the_print_and_the_steps_done_by_then(tmp_path):
+    program = tmp_path / "t.py"
+    program.write_text("import tensorflow as tf\nprint('start', 1)\nfor k in range(3):\n    print('loss', k)\n")
+
+    def run(loss):
+        rec = record([1.0, 1.0])
+        rec["printed"] = [{"step": 0, "where": f"{program}:2", "text": "start 1"},
+                          {"step": 2, "where": f"{program}:4", "text": f"loss {loss}"}]
+        return RunResult(0, 1.0, rec, "", "", tmp_path, shown_root="work")
+
+    verdict = compare(run(0.5), run(0.75), 0.0, 0.0, "work/t.py")
+    divergence = verdict.first_divergence
+    assert (divergence["kind"], divergence["what"], divergence["step"]) == ("printed", "a printed line, after step 2", 2)
+    assert divergence["where"]["after"] == {"file": "work/t.py", "line": 4, "source": "print('loss', k)"}
+    assert (divergence["before"], divergence["after"]) == ("loss 0.5", "loss 0.75")
+    assert compare(run(0.5), run(0.5), 0.0, 0.0, "work/t.py").verdict == "same"
