@@ -45,7 +45,7 @@ import sysconfig
 import threading
 import time
 import traceback
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 RECORD_VARIABLE = "MIGRATE_TPU_RECORD"
@@ -439,7 +439,7 @@ def _temporary_folder():
     return tempfile.gettempdir()
 
 
-def _source_lines_of(code):
+def _source_lines_of(code: CodeType) -> Dict[int, Tuple[str, int]]:
     """The user's ``(file, line)`` for each line of AutoGraph's converted ``code``, from the
     source map on the converted function (found once per code object)."""
     known = _GENERATED_SOURCES.get(code)
@@ -460,7 +460,7 @@ def _traced_user_line():
     """``file:line`` of the user's code that makes the call being traced (AutoGraph's
     converted copy mapped back to the user's file), or ``None`` when TensorFlow's or a
     library's own code makes it (Keras' reduce of its logs)."""
-    frame = sys._getframe(2)
+    frame: Optional[FrameType] = sys._getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename
         if _in_package(filename) or os.sep + "autograph" + os.sep in filename:
@@ -751,7 +751,7 @@ def _record_prints(recorder):
             return
         recorder.printed.append({"step": recorder.step, "where": where, "text": text})
 
-    print_._migrate_tpu_recorded = True
+    print_.__dict__["_migrate_tpu_recorded"] = True
     _wrapped.append((builtins, "print", real_print))
     builtins.print = print_
 

@@ -10,7 +10,7 @@ import os
 import re
 import struct
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from migrate_tpu.verify.verdict import BEFORE_API, DIVERGED, ERROR, RETRACED, SAME, SURFACE_VERSIONS, TIMED_OUT, RunResult, Verdict
 
@@ -21,13 +21,13 @@ _TIMING = re.compile(r"(?i)(\btime|\btook\b|elapsed|\bsec|\bseconds?\b|\d\s*m?s\
 
 
 class _Mismatch(Exception):
-    def __init__(self, replica: Optional[int], before, after, what: str = "value") -> None:
+    def __init__(self, replica: Optional[int], before: Any, after: Any, what: str = "value") -> None:
         super().__init__(what)
         self.replica, self.before, self.after, self.what = replica, before, after, what
         self.keys: List[str] = []  # the dict keys (a Keras log's 'loss') from the outside in
 
 
-def _numbers_close(a, b, rtol: float, atol: float) -> bool:
+def _numbers_close(a: object, b: object, rtol: float, atol: float) -> bool:
     if isinstance(a, bool) or isinstance(b, bool) or not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
         return a == b
     if math.isnan(a) or math.isnan(b):
@@ -37,7 +37,7 @@ def _numbers_close(a, b, rtol: float, atol: float) -> bool:
     return abs(a - b) <= atol + rtol * abs(b)
 
 
-def _flat(value):
+def _flat(value: object) -> Iterator[object]:
     if isinstance(value, list):
         for item in value:
             yield from _flat(item)
@@ -98,7 +98,7 @@ def _is_array(plain: dict) -> bool:
     return "dtype" in plain and "shape" in plain and ("value" in plain or "blob" in plain)
 
 
-def _compare_plain(before, after, rtol: float, atol: float, replica: Optional[int] = None) -> None:
+def _compare_plain(before: Any, after: Any, rtol: float, atol: float, replica: Optional[int] = None) -> None:
     """Raise :class:`_Mismatch` where the two recorded values differ."""
     if before is None or after is None:
         if before is not after:
@@ -147,7 +147,7 @@ def _compare_plain(before, after, rtol: float, atol: float, replica: Optional[in
         raise _Mismatch(replica, before, after)
 
 
-def _short(plain, limit: int = 12):
+def _short(plain: Any, limit: int = 12) -> Any:
     """A recorded value as a person reads it (arrays cut to ``limit`` numbers)."""
     if plain is None:
         return None
@@ -571,7 +571,7 @@ def _retrace(b: dict, a: dict, steps: int) -> Optional[dict]:
     b_traces = {k: v["count"] for k, v in (b.get("traces") or {}).items()}
     a_traces = {k: v for k, v in (a.get("traces") or {}).items()}
 
-    def warm(record):
+    def warm(record: dict) -> int:
         per_step = (record.get("traces_per_step") or [])[:steps]
         return per_step[-1] - per_step[0] if len(per_step) > 1 else 0
 
@@ -596,7 +596,7 @@ def _retrace(b: dict, a: dict, steps: int) -> Optional[dict]:
 # --------------------------------------------------------------------------
 
 
-def _number_pairs(before, after):
+def _number_pairs(before: Any, after: Any) -> Iterator[Tuple[object, object]]:
     """The numbers of two recorded values of one structure, pair by pair (none where the
     structures differ: that is no rounding)."""
     if not isinstance(before, dict) or not isinstance(after, dict):
@@ -632,7 +632,7 @@ def release_drift(before: RunResult, control: RunResult, steps: int) -> dict:
     largest: Dict[str, float] = {"absolute": 0.0, "relative": 0.0}
     where_largest: List[str] = []
 
-    def visit(pairs, where: str) -> None:
+    def visit(pairs: Iterable[Tuple[object, object]], where: str) -> None:
         for x, y in pairs:
             if isinstance(x, bool) or isinstance(y, bool) or not isinstance(x, (int, float)) or not isinstance(y, (int, float)):
                 continue
