@@ -1,4 +1,5 @@
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -48,3 +49,150 @@ def cli(tmp_path):
         )
 
     return run
+
+
+# --------------------------------------------------------------------------
+# The test tiers (docs/architecture.md, "Test tiers"):
+#   tf        starts a TensorFlow interpreter (added here to `roundtrip` tests and to the
+#             modules of the folders below that name an interpreter; a test without it
+#             that starts one fails: the tripwire below);
+#   slow      outside the fast tier: every `tf` test (added here), and tests without
+#             TensorFlow that take about 0.7 s or more (marked in their files);
+#   fast tier `pytest -m "not slow"`; `pytest -m "not tf"` is everything but TensorFlow.
+# --------------------------------------------------------------------------
+
+TF_MARK = "tf"
+SLOW_MARK = "slow"
+# Marks that say a test runs programs under the real interpreters: they imply `tf`.
+TF_IMPLIED_BY = ("roundtrip",)
+# In these folders every test of a module that names a way to a TensorFlow interpreter is `tf`
+# (its pure modules, such as tests/verify/test_compare.py, stay in the fast tier).
+TF_FOLDERS = ("tests/roundtrip", "tests/verify")
+TF_WORDS = re.compile(r"\b(envs|missing_tf_env|require_python|roundtrip_helpers)\b|--python\b")
+_NAMES_AN_INTERPRETER = {}
+
+
+def _in_tf_module(path) -> bool:
+    path = Path(path).resolve()
+    try:
+        where = path.relative_to(ROOT).as_posix()
+    except ValueError:
+        return False
+    if not any(where.startswith(folder + "/") for folder in TF_FOLDERS):
+        return False
+    if path not in _NAMES_AN_INTERPRETER:
+        _NAMES_AN_INTERPRETER[path] = bool(TF_WORDS.search(path.read_text(encoding="utf-8")))
+    return _NAMES_AN_INTERPRETER[path]
+
+
+def starts_tensorflow(item) -> bool:
+    """Whether ``item`` is in the `tf` tier: marked `tf` (or `roundtrip`), or in a TF module."""
+    if any(item.get_closest_marker(name) for name in (TF_MARK,) + TF_IMPLIED_BY):
+        return True
+    return _in_tf_module(item.path)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if starts_tensorflow(item):
+            for name in (TF_MARK, SLOW_MARK):
+                if not item.get_closest_marker(name):
+                    item.add_marker(name)
+
+
+# While a test without the `tf` mark runs, the environment differs in two ways, restored after it:
+#
+# - the tripwire: MIGRATE_TPU_ENVS names a folder of stand-in interpreters (tf2.1, tf2.4, tf2.21),
+#   so `require_python`, `envs.interpreter` and the `migrate-tpu run|verify --python tf2.x` it
+#   starts find them instead of TensorFlow. A stand-in logs its start and exits 70, and the test
+#   fails with the advice to mark it;
+# - where PYTHONDONTWRITEBYTECODE is set (this project's machine sets it), its subprocesses keep
+#   compiled bytecode under a folder of the session's (PYTHONPYCACHEPREFIX), as an installed tool
+#   does, instead of compiling the package again for each of the hundreds of CLI runs.
+
+TRIPWIRE_EXIT = 70
+_SESSION = {}
+
+
+def _fast_tier_environment(config) -> dict:
+    if "environ" not in _SESSION:
+        import shutil
+        import tempfile
+
+        from migrate_tpu.runtime import envs
+
+        folder = Path(tempfile.mkdtemp(prefix="migrate-tpu-tests-"))
+        config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+        log = folder / "tf-started.log"
+        log.write_text("")
+        for name in envs.ENVS:
+            python = folder / "tf-tripwire" / name / "bin" / "python"
+            python.parent.mkdir(parents=True)
+            python.write_text(
+                "#!/bin/sh\n"
+                f"echo '{name}' >> '{log}'\n"
+                f"echo '!!! a test not marked `{TF_MARK}` started the {name} TensorFlow interpreter "
+                f"(a stand-in, exit {TRIPWIRE_EXIT}): mark it @pytest.mark.{TF_MARK}' >&2\n"
+                f"exit {TRIPWIRE_EXIT}\n"
+            )
+            python.chmod(0o755)
+            (python.parent.parent / ".migrate-tpu-stamp").write_text("tripwire\n")
+        environ = {"MIGRATE_TPU_ENVS": str(folder / "tf-tripwire")}
+        if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+            environ.update(PYTHONDONTWRITEBYTECODE=None, PYTHONPYCACHEPREFIX=str(folder / "pycache"))
+        _SESSION.update(environ=environ, log=log)
+    return _SESSION["environ"]
+
+
+def _tripped(item) -> list:
+    """The stand-in interpreters started since the last look, by name."""
+    if not hasattr(item, "_tf_tripwire_seen"):
+        return []
+    lines = _SESSION["log"].read_text().splitlines()
+    new, item._tf_tripwire_seen = lines[item._tf_tripwire_seen :], len(lines)
+    return new
+
+
+def _set_environ(values: dict) -> dict:
+    saved = {name: os.environ.get(name) for name in values}
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    return saved
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    if item.get_closest_marker(TF_MARK):
+        return
+    environ = _fast_tier_environment(item.config)
+    item._tf_tripwire_seen = len(_SESSION["log"].read_text().splitlines())
+    item._fast_tier_saved = _set_environ(environ)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    try:
+        return (yield)
+    finally:
+        if hasattr(item, "_fast_tier_saved"):
+            _set_environ(item.__dict__.pop("_fast_tier_saved"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    started = _tripped(item)
+    if started:
+        report.outcome = "failed"
+        report.longrepr = (
+            f"{item.nodeid} started a TensorFlow interpreter ({', '.join(sorted(set(started)))}) "
+            f"but is not marked `{TF_MARK}`, so it would run in the fast tier (pytest -m 'not {SLOW_MARK}').\n"
+            f"Mark it @pytest.mark.{TF_MARK} (or its module: pytestmark = pytest.mark.{TF_MARK}); "
+            "see 'Test tiers' in docs/architecture.md.\n"
+            "(While a test without the mark runs, MIGRATE_TPU_ENVS names stand-ins that exit "
+            f"{TRIPWIRE_EXIT} instead of starting TensorFlow.)"
+        ) + (f"\n\nWhat the test itself reported:\n{report.longreprtext}" if report.longreprtext else "")
+    return report

@@ -4,6 +4,8 @@ import json
 import pickle
 from pathlib import Path
 
+import pytest
+
 OLD = b"""import tensorflow as tf
 
 strategy = tf.distribute.experimental.TPUStrategy(resolver)
@@ -23,6 +25,7 @@ def entries(cache: Path):
     return [p for p in cache.rglob("*") if p.is_file() and len(p.parent.name) == 2]
 
 
+@pytest.mark.slow
 def test_second_run_reads_the_cache(cli, tmp_path):
     tree(tmp_path / "src")
     first = cli("diff", "src")
@@ -40,6 +43,7 @@ def test_second_run_reads_the_cache(cli, tmp_path):
     assert cli("diff", "src", "--no-cache").stdout == first.stdout
 
 
+@pytest.mark.slow
 def test_cache_follows_file_content_and_settings(cli, tmp_path):
     tree(tmp_path / "src", count=2)
     before = cli("diff", "src").stdout
@@ -51,6 +55,7 @@ def test_cache_follows_file_content_and_settings(cli, tmp_path):
     assert b"+strategy = tf.distribute.TPUStrategy" not in only_renames and b"+dataset = strategy.distribute_datasets" in only_renames
 
 
+@pytest.mark.slow
 def test_fix_still_writes_after_a_cached_diff(cli, tmp_path):
     tree(tmp_path / "src", count=3)
     assert cli("diff", "src").returncode == 1
@@ -69,6 +74,7 @@ def test_no_cache_writes_nothing(cli, tmp_path):
     assert entries(tmp_path / "elsewhere")
 
 
+@pytest.mark.slow
 def test_shards_partition_the_tree(cli, tmp_path):
     tree(tmp_path / "src", count=30)
     whole = json.loads(cli("check", "src", "--format", "json", "--no-cache").stdout)
@@ -113,6 +119,7 @@ def _safety(cli, *options):
     return [(Path(f["path"]).name, f["safety"]) for f in json.loads(done.stdout)["findings"]]
 
 
+@pytest.mark.slow
 def test_a_cached_result_is_not_reused_once_another_file_it_read_changed(cli, tmp_path):
     # train.py's finding depends on utils.py (a stand-in strategy class of the tree makes the
     # rename unsafe), which train.py does not even import: the cache must see utils.py change.

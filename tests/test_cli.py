@@ -76,6 +76,7 @@ def test_fix_exit_codes_and_summary(cli, tmp_path):
     assert (tmp_path / "manual.py").read_bytes() == MANUAL
 
 
+@pytest.mark.slow
 def test_check_text_and_json(cli, tmp_path):
     write(tmp_path / "old.py", TF21)
     text = cli("check", "old.py")
@@ -93,6 +94,7 @@ def test_check_text_and_json(cli, tmp_path):
     assert cli("check", "old.py", "--select", "TPU2").returncode == 0
 
 
+@pytest.mark.slow
 def test_select_ignore_and_unknown_rule(cli, tmp_path):
     write(tmp_path / "old.py", TF21)
     only_run = cli("fix", "-", "--select", "TPU101", input=TF21)
@@ -105,6 +107,7 @@ def test_select_ignore_and_unknown_rule(cli, tmp_path):
     assert b"no rule matches" in bad.stderr and b"Traceback" not in bad.stderr
 
 
+@pytest.mark.slow
 def test_fix_stdin_to_stdout(cli):
     result = cli("fix", "-", input=TF21)
     assert result.returncode == 0
@@ -115,6 +118,7 @@ def test_fix_stdin_to_stdout(cli):
     assert b"<stdin>:2: error: cannot parse:" in broken.stderr
 
 
+@pytest.mark.slow
 def test_unsafe_fixes_flag(cli):
     source = b"""import tensorflow as tf
 
@@ -144,6 +148,7 @@ def test_suppression_comment(cli):
     assert b"tf.distribute.TPUStrategy(resolver)" in result.stdout
 
 
+@pytest.mark.slow
 def test_rules_and_explain(cli):
     listing = cli("rules")
     assert listing.returncode == 0
@@ -155,6 +160,7 @@ def test_rules_and_explain(cli):
     assert cli("explain", "TPU999").returncode == 2
 
 
+@pytest.mark.slow
 def test_examples_fix_is_idempotent_and_diff_matches(cli, tmp_path):
     tree = tmp_path / "examples"
     shutil.copytree(ROOT / "examples", tree)
@@ -197,6 +203,7 @@ def test_check_and_diff_default_to_the_current_folder_fix_needs_paths(cli, tmp_p
     assert cli("check", env={"PRE_COMMIT": "1"}).returncode == 0
 
 
+@pytest.mark.slow
 def test_exit_zero(cli, tmp_path):
     write(tmp_path / "old.py", TF21)
     write(tmp_path / "manual.py", MANUAL)
@@ -209,6 +216,7 @@ def test_exit_zero(cli, tmp_path):
     assert cli("check", "--exit-zero", "broken.py").returncode == 2
 
 
+@pytest.mark.slow
 def test_statistics_count_per_rule(cli, tmp_path):
     write(tmp_path / "a.py", TF21)
     write(tmp_path / "b.py", TF21 + MANUAL.split(b"\n", 1)[1])
@@ -222,6 +230,7 @@ def test_statistics_count_per_rule(cli, tmp_path):
     assert cli("check", "--statistics", "--format", "json", ".").returncode == 2
 
 
+@pytest.mark.slow
 def test_show_fixes(cli, tmp_path):
     write(tmp_path / "old.py", TF21)
     write(tmp_path / "manual.py", MANUAL)
@@ -235,6 +244,7 @@ def test_show_fixes(cli, tmp_path):
     assert not listing[3].startswith(("- ", "    "))
 
 
+@pytest.mark.slow
 def test_explain_by_id_or_name(cli):
     by_id = cli("explain", "TPU101")
     by_name = cli("explain", "experimental-run-v2")
@@ -245,6 +255,7 @@ def test_explain_by_id_or_name(cli):
     assert unknown.returncode == 2 and b"no rule 'no-such-rule'" in unknown.stderr
 
 
+@pytest.mark.slow
 def test_exit_zero_from_stdin(cli):
     assert cli("check", "-", input=TF21).returncode == 1
     assert cli("check", "--exit-zero", "-", input=TF21).returncode == 0
@@ -295,6 +306,7 @@ def test_a_reader_that_goes_away_ends_the_run_quietly(tmp_path, command):
 
 
 @pytest.mark.parametrize("output_format", ["text", "json", "github", "sarif", "markdown"])
+@pytest.mark.slow
 def test_a_reader_that_goes_away_mid_report_ends_the_run_quietly(tmp_path, output_format):
     """`check | head` on a large report: the reader takes the first bytes and goes away while
     the report is still being written. A write cut short there returns the bytes taken
@@ -323,6 +335,7 @@ def test_a_reader_that_goes_away_mid_report_ends_the_run_quietly(tmp_path, outpu
     assert b"Traceback" not in stderr, stderr.decode()
 
 
+@pytest.mark.slow
 def test_manual_findings_say_how_to_get_past_them_and_the_advice_works(cli, tmp_path):
     """A manual finding fails check (and the pre-commit hook) until a person deals with it: the
     summary says how to keep a line or a file, and following either instruction clears it."""

@@ -14,6 +14,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import libcst as cst
+import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from migrate_tpu.codemod import parsing
@@ -116,6 +117,7 @@ def _stdlib_sample():
     return [SOURCE] + [(stdlib / name).read_text(encoding="utf-8") for name in ("textwrap.py", "dataclasses.py", "argparse.py")]
 
 
+@pytest.mark.slow
 def test_a_trusted_parse_builds_the_tree_a_validated_parse_builds():
     for source in _stdlib_sample():
         trusted = parsing.parse_module(source)
@@ -154,6 +156,7 @@ def _tops(module):
     return tops
 
 
+@pytest.mark.slow
 def test_statement_by_statement_spans_match_libcst_positions():
     """Given where each top-level statement begins, only the statements holding a wanted
     node are generated, each from its own line: the spans are LibCST's all the same."""
@@ -264,6 +267,7 @@ def _inner_starts(module, source):
     return {key: start for key, path in collector.paths.items() for start in [lines.start_of(path)] if start is not None}
 
 
+@pytest.mark.slow
 def test_each_node_generated_from_its_innermost_statement_matches_libcst_positions(monkeypatch):
     """Told the innermost statement on its own line that holds each node, the spans come
     from generating that statement alone, and are LibCST's all the same."""

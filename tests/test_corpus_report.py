@@ -94,6 +94,7 @@ def small_corpus(tmp_path):
     return tmp_path / "corpus"
 
 
+@pytest.mark.slow
 def test_the_report_runs_the_cli_and_counts_each_class(small_corpus, tmp_path):
     out = tmp_path / "report.json"
     subprocess.run([sys.executable, str(CORPUS_TOOLS / "report.py"), "--corpus",

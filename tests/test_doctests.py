@@ -156,6 +156,7 @@ def test_json_reports_carry_the_doctest_edit():
     assert edits == [{"line": 4, "column": 1, "end_line": 4, "end_column": 33, "content": "    >>> s.run(f)"}]
 
 
+@pytest.mark.slow
 def test_the_cli_fixes_doctests_of_files_and_notebook_cells(tmp_path):
     (tmp_path / "lib.py").write_text('def f():\n    """Doc.\n\n    >>> s.experimental_run_v2(f)\n    """\n')
     cell = ['def f():\n', '    """Doc.\n', "\n", "    >>> s.experimental_run_v2(f)\n", '    """\n']

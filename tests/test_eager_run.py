@@ -554,6 +554,7 @@ class Runnable(base.StandardTrainable):
 """
 
 
+@pytest.mark.slow
 def test_issue_19_runnable_whose_base_in_another_module_traces_train_step(tmp_path):
     """The issue's `class Runnable(base.StandardTrainable)`: the base (another module of the tree)
     passes `self.train_step` to `tf.function`, so `train_step` needs nothing; `eval_step` is not

@@ -48,6 +48,7 @@ def _run(args, cwd):
 
 
 @pytest.mark.parametrize("case", CASES)
+@pytest.mark.slow
 def test_fix_matches_expected(case, tmp_path):
     work = tmp_path / "tree"
     shutil.copytree(FIXTURES / case / "before", work)
@@ -67,6 +68,7 @@ def test_fix_matches_expected(case, tmp_path):
 
 @pytest.mark.parametrize("tool", ["patch", "git"])
 @pytest.mark.parametrize("case", CASES)
+@pytest.mark.slow
 def test_diff_applies_to_what_fix_writes(case, tool, tmp_path):
     work = tmp_path / "tree"
     shutil.copytree(FIXTURES / case / "before", work)

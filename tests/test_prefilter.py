@@ -78,6 +78,7 @@ def test_findings_are_the_same_with_and_without_the_prefilter():
     assert skipped
 
 
+@pytest.mark.slow
 def test_findings_are_the_same_with_and_without_the_second_stage(monkeypatch):
     """A file the second stage (``syntax_stage.py``) rules out after the textual prefilter let
     it through must have nothing to report, nor change, when LibCST parses it anyway. On the

@@ -74,6 +74,7 @@ def test_declines_without_trailing_newline():
     assert splice_code(module, module.with_changes(body=list(module.body)[:1]), TRICKY[2]) is None
 
 
+@pytest.mark.slow
 def test_standard_library_sample():
     """Real files of every shape: a seeded sample of the standard library."""
     files = sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py"))

@@ -8,6 +8,7 @@ import sysconfig
 from pathlib import Path
 
 import libcst as cst
+import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from migrate_tpu.codemod.lines import StatementLines
@@ -108,6 +109,7 @@ def test_every_block_form():
     assert _check(BLOCKS) > 40
 
 
+@pytest.mark.slow
 def test_real_modules():
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     for name in ("textwrap.py", "argparse.py", "asyncio/tasks.py"):

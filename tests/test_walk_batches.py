@@ -5,6 +5,7 @@ every table walked with its own hooks, on every rule example and every fixture."
 from pathlib import Path
 
 import libcst as cst
+import pytest
 
 from migrate_tpu.codemod.analysis import Analysis
 from migrate_tpu.codemod.catalogue import all_rules, select_rules
@@ -38,6 +39,7 @@ def _findings(source: str, target: str, batched: bool):
     return sorted((f.rule_id, module.code_for_node(f.node), f.message, f.safety.value, len(f.changes)) for f in found), analysis
 
 
+@pytest.mark.slow
 def test_tables_walked_together_find_what_each_finds_alone():
     compared = with_findings = 0
     for name, source in _sources():

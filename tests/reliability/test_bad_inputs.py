@@ -80,6 +80,7 @@ REASONS = {
 
 
 @pytest.mark.parametrize("kind", sorted(ERROR_KINDS))
+@pytest.mark.slow
 def test_bad_file_is_named_and_untouched(tree, kind):
     name = f"bad/{kind}.py"
     data = ERROR_KINDS[kind]
@@ -113,6 +114,7 @@ def test_fifo_named_py_does_not_hang(tree):
     assert_clean_run(outcome, tree)
 
 
+@pytest.mark.slow
 def test_read_only_file(tree):
     data = GOOD.encode()
     path = write(tree / "frozen.py", data)
@@ -160,6 +162,7 @@ FROZEN_NOTEBOOK = json.dumps(
 
 
 @pytest.mark.parametrize("name, data", [("frozen.py", TF_LINES + "x = 1\nloss = strategy.experimental_run_v2(step, args=(x,))\n"), ("frozen.ipynb", FROZEN_NOTEBOOK)])
+@pytest.mark.slow
 def test_a_file_that_cannot_be_written_reports_its_findings_where_they_are(tree, name, data):
     # Nothing was applied, so every finding sits where `check` puts it, in the file
     # as it is: not at line 0 (an applied fix) nor where the fixed code would have it.
@@ -215,6 +218,7 @@ def test_deeply_nested_brackets(tree):
     assert_clean_run(outcome, tree)
 
 
+@pytest.mark.slow
 def test_nesting_that_overwhelms_the_parser_costs_only_its_file(tree):
     # 10,000 unary minus signs: LibCST's parser grinds for over a minute, then
     # overflows its stack. A time limit ends it; the run goes on.
@@ -252,6 +256,7 @@ def test_very_large_file_is_migrated(tree):
     assert_clean_run(outcome, tree)
 
 
+@pytest.mark.slow
 def test_very_large_file_over_the_time_limit_is_named(tree):
     # Several MB of statements take LibCST longer than the limit set here.
     body = "".join(f"VALUE_{i} = ({i}, {i * 0.5!r}, 'name_{i}')\n" for i in range(80_000))

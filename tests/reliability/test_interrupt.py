@@ -153,6 +153,7 @@ def assert_each_file_untouched_or_migrated(root: Path, source: bytes, migrated: 
 
 
 @pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.slow
 def test_fix_stops_promptly_and_leaves_every_file_whole(tmp_path, expected, signum, status):
     source, migrated = expected
     root = make_tree(tmp_path / f"tree-{signum}", source)

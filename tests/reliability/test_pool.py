@@ -12,6 +12,8 @@ import os
 import time
 from dataclasses import replace
 
+import pytest
+
 from migrate_tpu.codemod.findings import Report
 from migrate_tpu.codemod.migrator import TPUMigrator
 from migrate_tpu.compose import EngineMigrator
@@ -51,6 +53,7 @@ def test_a_tree_gets_more_workers(tmp_path):
     assert len(workers_used(paths)) == 2
 
 
+@pytest.mark.slow
 def test_a_long_file_among_few_lets_another_worker_start(tmp_path):
     # slow.py holds the (no longer fresh) worker for 10 s; once a file has held
     # a worker for LAZY_SPAWN_AFTER (1 s) the files behind it get a second worker.

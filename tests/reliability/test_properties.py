@@ -147,6 +147,7 @@ def test_the_engine_writes_what_the_codemod_gives(source):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(hypothesmith.from_grammar())
+@pytest.mark.slow
 def test_arbitrary_python_without_tensorflow_is_never_changed(source):
     assume("tensorflow" not in source and "experimental_run_v2" not in source)
     try:
@@ -158,6 +159,7 @@ def test_arbitrary_python_without_tensorflow_is_never_changed(source):
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(hypothesmith.from_node())
+@pytest.mark.slow
 def test_arbitrary_module_trees_without_tensorflow_are_never_changed(source):
     assume("tensorflow" not in source and "experimental_run_v2" not in source)
     try:
@@ -229,6 +231,7 @@ def insert_inside_calls(source: str, text: str) -> str:
 @pytest.mark.skipif(not PAIRS, reason="no fixtures")
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(pair=st.sampled_from(PAIRS or [None]), new_alias=st.sampled_from(["tfx", "flow", "T", "tensorflow_v2"]))
+@pytest.mark.slow
 def test_renamed_alias_migrates_like_the_original(pair, new_alias):
     before, after = (path.read_text(encoding="utf-8-sig") for path in pair)
     match = re.search(r"^import tensorflow as (\w+)$", before, re.MULTILINE)

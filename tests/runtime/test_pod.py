@@ -120,6 +120,7 @@ def test_hosts_output_exit_status_and_nothing_left(tmp_path):
     assert _wait_dead(_pids(tmp_path)) == []  # the hosts' own children too
 
 
+@pytest.mark.slow
 def test_no_host_passes_the_finish_line_before_every_host_crossed_it(tmp_path):
     # Host 0 crosses at once; the last host only after a while, having first left a mark.
     # Host 0 must find the mark once released: a host that left while a peer was still in a
@@ -143,6 +144,7 @@ def test_no_host_passes_the_finish_line_before_every_host_crossed_it(tmp_path):
     assert "variable of 0: None" in done.stdout.splitlines()
 
 
+@pytest.mark.slow
 def test_a_host_that_exits_without_crossing_releases_the_others(tmp_path):
     body = textwrap.dedent("""\
         if k == 1:
@@ -157,6 +159,7 @@ def test_a_host_that_exits_without_crossing_releases_the_others(tmp_path):
     assert "[host 2] released 2" in done.stdout.splitlines()
 
 
+@pytest.mark.slow
 def test_a_failing_host_stops_every_host_and_gives_its_status(tmp_path):
     body = "if k == 1:\n    time.sleep(1); sys.exit(5)\ntime.sleep(300)\n"
     done, took = _run(_supervise(tmp_path, body))
@@ -174,6 +177,7 @@ def test_a_host_killed_by_a_signal(tmp_path):
     assert _wait_dead(_pids(tmp_path)) == []
 
 
+@pytest.mark.slow
 def test_timeout_stops_a_hanging_pod_and_names_the_hosts(tmp_path):
     body = "if k == 0:\n    sys.exit(0)\ntime.sleep(300)\n"
     done, took = _run(_supervise(tmp_path, body, timeout=3))

@@ -75,6 +75,7 @@ def repo(tmp_path):
     return tmp_path / "repo"
 
 
+@pytest.mark.slow
 def test_findings_fail_the_step_with_annotations_summary_and_sarif(tmp_path, repo):
     completed, summary, outputs = _run_step(tmp_path, {"MIGRATE_TPU_SARIF": "out.sarif", "MIGRATE_TPU_ARGS": "--target auto"})
     assert completed.returncode == 1, completed.stderr
@@ -86,6 +87,7 @@ def test_findings_fail_the_step_with_annotations_summary_and_sarif(tmp_path, rep
     assert (repo / "train.py").read_text("utf-8") == TRAIN
 
 
+@pytest.mark.slow
 def test_preview_only_passes(tmp_path, repo):
     completed, summary, outputs = _run_step(tmp_path, {"MIGRATE_TPU_FAIL": "false", "MIGRATE_TPU_ANNOTATIONS": "false"})
     assert completed.returncode == 0, completed.stderr
@@ -93,6 +95,7 @@ def test_preview_only_passes(tmp_path, repo):
     assert outputs["exit-code"] == "1"
 
 
+@pytest.mark.slow
 def test_errors_always_fail(tmp_path, repo):
     (repo / "bad.py").write_text("import tensorflow as tf\ndef f(:\n    tf.distribute.experimental.TPUStrategy()\n", "utf-8")
     completed, _, outputs = _run_step(tmp_path, {"MIGRATE_TPU_FAIL": "false"})

@@ -36,6 +36,7 @@ def _rules(result) -> set:
     return {(f["path"], f["rule"]) for f in json.loads(result.stdout)["findings"]}
 
 
+@pytest.mark.slow
 def test_ignore_and_select_from_pyproject(run_cli, tmp_path):
     _write(tmp_path, {"pyproject.toml": '[tool.migrate-tpu]\nignore = ["TPU101"]\n', "train.py": TRAIN})
     assert _rules(run_cli("check", "--format", "json", ".")) == {("train.py", "TPU103")}
@@ -45,6 +46,7 @@ def test_ignore_and_select_from_pyproject(run_cli, tmp_path):
     assert _rules(run_cli("check", "--format", "json", "--isolated", ".")) == {("train.py", "TPU101"), ("train.py", "TPU103")}
 
 
+@pytest.mark.slow
 def test_nearest_pyproject_is_searched_from_the_path(run_cli, tmp_path):
     _write(
         tmp_path,

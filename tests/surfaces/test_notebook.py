@@ -64,6 +64,7 @@ def test_magics_shell_lines_and_cell_magics_are_kept_exactly(run_cli, fixture_co
     assert "strategy.run(step_fn" in new[5]
 
 
+@pytest.mark.slow
 def test_unchanged_notebook_stays_byte_identical(run_cli, fixture_copy):
     notebook = fixture_copy("tpu_colab.ipynb")
     run_cli("fix", notebook.name)
@@ -102,6 +103,7 @@ def test_notebook_without_work_is_not_touched(run_cli, tmp_path):
     ids=["jupyter", "indent4", "one-line", "ascii-escapes", "tabs"],
 )
 @pytest.mark.parametrize("final_newline", [True, False])
+@pytest.mark.slow
 def test_layouts_are_kept(run_cli, tmp_path, style, final_newline):
     original = json.loads((FIXTURES / "tpu_colab.ipynb").read_text("utf-8"))
     # One source as a plain string, as nbformat also allows.
@@ -128,6 +130,7 @@ def test_diff_is_shown_cell_by_cell_on_request(run_cli, fixture_copy):
     assert notebook.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_findings_carry_cell_and_cell_relative_line(run_cli, fixture_copy):
     fixture_copy("tpu_colab.ipynb")
     result = run_cli("check", "--format", "json", "tpu_colab.ipynb")
@@ -299,6 +302,7 @@ def test_cell_magics_that_are_not_python_are_left_out():
     assert mask_cell("\n%%writefile x.py\nimport tensorflow\n", []) is None
 
 
+@pytest.mark.slow
 def test_notebook_through_stdin(run_cli, fixture_copy):
     notebook = fixture_copy("tpu_colab.ipynb")
     data = notebook.read_text("utf-8")
@@ -338,6 +342,7 @@ def test_added_imports_go_after_leading_magics(run_cli, tmp_path):
     assert second.endswith("dataset = tf.data.Dataset.from_tensor_slices((np.ones(3),))")
 
 
+@pytest.mark.slow
 def test_writefile_cells_are_migrated_as_their_own_module(run_cli, tmp_path):
     notebook = tmp_path / "writes.ipynb"
     code = lambda source: {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}

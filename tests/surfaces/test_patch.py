@@ -63,6 +63,7 @@ def trees(tmp_path, run_cli):
 
 
 @pytest.mark.parametrize("tool", ["git", "patch"])
+@pytest.mark.slow
 def test_patch_from_a_subfolder_equals_fix(run_cli, trees, tool):
     fixed, patched = trees
     shown = _diff(".", "../top.py", cwd=patched / "repo" / "sub")
@@ -84,6 +85,7 @@ def test_patch_from_a_subfolder_equals_fix(run_cli, trees, tool):
 
 
 @pytest.mark.parametrize("tool", ["git", "patch"])
+@pytest.mark.slow
 def test_a_file_outside_the_repository(run_cli, tmp_path, tool):
     fixed, patched = tmp_path / "fixed", tmp_path / "patched"
     for root in (fixed, patched):
@@ -100,6 +102,7 @@ def test_a_file_outside_the_repository(run_cli, tmp_path, tool):
     assert _snapshot(patched) == _snapshot(fixed)
 
 
+@pytest.mark.slow
 def test_notebook_patch_touches_only_changed_source_lines(run_cli, tmp_path):
     shutil.copyfile(FIXTURES / "tpu_colab.ipynb", tmp_path / "colab.ipynb")
     shown = run_cli("diff", "colab.ipynb")
@@ -121,6 +124,7 @@ def test_output_file_holds_the_patch(run_cli, tmp_path):
 
 
 @pytest.mark.parametrize("tool", ["git", "patch"])
+@pytest.mark.slow
 def test_names_with_spaces_quotes_and_non_ascii(run_cli, tmp_path, tool):
     # `patch` ends an unquoted name at its first space unless a tab follows it, as git writes it;
     # a quote or backslash needs git's C quoting. Both tools must find the same file as `fix`.

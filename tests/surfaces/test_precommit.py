@@ -81,6 +81,7 @@ def _try_repo(hook_repo: Path, user_repo: Path, hook: str):
     )
 
 
+@pytest.mark.slow
 def test_fix_hook_fails_and_fixes_then_passes(hook_repo, tmp_path):
     notebook = (FIXTURES / "jupyter_layout.ipynb").read_bytes()
     user = _user_repo(tmp_path / "user", {"train.py": TRAIN, "notebooks/demo.ipynb": notebook, "README.md": "# TF 2.1 TPU\n"})
@@ -98,6 +99,7 @@ def test_fix_hook_fails_and_fixes_then_passes(hook_repo, tmp_path):
     assert "Passed" in second.stdout
 
 
+@pytest.mark.slow
 def test_check_hook_fails_and_changes_nothing(hook_repo, tmp_path):
     user = _user_repo(tmp_path / "user", {"train.py": TRAIN})
     result = _try_repo(hook_repo, user, "migrate-tpu-check")
@@ -107,6 +109,7 @@ def test_check_hook_fails_and_changes_nothing(hook_repo, tmp_path):
     assert (user / "train.py").read_text("utf-8") == TRAIN
 
 
+@pytest.mark.slow
 def test_no_matching_files_is_a_success(hook_repo, tmp_path):
     user = _user_repo(tmp_path / "user", {"README.md": "nothing to see\n", "data.csv": "a,b\n"})
     result = _try_repo(hook_repo, user, "migrate-tpu")
@@ -162,6 +165,7 @@ def _documented_config(hook_repo: Path) -> str:
     ) + "\n"
 
 
+@pytest.mark.slow
 def test_the_documented_snippet_runs_as_pasted_and_pins_a_commit(hook_repo, tmp_path):
     user = _user_repo(tmp_path / "user", {"train.py": TRAIN, ".pre-commit-config.yaml": _documented_config(hook_repo)})
     env = clean_env({"PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")})

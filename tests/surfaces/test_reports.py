@@ -103,6 +103,7 @@ def _apply_sarif_fixes(text: str, results) -> str:
     return text
 
 
+@pytest.mark.slow
 def test_sarif_is_valid_and_its_fixes_reproduce_fix(run_cli, project, tmp_path):
     out = tmp_path / "report.sarif"
     result = run_cli("check", "--format", "sarif", "--output-file", out, ".")
