@@ -386,7 +386,7 @@ def explain(rule: str) -> None:
 @click.option("--replicas", type=click.IntRange(min=1), default=None, help="Emulated TPU replicas (default 8).")
 @click.option("--tf-api", type=click.Choice(["2.1", "2.4", "2.1+2.4"]), default=None,
               help="API surface to provide (2.1: before migration; 2.1+2.4: both surfaces' names, for partly migrated code).")
-@click.option("--python", "python", default=None, metavar="PATH|ENV", help="Interpreter to run in: a path, or an env made by `migrate-tpu envs` (tf2.1, tf2.4, tf2.21).")
+@click.option("--python", "python", default=None, metavar="PATH|ENV", help="Interpreter to run in: a path, or an env made by `migrate-tpu envs` (tf2.1, tf2.2, tf2.3, tf2.4, tf2.21).")
 @click.option("--no-emulation", is_flag=True, help="Use the real TPU; emulate nothing.")
 @click.option("--hosts", type=click.IntRange(min=1), default=None,
               help="Emulate a TPU pod of this many hosts, in one program as a pod's client runs it (one input pipeline per host; --replicas then counts all hosts' cores; default 8 per host). A script that builds MultiWorkerMirroredStrategy itself runs as that many workers on a localhost cluster.")
@@ -503,7 +503,7 @@ def _split_ids(values) -> Tuple[str, ...]:
 @main.command(context_settings={"ignore_unknown_options": True})
 @click.argument("arguments", nargs=-1, type=click.UNPROCESSED)
 def envs(arguments) -> None:
-    """Build (once) the TensorFlow interpreters for `run --python`: tf2.1, tf2.4, tf2.21.
+    """Build (once) the TensorFlow interpreters for `run --python`: tf2.1, tf2.2, tf2.3, tf2.4, tf2.21.
 
     ARGUMENTS: env names (default: all three), `--check` to only report what exists,
     `--strict` to fail when one cannot be built, `--help` for the builder's own help.

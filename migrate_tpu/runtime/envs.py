@@ -12,6 +12,8 @@ import subprocess
 #: name -> (Python version, TensorFlow version)
 ENVS = {
     "tf2.1": ("3.7", "2.1.0"),
+    "tf2.2": ("3.8", "2.2.3"),
+    "tf2.3": ("3.8", "2.3.4"),
     "tf2.4": ("3.8", "2.4.1"),
     "tf2.21": ("3.11", "2.21.0"),
 }

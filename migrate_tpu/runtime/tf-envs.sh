@@ -3,14 +3,17 @@
 # tests and `migrate-tpu run --python` use:
 #
 #   tf2.1   Python 3.7 + tensorflow-cpu 2.1.0   (code before migration)
+#   tf2.2   Python 3.8 + tensorflow-cpu 2.2.3   (code of the TF 2.2 era: its API surface's reference)
+#   tf2.3   Python 3.8 + tensorflow-cpu 2.3.4   (code of the TF 2.3 era: likewise)
 #   tf2.4   Python 3.8 + tensorflow-cpu 2.4.1   (code after migration)
 #   tf2.21  Python 3.11 + tensorflow-cpu 2.21.0 + tf-keras (current TF, Keras 2 code)
 #
-# Usage: migrate-tpu envs (or, in the source tree, scripts/tf-envs) [--check] [ENV...]      (default: all three)
+# Usage: migrate-tpu envs (or, in the source tree, scripts/tf-envs) [--check] [ENV...]      (default: all five)
 #   --check   only report what exists; create nothing
 #
 # Envs live under ${MIGRATE_TPU_ENVS:-$HOME/.cache/migrate-tpu/envs}/<name> and
-# take about 3.6 GB together (tf2.1 0.7 GB, tf2.4 0.7 GB, tf2.21 2.2 GB), plus
+# take about 5 GB together (tf2.1 0.7 GB, tf2.2 0.7 GB, tf2.3 0.7 GB, tf2.4 0.7 GB,
+# tf2.21 2.2 GB), plus
 # what pip keeps in its download cache. Building them takes a few minutes; the
 # envs are built side by side and each reports its progress as it goes.
 # An env is reused when its stamp (the pinned requirement list) matches and its
@@ -31,27 +34,35 @@ for arg in "$@"; do
     --check) CHECK_ONLY=1 ;;
     --strict) STRICT=1 ;;
     -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
-    tf2.1|tf2.4|tf2.21) WANT+=("$arg") ;;
-    *) echo "tf-envs: unknown argument: $arg (env names: tf2.1 tf2.4 tf2.21; options: --check --strict --help)" >&2; exit 2 ;;
+    tf2.1|tf2.2|tf2.3|tf2.4|tf2.21) WANT+=("$arg") ;;
+    *) echo "tf-envs: unknown argument: $arg (env names: tf2.1 tf2.2 tf2.3 tf2.4 tf2.21; options: --check --strict --help)" >&2; exit 2 ;;
   esac
 done
-[ ${#WANT[@]} -eq 0 ] && WANT=(tf2.1 tf2.4 tf2.21)
+[ ${#WANT[@]} -eq 0 ] && WANT=(tf2.1 tf2.2 tf2.3 tf2.4 tf2.21)
 
 # Pinned requirements. Old TF releases import only with the dependency
 # versions of their day: protobuf 4 breaks their generated *_pb2 modules,
 # numpy >= 1.20/1.24 breaks tensor conversion / removed aliases, h5py 3 breaks
 # Keras 2.1/2.4 weight loading.
 REQ_tf2_1="tensorflow-cpu==2.1.0 numpy==1.18.5 protobuf==3.19.6 h5py==2.10.0 scipy==1.4.1 gast==0.2.2 six>=1.12"
+REQ_tf2_2="tensorflow-cpu==2.2.3 numpy==1.18.5 protobuf==3.19.6 h5py==2.10.0 scipy==1.4.1 gast==0.3.3 six>=1.12"
+REQ_tf2_3="tensorflow-cpu==2.3.4 numpy==1.18.5 protobuf==3.19.6 h5py==2.10.0 scipy==1.4.1 gast==0.3.3 six>=1.12"
 REQ_tf2_4="tensorflow-cpu==2.4.1 numpy==1.19.5 protobuf==3.19.6 h5py==2.10.0 six~=1.15.0"
 REQ_tf2_21="tensorflow-cpu==2.21.0 tf-keras"
 PYVER_tf2_1=3.7
+PYVER_tf2_2=3.8
+PYVER_tf2_3=3.8
 PYVER_tf2_4=3.8
 PYVER_tf2_21=3.11
 TFVER_tf2_1=2.1.0
+TFVER_tf2_2=2.2.3
+TFVER_tf2_3=2.3.4
 TFVER_tf2_4=2.4.1
 TFVER_tf2_21=2.21.0
 # Disk used by each built env, in tenths of a GB (measured with du -s).
 SIZE_tf2_1=7
+SIZE_tf2_2=7
+SIZE_tf2_3=7
 SIZE_tf2_4=7
 SIZE_tf2_21=22
 # Seconds between progress lines while pip installs.
