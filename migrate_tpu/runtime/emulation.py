@@ -32,6 +32,9 @@ enforced here:
   (x, y, z, core) from TF 2.3 on, and ``DeviceAssignment.build`` checks the
   rank of ``computation_shape``/``computation_stride`` against it.
 
+Whichever API is emulated, :mod:`migrate_tpu.runtime.releases` shows the user's code
+that release's version, Keras optimizers and mixed-precision API.
+
 The emulated machine is a single TPU host with ``replicas`` cores (8: a v3-8),
 laid out as 2 cores per chip, or a pod of ``hosts`` such hosts
 (:func:`configure_pod`) in this one process, as a pod's one client sees it: the
@@ -49,6 +52,7 @@ from typing import Any, List, cast
 
 import tensorflow as tf
 
+from migrate_tpu.runtime import releases
 from migrate_tpu.runtime.resolver import (TPUClusterResolver, experimental_connect_to_cluster,
                                           experimental_connect_to_host, initialize_tpu_system,
                                           shutdown_tpu_system)
@@ -169,6 +173,8 @@ def install(replicas=None, tf_api=None):
             _patch(mod, "TPUStrategy", stable)
     _patch(getattr(getattr(getattr(tf.compat, "v1", None), "distribute", None), "experimental", None),
            "TPUStrategy", TPUStrategyV1)
+    # what else user code sees of the release: its version, Keras optimizers, mixed precision
+    releases.install(tf_api)
     STATE.installed = True
     return STATE
 
@@ -184,6 +190,7 @@ def uninstall():
         else:
             setattr(module, name, value)
     del STATE.originals[:]
+    releases.uninstall()
     STATE.installed = False
     STATE.topology = None
 

@@ -19,11 +19,12 @@ Code written for TF 2.1 uses names that later releases renamed or removed.
 * ``DeviceAssignment.build`` with 3-element ``computation_shape`` /
   ``computation_stride`` on a real 4-D topology gets ``z = 1`` inserted
   (under emulation the topology itself is 3-D);
-* ``tf.keras.mixed_precision.experimental`` (``set_policy``,
-  ``global_policy``, ``Policy``) where the release dropped it (TF >= 2.9);
-* ``tf.keras.optimizers.SGD``/``Adam``/... are TF 2.1's optimizers
-  (``optimizers.legacy``) where Keras >= 2.11 replaced them: the new ones
-  silently ignore ``lr=`` and refuse ``decay=``.
+* what :mod:`migrate_tpu.runtime.releases` shows of the release, as it does for
+  the 2.4 surface: TF 2.1.0's version (to the user's code), its Keras optimizers
+  (``optimizers.legacy`` where Keras >= 2.11 replaced them: the new ones silently
+  ignore ``lr=`` and refuse ``decay=``) and ``tf.keras.mixed_precision.experimental``
+  with TF 2.1's ``LossScaleOptimizer(optimizer, loss_scale)`` where the release
+  dropped it (TF >= 2.9).
 
 The experimental ``TPUStrategy`` constructor and its ``device_assignment``
 keyword exist in every release and need nothing.  On TF 2.0/2.1 itself this
@@ -37,7 +38,7 @@ from typing import Any, Dict, FrozenSet, List, Tuple
 
 import tensorflow as tf
 
-from migrate_tpu.runtime import emulation, strategies, tpu_system
+from migrate_tpu.runtime import emulation, releases, strategies, tpu_system
 
 _originals: List[Tuple[Any, str, Any]] = []  # (owner, name, its value before or _MISSING): what uninstall puts back
 _MISSING = object()
@@ -109,19 +110,6 @@ def _build_with_rank3_shapes(real_build):
     return staticmethod(build)
 
 
-_OPTIMIZERS = ("Adadelta", "Adagrad", "Adam", "Adamax", "Ftrl", "Nadam", "Optimizer", "RMSprop", "SGD")
-
-
-def _mixed_precision_experimental(mp):
-    ns: Any = types.ModuleType("tf.keras.mixed_precision.experimental")  # Any: its names are set below
-    ns.set_policy = mp.set_global_policy
-    ns.global_policy = mp.global_policy
-    ns.Policy = mp.Policy
-    if hasattr(mp, "LossScaleOptimizer"):
-        ns.LossScaleOptimizer = mp.LossScaleOptimizer
-    return ns
-
-
 def install(emulated=True):
     """Add the TF 2.1 names that this TensorFlow lacks.  Idempotent."""
     if any(name == "experimental_run_v2" for _, name, _ in _originals) or \
@@ -145,25 +133,7 @@ def install(emulated=True):
         assignment = getattr(tf.tpu.experimental, "DeviceAssignment", None)
         if assignment is not None:
             _set(assignment, "build", _build_with_rank3_shapes(assignment.build))
-    keras = getattr(tf, "keras", None)
-    try:
-        mp = getattr(keras, "mixed_precision", None) if keras is not None else None
-        optimizers = getattr(keras, "optimizers", None) if keras is not None else None
-    except Exception:  # lazily loaded Keras that fails to import
-        mp = optimizers = None
-    # Keras >= 2.11 optimizers ignore TF 2.1's `lr=` (with a log line) and refuse
-    # `decay=`; TF 2.1's optimizers live on as optimizers.legacy.
-    old_kind = getattr(optimizers, "legacy", None) if optimizers is not None else None
-    if old_kind is not None:
-        for name in _OPTIMIZERS:
-            new_cls, old_cls = getattr(optimizers, name, None), getattr(old_kind, name, None)
-            if new_cls is not None and old_cls is not None and new_cls is not old_cls:
-                _set(optimizers, name, old_cls)
-    if mp is not None and not hasattr(mp, "experimental") and hasattr(mp, "set_global_policy"):
-        try:
-            _set(mp, "experimental", _mixed_precision_experimental(mp))
-        except (AttributeError, TypeError):
-            pass
+    releases.install("2.1")
 
 
 # What TF 2.1.0 had: ``dir()`` of these objects in TensorFlow 2.1.0 (public names),
@@ -194,40 +164,9 @@ SURFACE_2_1 = {
 }
 
 
-_INTERNAL_PACKAGES = frozenset({"tensorflow", "keras", "tf_keras", "tensorflow_estimator"})
-
-
-def _package_folders():
-    """Folders whose code is TensorFlow's, Keras's, the runtime's or Python's own: code
-    there may use what a newer TensorFlow has; only user code sees the TF 2.1 surface."""
-    import importlib.util
-    import os
-    import sysconfig
-    folders = [os.path.dirname(os.path.abspath(emulation.__file__)),
-               sysconfig.get_paths().get("stdlib") or os.path.dirname(os.__file__)]
-    for name in ("tensorflow", "keras", "tf_keras", "tensorflow_estimator"):
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            spec = None
-        if spec is not None and spec.submodule_search_locations:
-            folders.extend(os.path.abspath(p) for p in spec.submodule_search_locations)
-    return tuple(folder + os.sep for folder in folders)
-
-
-_USER_CODE_CHECK: List[Tuple[str, ...]] = []  # _package_folders(), once asked
-
-
-def _is_user_code(frame):
-    """Whether ``frame`` runs the user's code (not TensorFlow's, Keras's, the runtime's or
-    Python's).  AutoGraph runs converted code from generated files, with the globals of
-    the module the function came from: the module tells whose code it is."""
-    if not _USER_CODE_CHECK:
-        _USER_CODE_CHECK.append(_package_folders())
-    module = frame.f_globals.get("__name__") or ""
-    return not (frame.f_code.co_filename.startswith(_USER_CODE_CHECK[0]) or
-                module.split(".")[0] in _INTERNAL_PACKAGES or
-                module.startswith("migrate_tpu.runtime"))
+# Whether a frame runs the user's code, who alone sees the TF 2.1 surface (TensorFlow's,
+# Keras's and other installed packages' code see what this TensorFlow has).
+_is_user_code = releases.is_user_code
 
 
 class _Surface21Module(types.ModuleType):
@@ -325,6 +264,7 @@ def restrict_to_2_1():
 
 def uninstall():
     """Remove what :func:`install` added."""
+    releases.uninstall()
     while _originals:
         owner, name, value = _originals.pop()
         if value is _MISSING:

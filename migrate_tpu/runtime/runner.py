@@ -351,6 +351,8 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, t
     else:
         emu.STATE.tf_api = tf_api
         text = "no TPU emulation: TF {} with the TF {} API".format(emu.tf.__version__, tf_api)
+        from migrate_tpu.runtime import releases
+        releases.install(tf_api)  # what the release shows user code (its version, optimizers), as under emulation
     if tf_api == "2.1" or mixed:
         from migrate_tpu.runtime import legacy
         legacy.install(emulated=emulation)  # nothing to add on TF 2.0/2.1 itself

@@ -1,0 +1,114 @@
+"""Seeding TensorFlow's sources of randomness that a TF 2.x program of 2020 draws from,
+the same way in every run (``migrate-tpu verify``'s runs, ``MIGRATE_TPU_SEED``).
+
+Verify compares two runs of a program bit for bit; its control, the same program run
+twice, must record the same bits.  The recorder seeds Python's ``random`` and NumPy's
+global ``RandomState`` (``recorder._seed``), and :func:`seed_tensorflow`:
+
+* TensorFlow's global seed (``tf.random.set_seed``), from which unseeded TF random ops,
+  ``Dataset.shuffle`` without a seed, Keras initializers and dropout take theirs (for
+  tf-keras's initializers, :mod:`migrate_tpu.runtime.releases` sees to it);
+* TensorFlow's kernels: deterministic ones (``enable_op_determinism``, TF >= 2.9;
+  ``TF_DETERMINISTIC_OPS``);
+* the global ``tf.random.Generator``: made from the seed when first asked for (TF makes
+  it from a non-deterministic state, and with op determinism, TF >= 2.9, refuses to);
+* TF 2.1's distributed datasets: ``experimental_distribute_dataset`` asks tf.data for its
+  ``make_stateless`` rewrite, which drops every shuffle's seeds (the shuffle then uses
+  fresh random ones: checked on TF 2.1.0, also with ``shuffle(n, seed=5)``); on one
+  host the pipeline is not moved between devices, so the rewrite is left out in seeded
+  runs, and a distributed shuffle is what TF 2.4.1 and 2.21 make of it.
+
+Python 3.7 syntax; TensorFlow is passed in, never imported here.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import functools
+import os
+import sys
+from typing import Any, List, Tuple
+
+
+def seed_tensorflow(tf, seed, undo=None):
+    """Seed TensorFlow's randomness sources (see the module's docstring) with ``seed``.
+    ``undo`` (a list) receives ``(owner, name, original)`` for what was replaced."""
+    undo = [] if undo is None else undo
+    tf.random.set_seed(seed)
+    # Deterministic kernels where this TensorFlow has the switch (TF >= 2.9; before it,
+    # TF_DETERMINISTIC_OPS asks the same of the GPU kernels that honour it).
+    os.environ.setdefault("TF_DETERMINISTIC_OPS", "1")
+    enable = getattr(getattr(tf.config, "experimental", None), "enable_op_determinism", None)
+    if enable is not None:
+        try:
+            enable()
+        except Exception:
+            pass
+    _global_generator_from(tf, seed, undo)
+    _keep_distributed_shuffle_seeds(tf, undo)
+    return undo
+
+
+def _random_modules(tf):
+    """The modules that hand out ``get_global_generator``: ``tf.random`` (TF >= 2.2) and
+    ``tf.random.experimental``, also through ``tf.compat.v1``/``v2``."""
+    found: List[Any] = []
+    compat = getattr(tf, "compat", None)
+    for root in (tf, getattr(compat, "v1", None), getattr(compat, "v2", None)):
+        module = getattr(root, "random", None) if root is not None else None
+        for candidate in (module, getattr(module, "experimental", None) if module is not None else None):
+            if candidate is not None and all(candidate is not f for f in found):
+                found.append(candidate)
+    return found
+
+
+def _global_generator_from(tf, seed, undo):
+    """``get_global_generator()`` made, on first use, ``Generator.from_seed(seed)`` (in the
+    caller's context, under ``init_scope``, where TensorFlow makes its own): not at once,
+    which would start TensorFlow's context before a script configures collective ops."""
+    modules = _random_modules(tf)
+    api: Any = next((m for m in modules if hasattr(m, "set_global_generator") and hasattr(m, "Generator")), None)
+    real = getattr(api, "get_global_generator", None) if api is not None else None
+    if api is None or real is None or getattr(real, "_migrate_tpu_seeded", False):
+        return
+    home = sys.modules.get(getattr(real, "__module__", "") or "")
+    generator_class, set_global = api.Generator, api.set_global_generator
+    made: List[Any] = []  # the generator made from the seed, once made
+
+    @functools.wraps(real)
+    def get_global_generator():
+        # TensorFlow keeps its global generator in its module's `global_generator`
+        unset = getattr(home, "global_generator", None) is None if home is not None and \
+            hasattr(home, "global_generator") else not made
+        if unset:
+            with tf.init_scope():
+                made.append(generator_class.from_seed(seed))
+                set_global(made[-1])
+        return real()
+
+    get_global_generator._migrate_tpu_seeded = True  # type: ignore[attr-defined]
+    owners: List[Tuple[Any, str]] = [(m, "get_global_generator") for m in modules
+                                     if getattr(m, "get_global_generator", None) is real]
+    if home is not None and getattr(home, "get_global_generator", None) is real:
+        owners.append((home, "get_global_generator"))  # TensorFlow's own callers
+    for owner, name in owners:
+        undo.append((owner, name, real))
+        setattr(owner, name, get_global_generator)
+
+
+def _keep_distributed_shuffle_seeds(tf, undo):
+    """Leave tf.data's ``make_stateless`` rewrite out where a release has it (TF 2.1)."""
+    options = getattr(tf.data, "Options", None)
+    distribute = getattr(getattr(tf.data, "experimental", None), "DistributeOptions", None)
+    if options is None or distribute is None or not hasattr(distribute, "_make_stateless"):
+        return  # TF >= 2.4 keeps the seeds itself
+    real = options.__dict__.get("_static_optimizations")
+    if real is None or getattr(real, "_migrate_tpu_seeded", False):
+        return
+
+    @functools.wraps(real)
+    def _static_optimizations(self):
+        return [name for name in real(self) if name != "make_stateless"]
+
+    _static_optimizations._migrate_tpu_seeded = True  # type: ignore[attr-defined]
+    undo.append((options, "_static_optimizations", real))
+    options._static_optimizations = _static_optimizations
