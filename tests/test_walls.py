@@ -309,7 +309,7 @@ def test_an_import_circle_is_found():
 
 
 # The emulated TPU, bottom-up: each module imports only the ones before it.
-TPU_EMULATION_LAYERS = ("tpu_system", "topology", "resolver", "strategies", "emulation", "legacy")
+TPU_EMULATION_LAYERS = ("tpu_system", "releases", "topology", "resolver", "strategies", "emulation", "legacy")
 
 
 def test_tpu_emulation_modules_import_only_those_below():
