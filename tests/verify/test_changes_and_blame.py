@@ -96,3 +96,15 @@ def test_ddmin_returns_what_it_has_when_the_runs_are_spent():
 
     found = ddmin(list(range(8)), fails)
     assert 5 in found and len(found) < 8
+
+
+def test_a_hunk_ran_only_where_one_of_its_own_lines_ran():
+    from pathlib import Path
+
+    from migrate_tpu.verify.changes import ran
+
+    hunks = file_hunks("t.py", ORIGINAL, MIGRATED, FIXES)
+    root = Path("/copy")
+    assert ran(hunks[1], root, {"/copy/t.py": [11]})
+    assert not ran(hunks[1], root, {"/copy/t.py": [3, 17]})  # other lines of the file ran
+    assert not ran(hunks[1], root, {"/copy/other.py": [11]})

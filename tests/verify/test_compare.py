@@ -191,7 +191,8 @@ def test_the_same_late_failure_in_both_runs_is_same_and_another_one_diverges_at_
     other = compare(result(before), result(failing([1.0, 2.0], "No module named 'seaborn'")), 0.0, 0.0, "t.py")
     assert (other.verdict, other.first_divergence["step"], other.first_divergence["kind"]) == ("diverged", 3, "exception")
     went_on = compare(result(before), result(record([1.0, 2.0, 3.0])), 0.0, 0.0, "t.py")
-    assert (went_on.verdict, went_on.first_divergence["step"]) == ("diverged", 3)
+    assert (went_on.verdict, went_on.first_divergence["step"], went_on.first_divergence["kind"]) == ("diverged", 3, "exception")
+    assert went_on.first_divergence["after"] is None  # the migrated program did not fail there
     earlier = compare(result(before), result(failing([1.0, 2.5], "No module named 'matplotlib'")), 0.0, 0.0, "t.py")
     assert (earlier.verdict, earlier.first_divergence["step"]) == ("diverged", 2)  # the values first
 
@@ -285,3 +286,32 @@ def test_a_printed_divergence_names_the_print_and_the_steps_done_by_then(tmp_pat
     assert divergence["where"]["after"] == {"file": "work/t.py", "line": 4, "source": "print('loss', k)"}
     assert (divergence["before"], divergence["after"]) == ("loss 0.5", "loss 0.75")
     assert compare(run(0.5), run(0.5), 0.0, 0.0, "work/t.py").verdict == "same"
+
+
+def test_nan_agrees_only_with_nan():
+    assert compare(result(record([float("nan")])), result(record([float("nan")])), 0.0, 0.0, "t.py").verdict == "same"
+    assert compare(result(record([float("nan")])), result(record([1.0])), 1e-5, 1e-6, "t.py").verdict == "diverged"
+    assert compare(result(record([1.0])), result(record([float("nan")])), 1e-5, 1e-6, "t.py").verdict == "diverged"
+
+
+def test_the_documented_tolerance_across_releases():
+    # docs/verify.md: the fallback across two releases compares within rtol=1e-5, atol=1e-6
+    from migrate_tpu.verify.verdict import DEFAULT_ATOL, DEFAULT_RTOL
+
+    assert (DEFAULT_RTOL, DEFAULT_ATOL) == (1e-5, 1e-6)
+
+
+def test_more_traces_of_one_function_is_retraced_even_when_all_come_at_the_first_step():
+    before = record([1.0] * 3, traces={"train_step": 1}, per_step=[1, 1, 1])
+    twice_at_once = record([1.0] * 3, traces={"train_step": 2}, per_step=[2, 2, 2])
+    verdict = compare(result(before), result(twice_at_once), 0.0, 0.0, "t.py")
+    assert (verdict.verdict, verdict.retraced["function"]) == ("retraced", "train_step")
+    assert verdict.retraced["traces_after_first_step"] == {"before": 0, "after": 0}
+
+
+def test_traces_that_come_later_once_warm_are_retraced_though_the_totals_agree():
+    before = record([1.0] * 3, traces={"f": 3}, per_step=[3, 3, 3])
+    later = record([1.0] * 3, traces={"f": 3}, per_step=[1, 2, 3])
+    verdict = compare(result(before), result(later), 0.0, 0.0, "t.py")
+    assert verdict.verdict == "retraced"
+    assert verdict.retraced["traces_after_first_step"] == {"before": 0, "after": 2}
