@@ -16,8 +16,8 @@ from pathlib import Path
 
 import libcst
 
-from migrate_tpu.codemod.api import migrate
-from migrate_tpu.codemod.options import Options
+from migrate_tpu.codemod.migration.api import migrate
+from migrate_tpu.codemod.foundation.options import Options
 
 
 def main() -> None:

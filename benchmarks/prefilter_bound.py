@@ -42,7 +42,7 @@ from pathlib import Path
 answer = set(Path(sys.argv[1]).read_text().splitlines())
 sys.argv = ["migrate-tpu", *sys.argv[2:]]
 
-from migrate_tpu.codemod import syntax_stage
+from migrate_tpu.codemod.stages import syntax_stage
 from migrate_tpu.engine import pipeline
 
 def precheck(path, data, migrator):

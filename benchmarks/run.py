@@ -368,7 +368,7 @@ def growth_in_one_file() -> float:
         "step = tf.function(lambda v: v * 2)\nout = strategy.experimental_run_v2(step, args=(x,))\n"
     )
     code = (
-        "import sys, time\nfrom migrate_tpu.codemod.api import migrate\n"
+        "import sys, time\nfrom migrate_tpu.codemod.migration.api import migrate\n"
         "source = sys.stdin.read()\nstart = time.perf_counter(); migrate(source); print(time.perf_counter() - start)\n"
     )
 

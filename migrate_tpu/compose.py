@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ContextManager, Dict, Iterator, List, Optional, Sequence, Tuple, Type, cast
 
-from migrate_tpu.codemod.targets import TARGETS, TENSORFLOW_PACKAGES, target_for_requirement
+from migrate_tpu.codemod.foundation.targets import TARGETS, TENSORFLOW_PACKAGES, target_for_requirement
 
 if TYPE_CHECKING:
-    from migrate_tpu.codemod.migrator import TPUMigrator
-    from migrate_tpu.codemod.rule import Rule
+    from migrate_tpu.codemod.migration.migrator import TPUMigrator
+    from migrate_tpu.codemod.framework.rule import Rule
     from migrate_tpu.engine.contracts import Outcome
     from migrate_tpu.engine.pipeline import FileResult
     from migrate_tpu.engine.progress import Progress
@@ -165,7 +165,7 @@ class EngineMigrator:
         return tuple(sorted(consulted))
 
     def migrate(self, text: str, path: str = "<stdin>") -> Outcome:
-        from migrate_tpu.codemod.migrator import CannotMigrate
+        from migrate_tpu.codemod.migration.migrator import CannotMigrate
         from migrate_tpu.engine.file_error import FileError
 
         try:
@@ -177,8 +177,8 @@ class EngineMigrator:
 
 def build_migrator(settings: Settings, paths: Sequence[str] = (), mode: str = "diff", want_edits: bool = False, notebook_diff: str = "json") -> EngineMigrator:
     """The engine-side migrator for these settings; ``paths`` are the run's paths (folders among them are import roots)."""
-    from migrate_tpu.codemod.migrator import TPUMigrator
-    from migrate_tpu.codemod.options import Options
+    from migrate_tpu.codemod.migration.migrator import TPUMigrator
+    from migrate_tpu.codemod.foundation.options import Options
 
     project = ProjectFiles(tuple(str(Path(p).resolve()) for p in paths if p != "-" and Path(p).is_dir()))
 
@@ -199,7 +199,7 @@ def build_migrator(settings: Settings, paths: Sequence[str] = (), mode: str = "d
 
 def _rule_classes() -> List[Type[Rule]]:
     """Every rule class (``catalogue.all_rules`` is typed as a list of plain classes)."""
-    from migrate_tpu.codemod.catalogue import all_rules
+    from migrate_tpu.codemod.rules.catalogue import all_rules
 
     return cast("List[Type[Rule]]", all_rules())
 
@@ -232,7 +232,7 @@ def rule_rows(target: Optional[str] = None) -> List[Tuple[str, str, str, str, st
 
 def find_rule(name_or_id: str) -> Optional[Type[Rule]]:
     """A rule by its id (``TPU101``) or its name (``experimental-run-v2``); None when none matches."""
-    from migrate_tpu.codemod.catalogue import get_rule
+    from migrate_tpu.codemod.rules.catalogue import get_rule
 
     found = get_rule(name_or_id)
     if found is not None:

@@ -17,10 +17,10 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from migrate_tpu.codemod import parsing
-from migrate_tpu.codemod.analysis import iter_tree
-from migrate_tpu.codemod.edits import statement_starts
-from migrate_tpu.codemod.positions import spans
+from migrate_tpu.codemod.foundation import parsing
+from migrate_tpu.codemod.analysis.walk import iter_tree
+from migrate_tpu.codemod.framework.edits import statement_starts
+from migrate_tpu.codemod.foundation.positions import spans
 
 SOURCE = '''"""Doc."""
 import tensorflow as tf
@@ -259,7 +259,7 @@ class _Paths(cst.CSTVisitor):
 def _inner_starts(module, source):
     import ast
 
-    from migrate_tpu.codemod.lines import StatementLines
+    from migrate_tpu.codemod.foundation.lines import StatementLines
 
     lines = StatementLines(module, ast.parse(source))
     collector = _Paths()
@@ -271,7 +271,7 @@ def _inner_starts(module, source):
 def test_each_node_generated_from_its_innermost_statement_matches_libcst_positions(monkeypatch):
     """Told the innermost statement on its own line that holds each node, the spans come
     from generating that statement alone, and are LibCST's all the same."""
-    from migrate_tpu.codemod import positions
+    from migrate_tpu.codemod.foundation import positions
 
     generated = []
     original = positions._spans_from

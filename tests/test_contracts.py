@@ -5,11 +5,11 @@ EngineMigrator. The engine reads nothing outside these protocols."""
 import ast
 from pathlib import Path
 
-from migrate_tpu.codemod.api import Outcome as CodemodOutcome
-from migrate_tpu.codemod.api import migrate
-from migrate_tpu.codemod.findings import Report
-from migrate_tpu.codemod.migrator import TPUMigrator
-from migrate_tpu.codemod.options import Options
+from migrate_tpu.codemod.migration.api import Outcome as CodemodOutcome
+from migrate_tpu.codemod.migration.api import migrate
+from migrate_tpu.codemod.foundation.findings import Report
+from migrate_tpu.codemod.migration.migrator import TPUMigrator
+from migrate_tpu.codemod.foundation.options import Options
 from migrate_tpu.compose import EngineMigrator
 from migrate_tpu.engine import contracts
 from migrate_tpu.engine.file_finding import FileFinding

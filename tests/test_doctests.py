@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from migrate_tpu.codemod.api import Options, migrate
+from migrate_tpu.codemod.migration.api import Options, migrate
 
 MODULE = '''"""Training tools.
 
@@ -226,7 +226,7 @@ def test_a_doctest_on_the_closing_quotes_line_is_reported_not_edited():
 
 
 def test_an_edit_is_made_only_where_the_line_is_still_what_it_was():
-    from migrate_tpu.codemod.doctests import DoctestEdit, apply_edits
+    from migrate_tpu.codemod.migration.doctests import DoctestEdit, apply_edits
 
     edits = [DoctestEdit(2, "  >>> s.experimental_run_v2(f)", "  >>> s.run(f)"), DoctestEdit(3, "  >>> old", "  >>> new")]
     code, missed = apply_edits("a\n  >>> s.experimental_run_v2(f)\r\n  >>> changed\n", edits, lambda line: line)
@@ -324,7 +324,7 @@ def test_restructuredtext_code_blocks_are_read_like_doctests():
 
 
 def test_a_slice_is_no_code_block():
-    from migrate_tpu.codemod.doctests import may_hold_examples
+    from migrate_tpu.codemod.migration.doctests import may_hold_examples
 
     assert not may_hold_examples("x = y[::2]\n")
     assert may_hold_examples("Example::\n\n    x = 1\n") and may_hold_examples(".. code-block:: python\n")
@@ -379,7 +379,7 @@ def test_the_header_is_cut_from_lines_split_once_as_the_standard_library_cuts_it
     again for every import (seconds on TensorFlow's generated op modules)."""
     import ast
 
-    from migrate_tpu.codemod.doctests import _PHYSICAL_LINE, _segment
+    from migrate_tpu.codemod.migration.doctests import _PHYSICAL_LINE, _segment
 
     source = (
         "import a\nfrom b import (c,\n  d)\r\nimport e.f as g  # x\rimport h\n"

@@ -8,7 +8,7 @@ import ast
 
 import pytest
 
-from migrate_tpu.codemod.api import Options, migrate
+from migrate_tpu.codemod.migration.api import Options, migrate
 
 HEADER = "import tensorflow as tf\n\nstrategy = tf.distribute.TPUStrategy(resolver)\n\n\n"
 STEP = "def step_fn(x):\n    return x * 2\n\n\n"

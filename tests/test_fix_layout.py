@@ -11,8 +11,8 @@ import ast
 
 import pytest
 
-from migrate_tpu.codemod.api import Options, migrate
-from migrate_tpu.codemod.edits import SHORTEST_LIMIT
+from migrate_tpu.codemod.migration.api import Options, migrate
+from migrate_tpu.codemod.framework.edits import SHORTEST_LIMIT
 
 TF = "import tensorflow as tf\n\n"
 RING = "tf.distribute.experimental.CollectiveCommunication.RING"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from migrate_tpu.codemod.api import Options, migrate
-from migrate_tpu.codemod.catalogue import all_rules
+from migrate_tpu.codemod.migration.api import Options, migrate
+from migrate_tpu.codemod.rules.catalogue import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"

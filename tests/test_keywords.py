@@ -4,11 +4,11 @@ passes ``lr=`` to an optimizer, gives its finding."""
 
 import pytest
 
-from migrate_tpu.codemod import syntax_stage
-from migrate_tpu.codemod.api import migrate
-from migrate_tpu.codemod.keywords import may_pass
-from migrate_tpu.codemod.options import Options
-from migrate_tpu.codemod.rules.optimizer_learning_rate import OptimizerLearningRate
+from migrate_tpu.codemod.stages import syntax_stage
+from migrate_tpu.codemod.migration.api import migrate
+from migrate_tpu.codemod.foundation.keywords import may_pass
+from migrate_tpu.codemod.foundation.options import Options
+from migrate_tpu.codemod.rules.structural.optimizer_learning_rate import OptimizerLearningRate
 
 TF = "import tensorflow as tf\n"
 

@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from migrate_tpu.codemod.api import Options, migrate
+from migrate_tpu.codemod.migration.api import Options, migrate
 
 HEADER = "import tensorflow as tf\n\nopt = tf.keras.optimizers.SGD(0.1)\n"
 OLD = "tf.keras.mixed_precision.experimental.LossScaleOptimizer"

@@ -8,7 +8,7 @@ one TensorFlow). There the fix names TensorFlow through an import of its own.
 
 import ast
 
-from migrate_tpu.codemod.api import Options, migrate
+from migrate_tpu.codemod.migration.api import Options, migrate
 
 IMPORT = "from tensorflow.keras.mixed_precision import experimental as mp\n"
 USE = 'mp.set_policy("mixed_bfloat16")\n'

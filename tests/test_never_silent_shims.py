@@ -8,7 +8,7 @@
   moves) is TPU409's, at its line in the fixed file.
 """
 
-from migrate_tpu.codemod.api import Options, migrate
+from migrate_tpu.codemod.migration.api import Options, migrate
 
 SHIM = """\
 import tensorflow as tf
@@ -113,7 +113,7 @@ def test_the_names_a_reference_may_stand_for_are_worked_out_once_per_scope(monke
     """Every reference asks what its head name may be; a name bound once per block (a
     notebook exported to one file imports ``tf`` in each cell) must not make each question
     read every binding again: twice the blocks, about twice the steps, not four times."""
-    from migrate_tpu.codemod import names
+    from migrate_tpu.codemod.analysis import names
 
     block = "import tensorflow as tf\nstrategy = tf.distribute.experimental.TPUStrategy(resolver)\n" + SHIM.split("\n", 1)[1]
     steps = []

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from migrate_tpu.codemod.api import Options, migrate
+from migrate_tpu.codemod.migration.api import Options, migrate
 
 TF = "import tensorflow as tf\n"
 TFA = "import tensorflow as tf\nimport tensorflow_addons as tfa\n"
@@ -157,7 +157,7 @@ def test_a_subclass_of_a_wrapper_is_reported_like_it():
 
 
 def test_every_library_optimizer_says_where_its_fact_comes_from():
-    from migrate_tpu.codemod.optimizers import ADDONS_OPTIMIZERS, KNOWN
+    from migrate_tpu.codemod.analysis.optimizers import ADDONS_OPTIMIZERS, KNOWN
 
     assert len({entry.name for entry in ADDONS_OPTIMIZERS}) == len(ADDONS_OPTIMIZERS)
     for entry in ADDONS_OPTIMIZERS:

@@ -1,7 +1,7 @@
 """A module's outline (``codemod/outline.py``): what each top-level statement binds and the
 words it holds, a superset of what the LibCST analysis reads, so that a "no" from it holds."""
 
-from migrate_tpu.codemod.outline import Import, outline_of
+from migrate_tpu.codemod.foundation.outline import Import, outline_of
 
 
 def _words_of(source: str, name: str):

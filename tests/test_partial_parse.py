@@ -9,9 +9,11 @@ from dataclasses import asdict, replace
 
 import pytest
 
-from migrate_tpu.codemod import api, partial_parse, syntax_stage
-from migrate_tpu.codemod.catalogue import all_rules, select_rules
-from migrate_tpu.codemod.options import Options
+from migrate_tpu.codemod.migration import api
+
+from migrate_tpu.codemod.stages import partial_parse, syntax_stage
+from migrate_tpu.codemod.rules.catalogue import all_rules, select_rules
+from migrate_tpu.codemod.foundation.options import Options
 
 RULES = select_rules()
 

@@ -15,11 +15,13 @@ from typing import List, Tuple
 
 import pytest
 
-from migrate_tpu.codemod import references, syntax_stage
-from migrate_tpu.codemod.api import Options, migrate
-from migrate_tpu.codemod.migrator import TPUMigrator
-from migrate_tpu.codemod.renames import TableRule
-from migrate_tpu.codemod.catalogue import all_rules, select_rules
+from migrate_tpu.codemod.foundation import references
+
+from migrate_tpu.codemod.stages import syntax_stage
+from migrate_tpu.codemod.migration.api import Options, migrate
+from migrate_tpu.codemod.migration.migrator import TPUMigrator
+from migrate_tpu.codemod.rules.tables.table_rule import TableRule
+from migrate_tpu.codemod.rules.catalogue import all_rules, select_rules
 
 HEADER = "import tensorflow as tf\nfrom typing import Optional, Union\n\n"
 COMPAT_V1_HEADER = "import tensorflow.compat.v1 as tf\nfrom typing import Optional, Union\n\n"
@@ -164,7 +166,7 @@ def test_v2_api_through_a_compat_v1_alias_keeps_its_spelling():
 
 
 def test_the_registry_refuses_a_second_rule_with_an_existing_id():
-    from migrate_tpu.codemod.rule import Rule, register
+    from migrate_tpu.codemod.framework.rule import Rule, register
 
     class Duplicate(Rule):
         id = all_rules()[0].id

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from migrate_tpu.codemod.api import Options, migrate
-from migrate_tpu.codemod.migrator import TPUMigrator
-from migrate_tpu.codemod.prefilter import Evidence, Prefilter
-from migrate_tpu.codemod.catalogue import all_rules
+from migrate_tpu.codemod.migration.api import Options, migrate
+from migrate_tpu.codemod.migration.migrator import TPUMigrator
+from migrate_tpu.codemod.stages.prefilter import Evidence, Prefilter
+from migrate_tpu.codemod.rules.catalogue import all_rules
 
 
 @pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.id)
@@ -83,8 +83,8 @@ def test_findings_are_the_same_with_and_without_the_second_stage(monkeypatch):
     """A file the second stage (``syntax_stage.py``) rules out after the textual prefilter let
     it through must have nothing to report, nor change, when LibCST parses it anyway. On the
     2020 models tree where the benchmarks have it, and on this repository's own sources."""
-    from migrate_tpu.codemod import syntax_stage
-    from migrate_tpu.codemod.catalogue import select_rules
+    from migrate_tpu.codemod.stages import syntax_stage
+    from migrate_tpu.codemod.rules.catalogue import select_rules
 
     options = Options(target="latest")
     migrator = TPUMigrator(options)
@@ -109,8 +109,8 @@ def test_findings_are_the_same_with_and_without_the_second_stage(monkeypatch):
 def test_evidence_of_one_target_counts_only_for_it():
     """TPU405 reports ``decay=`` only for ``--target latest``: for 2.4 that text is no lead,
     and a file whose only lead it is (an EMA's, a TF1 layer's ``decay=``) is never read."""
-    from migrate_tpu.codemod import syntax_stage
-    from migrate_tpu.codemod.catalogue import select_rules
+    from migrate_tpu.codemod.stages import syntax_stage
+    from migrate_tpu.codemod.rules.catalogue import select_rules
 
     source = "import tensorflow as tf\nopt = tf.keras.optimizers.RMSprop(decay=0.9)\n"
     assert not TPUMigrator(Options(target="2.4")).needs_work(source.encode())

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from migrate_tpu.codemod.project import ProjectLookup
+from migrate_tpu.codemod.migration.project.lookup import ProjectLookup
 from migrate_tpu.compose import ProjectFiles
 
 
@@ -201,7 +201,7 @@ def test_module_resolution_is_asked_once_per_folder(tmp_path, monkeypatch):
 def test_import_statements_are_found_without_parsing_the_module():
     import ast
 
-    from migrate_tpu.codemod.project import _import_statements
+    from migrate_tpu.codemod.migration.project.versions import _import_statements
 
     text = (
         "import a.b as c\n"
@@ -432,7 +432,7 @@ def test_a_class_name_a_global_statement_may_also_bind_is_looked_for(tmp_path):
 def test_only_tensorflows_own_version_counts_as_read(text, reads):
     """``__version__`` of another package, or a module's own, reads no TensorFlow version: on
     transformers 3.0.2 every such module's version table was made (a LibCST parse each)."""
-    from migrate_tpu.codemod.project import _import_statements, _may_read_tensorflow_version
+    from migrate_tpu.codemod.migration.project.versions import _import_statements, _may_read_tensorflow_version
 
     assert _may_read_tensorflow_version(text, _import_statements(text)) is reads
 

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from migrate_tpu.codemod.receivers import imported_receivers
+from migrate_tpu.codemod.foundation.receivers import imported_receivers
 
 
 @pytest.mark.parametrize(
@@ -33,7 +33,7 @@ def test_lines_of_comments_after_a_dot_are_read_in_linear_time():
     TensorFlow's own files hung ``check`` for a minute). Run apart, with a limit a loaded
     machine meets thousands of times over, so that a regression fails instead of hanging."""
     code = (
-        "from migrate_tpu.codemod.receivers import imported_receivers\n"
+        "from migrate_tpu.codemod.foundation.receivers import imported_receivers\n"
         "source = 'import re\\nx.\\n' + '# a b \\n' * 60 + 'y = re.compile(1)\\n'\n"
         "print(imported_receivers(source, 'run'), imported_receivers(source, 'compile'))\n"
     )
@@ -52,7 +52,7 @@ def test_lines_of_comments_after_a_dot_are_read_in_linear_time():
     ],
 )
 def test_the_arguments_of_each_call_are_read_from_its_text_alone(source, shapes):
-    from migrate_tpu.codemod.receivers import call_arguments
+    from migrate_tpu.codemod.foundation.receivers import call_arguments
 
     calls = call_arguments(source, "compile")
     assert [(len(call.args), [k.arg for k in call.keywords]) for call in calls] == shapes
@@ -67,6 +67,6 @@ def test_the_arguments_of_each_call_are_read_from_its_text_alone(source, shapes)
     ],
 )
 def test_a_call_the_text_does_not_show_whole_is_not_read(source):
-    from migrate_tpu.codemod.receivers import call_arguments
+    from migrate_tpu.codemod.foundation.receivers import call_arguments
 
     assert call_arguments(source, "compile") is None

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from migrate_tpu.codemod.api import Options, migrate
-from migrate_tpu.codemod.migrator import TPUMigrator
-from migrate_tpu.codemod import syntax_stage
-from migrate_tpu.codemod.catalogue import all_rules, select_rules
+from migrate_tpu.codemod.migration.api import Options, migrate
+from migrate_tpu.codemod.migration.migrator import TPUMigrator
+from migrate_tpu.codemod.stages import syntax_stage
+from migrate_tpu.codemod.rules.catalogue import all_rules, select_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -158,7 +158,7 @@ def test_published_rule_ids_stay():
 
 
 def _example_of(rule_id):
-    from migrate_tpu.codemod.catalogue import get_rule
+    from migrate_tpu.codemod.rules.catalogue import get_rule
 
     return get_rule(rule_id)
 
@@ -175,7 +175,7 @@ def _example_of(rule_id):
     ids=["safety", "line", "column", "message", "rule"],
 )
 def test_an_example_that_misstates_its_finding_fails(change):
-    from migrate_tpu.codemod.rule import Expected, tf_example
+    from migrate_tpu.codemod.framework.rule import Expected, tf_example
 
     rule = _example_of("TPU405")
     stated = {"safety": "safe", "line": 1, "column": 13, "message": "`lr=` is a deprecated alias of `learning_rate=`; Keras 2.11 and later optimizers ignore it"}
@@ -191,7 +191,7 @@ def test_an_example_that_misstates_its_finding_fails(change):
 
 
 def test_an_example_stated_unsafe_whose_fix_plain_fix_applies_fails():
-    from migrate_tpu.codemod.rule import tf_example
+    from migrate_tpu.codemod.framework.rule import tf_example
 
     rule = _example_of("TPU405")
     safe_fix = tf_example(

@@ -5,11 +5,11 @@ must find nothing of theirs in it; each source kept must give them their finding
 
 import pytest
 
-from migrate_tpu.codemod import syntax_stage
-from migrate_tpu.codemod.api import migrate
-from migrate_tpu.codemod.catalogue import get_rule, select_rules
-from migrate_tpu.codemod.options import Options
-from migrate_tpu.codemod.spelling import may_name
+from migrate_tpu.codemod.stages import syntax_stage
+from migrate_tpu.codemod.migration.api import migrate
+from migrate_tpu.codemod.rules.catalogue import get_rule, select_rules
+from migrate_tpu.codemod.foundation.options import Options
+from migrate_tpu.codemod.foundation.spelling import may_name
 
 TF = "import tensorflow as tf\n"
 OLD_TPU = "tensorflow.distribute.experimental.TPUStrategy"

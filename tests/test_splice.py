@@ -9,7 +9,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from migrate_tpu.codemod.edits import splice_code
+from migrate_tpu.codemod.framework.edits import splice_code
 
 TRICKY = [
     '"""Doc."""\nimport os\n\n\n# comment\n@decorator  # why\n# between\n@other(\n    1)\ndef f():\n    pass\n    # indented trailer\n# outdented\nx = 1; y = 2\n\n# footer\n',
@@ -107,7 +107,7 @@ def test_the_generated_statements_are_what_the_splice_did_not_copy():
 
 
 def test_the_output_check_compiles_the_generated_statements_or_the_whole_module():
-    from migrate_tpu.codemod.api import _output_compiles
+    from migrate_tpu.codemod.migration.api import _output_compiles
 
     # a generated statement that does not compile is caught without compiling the module
     assert not _output_compiles("x = 1\n", ["y = (\n"])

@@ -11,7 +11,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from migrate_tpu.codemod.lines import StatementLines
+from migrate_tpu.codemod.foundation.lines import StatementLines
 
 BLOCKS = '''\
 @decorator(
@@ -135,8 +135,8 @@ def test_a_patch_of_a_file_with_a_suppression_names_the_lines_of_each_change():
     """A file with a ``# migrate-tpu: ignore`` comment and a change, in diff mode: the
     suppression check and the changed lines each read their own lines (they once shared
     a variable, and every such file ended in an internal error)."""
-    from migrate_tpu.codemod.api import migrate
-    from migrate_tpu.codemod.options import Options
+    from migrate_tpu.codemod.migration.api import migrate
+    from migrate_tpu.codemod.foundation.options import Options
 
     source = (
         "import tensorflow as tf\n\n"

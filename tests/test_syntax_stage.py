@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from migrate_tpu.codemod import syntax_stage
-from migrate_tpu.codemod.api import migrate
-from migrate_tpu.codemod.options import Options
-from migrate_tpu.codemod.catalogue import select_rules
+from migrate_tpu.codemod.stages import syntax_stage
+from migrate_tpu.codemod.migration.api import migrate
+from migrate_tpu.codemod.foundation.options import Options
+from migrate_tpu.codemod.rules.catalogue import select_rules
 
 RULES = select_rules((), (), "2.4")
 TF = "import tensorflow as tf\n"
@@ -110,7 +110,7 @@ def test_doubt_goes_to_libcst(source):
     ],
 )
 def test_a_receiver_that_may_be_a_strategy_goes_to_libcst(source):
-    from migrate_tpu.codemod.rules.eager_run import EagerPlainFunctionRun
+    from migrate_tpu.codemod.rules.structural.eager_run import EagerPlainFunctionRun
 
     assert EagerPlainFunctionRun.may_fire(syntax_stage.SourceIndex(syntax_stage.parse(source)))
 
@@ -129,7 +129,7 @@ def test_a_receiver_that_may_be_a_strategy_goes_to_libcst(source):
     ],
 )
 def test_what_the_version_and_resolver_rules_may_act_on_goes_to_libcst(source, rule):
-    from migrate_tpu.codemod.catalogue import all_rules
+    from migrate_tpu.codemod.rules.catalogue import all_rules
 
     rule_class = next(r for r in all_rules() if r.id == rule)
     assert rule_class.may_fire(syntax_stage.SourceIndex(syntax_stage.parse(source)))
@@ -139,7 +139,7 @@ def test_a_factory_of_the_project_counts_with_the_projects_modules():
     """``runner = setup.make()`` where the project's setup.py may return a TPU strategy: asked
     of the project's modules (as StrategyFacts does), never of TensorFlow's; what they say
     gives no TPU strategy (a class, a function returning something else) is none."""
-    from migrate_tpu.codemod.rules.eager_run import EagerPlainFunctionRun
+    from migrate_tpu.codemod.rules.structural.eager_run import EagerPlainFunctionRun
 
     class Lookup:
         def __init__(self, kinds):
@@ -267,7 +267,7 @@ ABSL = TF + "from absl import app\nfrom absl import flags\n\n\ndef main(argv):\n
 
 def _ast_stage_says(source: str, lookup=None, path: str = "") -> bool:
     """What the ``ast`` stage itself answers for TPU301."""
-    from migrate_tpu.codemod.rules.eager_run import EagerPlainFunctionRun
+    from migrate_tpu.codemod.rules.structural.eager_run import EagerPlainFunctionRun
 
     return EagerPlainFunctionRun.may_fire(syntax_stage.SourceIndex(syntax_stage.parse(source), lookup, path))
 
@@ -287,7 +287,7 @@ def _ast_stage_says(source: str, lookup=None, path: str = "") -> bool:
     ],
 )
 def test_absl_app_run_alone_is_ruled_out_without_an_ast_parse(source, monkeypatch):
-    from migrate_tpu.codemod.rules.eager_run import EagerPlainFunctionRun
+    from migrate_tpu.codemod.rules.structural.eager_run import EagerPlainFunctionRun
 
     assert EagerPlainFunctionRun.ruled_out_by_text(source)
     assert not _ast_stage_says(source)  # what the ast stage would have said
@@ -323,7 +323,7 @@ def test_absl_app_run_alone_is_ruled_out_without_an_ast_parse(source, monkeypatc
     ],
 )
 def test_anything_else_about_run_is_left_to_the_ast_stage(source):
-    from migrate_tpu.codemod.rules.eager_run import EagerPlainFunctionRun
+    from migrate_tpu.codemod.rules.structural.eager_run import EagerPlainFunctionRun
 
     assert not EagerPlainFunctionRun.ruled_out_by_text(source)
 
@@ -331,8 +331,8 @@ def test_anything_else_about_run_is_left_to_the_ast_stage(source):
 def test_a_project_with_its_own_absl_is_asked(tmp_path):
     """The project's own ``absl/app.py`` could hold a strategy: the lookup is asked, as the
     ast stage asks it, and the file goes on to the ast stage."""
-    from migrate_tpu.codemod.rules.eager_run import EagerPlainFunctionRun
-    from migrate_tpu.codemod.project import ProjectLookup
+    from migrate_tpu.codemod.rules.structural.eager_run import EagerPlainFunctionRun
+    from migrate_tpu.codemod.migration.project.lookup import ProjectLookup
     from migrate_tpu.compose import ProjectFiles
 
     source = ABSL + "app.run(main)\n"
@@ -459,7 +459,7 @@ RE = TF + "import re\n\n"
     ],
 )
 def test_compile_on_an_imported_module_alone_is_ruled_out_without_an_ast_parse(source, monkeypatch):
-    from migrate_tpu.codemod.rules.compile_arguments import CompileArguments
+    from migrate_tpu.codemod.rules.structural.compile_arguments import CompileArguments
 
     assert CompileArguments.ruled_out_by_text(source)
     assert not CompileArguments.may_fire(syntax_stage.SourceIndex(syntax_stage.parse(source)))  # the ast stage agrees
@@ -483,7 +483,7 @@ def test_compile_on_an_imported_module_alone_is_ruled_out_without_an_ast_parse(s
     ],
 )
 def test_anything_else_about_compile_is_left_to_the_ast_stage(source):
-    from migrate_tpu.codemod.rules.compile_arguments import CompileArguments
+    from migrate_tpu.codemod.rules.structural.compile_arguments import CompileArguments
 
     assert not CompileArguments.ruled_out_by_text(source)
 
@@ -534,7 +534,7 @@ def test_run_given_a_traced_function_skips_libcst(source):
     ],
 )
 def test_run_given_anything_else_goes_to_libcst(source):
-    from migrate_tpu.codemod.rules.eager_run import EagerPlainFunctionRun
+    from migrate_tpu.codemod.rules.structural.eager_run import EagerPlainFunctionRun
 
     index = syntax_stage.SourceIndex(syntax_stage.parse(source))
     assert EagerPlainFunctionRun.may_fire(index)
@@ -549,7 +549,7 @@ def test_run_given_anything_else_goes_to_libcst(source):
     ],
 )
 def test_compile_given_nothing_tpu401_acts_on_is_ruled_out_without_an_ast_parse(source, monkeypatch):
-    from migrate_tpu.codemod.rules.compile_arguments import CompileArguments
+    from migrate_tpu.codemod.rules.structural.compile_arguments import CompileArguments
 
     assert CompileArguments.ruled_out_by_text(source)
     assert not CompileArguments.may_fire(syntax_stage.SourceIndex(syntax_stage.parse(source)))
@@ -568,7 +568,7 @@ def test_compile_given_nothing_tpu401_acts_on_is_ruled_out_without_an_ast_parse(
     ],
 )
 def test_compile_given_what_tpu401_may_act_on_goes_to_the_ast_stage(source):
-    from migrate_tpu.codemod.rules.compile_arguments import CompileArguments
+    from migrate_tpu.codemod.rules.structural.compile_arguments import CompileArguments
 
     assert not CompileArguments.ruled_out_by_text(source)
 
@@ -578,7 +578,7 @@ def test_compile_given_what_tpu401_may_act_on_goes_to_the_ast_stage(source):
 
 def _index_in_tree(tmp_path, modules, source):
     """The ``ast`` stage's index of ``source`` as a file of a tree holding ``modules``, with the project lookup."""
-    from migrate_tpu.codemod.project import ProjectLookup
+    from migrate_tpu.codemod.migration.project.lookup import ProjectLookup
     from migrate_tpu.compose import ProjectFiles
 
     for name, text in modules.items():
@@ -601,7 +601,7 @@ def test_a_receiver_a_class_of_the_tree_makes_is_no_strategy(tmp_path):
     """``driver = drivers.Driver(); driver.run(...)``: the tree says the callee is a class, which
     gives no strategy (``StrategyFacts`` asks the same question); a function of the tree that
     returns a TPUStrategy still may."""
-    from migrate_tpu.codemod.rules.eager_run import EagerPlainFunctionRun
+    from migrate_tpu.codemod.rules.structural.eager_run import EagerPlainFunctionRun
 
     driver = TF + "from agents import drivers\n\ndriver = drivers.Driver()\ndriver.run(10)\n"
     assert not EagerPlainFunctionRun.may_fire(_index_in_tree(tmp_path / "a", DRIVERS, driver))
@@ -621,7 +621,7 @@ def test_a_receiver_a_class_of_the_tree_makes_is_no_strategy(tmp_path):
     ],
 )
 def test_a_self_attribute_receiver_is_read_from_the_class(body, fires):
-    from migrate_tpu.codemod.rules.eager_run import EagerPlainFunctionRun
+    from migrate_tpu.codemod.rules.structural.eager_run import EagerPlainFunctionRun
 
     source = TF + "class Policy(object):\n" + body + "\n    def act(self, x):\n        return self._session.run(x)\n"
     assert EagerPlainFunctionRun.may_fire(syntax_stage.SourceIndex(syntax_stage.parse(source))) is fires
@@ -630,7 +630,7 @@ def test_a_self_attribute_receiver_is_read_from_the_class(body, fires):
 
 
 def test_a_self_attribute_named_like_a_strategy_may_be_one():
-    from migrate_tpu.codemod.rules.eager_run import EagerPlainFunctionRun
+    from migrate_tpu.codemod.rules.structural.eager_run import EagerPlainFunctionRun
 
     source = TF + "class Trainer(object):\n    def train(self, step):\n        return self.strategy.run(step)\n"
     assert EagerPlainFunctionRun.may_fire(syntax_stage.SourceIndex(syntax_stage.parse(source)))
@@ -663,7 +663,7 @@ def test_a_version_flag_of_the_tree_keeps_its_guard(tmp_path, folder, imports, t
     however the flag is reached. ``if config.IS_OLD:`` after ``import config`` was ruled out
     by the ``ast`` stage (the chain's head alone, ``config``, was asked of the tree) and its
     branch left as it was; a relative import was always let through, a flag or not."""
-    from migrate_tpu.codemod.rules.version_guard import VersionGuard
+    from migrate_tpu.codemod.rules.structural.version_guard import VersionGuard
 
     source = TF + imports + GUARDED.format(test=test)
     index = _index_in_tree(tmp_path, {**VERSION_FLAGS, folder + "user.py": source}, source)

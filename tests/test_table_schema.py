@@ -6,12 +6,13 @@ from dataclasses import fields
 
 import pytest
 
-from migrate_tpu.codemod import table_schema
-from migrate_tpu.codemod.catalogue import load
-from migrate_tpu.codemod.prefilter import Evidence
-from migrate_tpu.codemod.renames import Entry, load_tables
-from migrate_tpu.codemod.catalogue import all_rules
-from migrate_tpu.codemod.rule import Example, Expected
+from migrate_tpu.codemod.foundation import table_schema
+from migrate_tpu.codemod.rules.catalogue import load
+from migrate_tpu.codemod.stages.prefilter import Evidence
+from migrate_tpu.codemod.rules.tables.entries import Entry
+from migrate_tpu.codemod.rules.tables.loading import load_tables
+from migrate_tpu.codemod.rules.catalogue import all_rules
+from migrate_tpu.codemod.framework.rule import Example, Expected
 
 
 def test_every_key_is_the_name_of_the_field_it_fills():
@@ -89,7 +90,7 @@ def test_the_good_table_passes_the_check():
 
 
 def test_a_tables_evidence_carries_every_field_into_the_rule(tmp_path, monkeypatch):
-    from migrate_tpu.codemod import rule as rule_module
+    from migrate_tpu.codemod.framework import rule as rule_module
 
     # The loader registers what it builds; keep the test rule out of the real catalogue.
     monkeypatch.setattr(rule_module, "_REGISTRY", dict(rule_module._REGISTRY))

@@ -8,7 +8,7 @@ import ast
 
 import pytest
 
-from migrate_tpu.codemod.api import Options, migrate
+from migrate_tpu.codemod.migration.api import Options, migrate
 
 IMPORT = "from tensorflow.keras.mixed_precision import experimental as prec"
 USE = "prec.set_policy('mixed_bfloat16')"

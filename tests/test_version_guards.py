@@ -10,8 +10,8 @@ from collections import Counter
 
 import pytest
 
-from migrate_tpu.codemod.api import Options, migrate
-from migrate_tpu.codemod.version_guards import evaluate
+from migrate_tpu.codemod.migration.api import Options, migrate
+from migrate_tpu.codemod.rules.version_guards.values import evaluate
 
 HEADER = "import tensorflow as tf\n\nstrategy = tf.distribute.TPUStrategy(resolver)\n"
 
@@ -237,7 +237,7 @@ def test_check_reports_the_collapse_and_not_the_code_it_removes():
 def test_versions_compare_as_their_library_does(test, version, expected):
     import libcst as cst
 
-    from migrate_tpu.codemod.analysis import Analysis
+    from migrate_tpu.codemod.analysis.walk import Analysis
 
     source = (
         "import tensorflow as tf\nfrom distutils.version import LooseVersion, StrictVersion\n"
@@ -352,7 +352,7 @@ def test_version_comparisons_agree_with_the_real_libraries():
 
     import libcst as cst
 
-    from migrate_tpu.codemod.analysis import Analysis
+    from migrate_tpu.codemod.analysis.walk import Analysis
 
     packaging_version = pytest.importorskip("packaging.version")
     with warnings.catch_warnings():
@@ -656,7 +656,7 @@ def test_pre_releases_compare_as_packaging_compares_them():
 
     import libcst as cst
 
-    from migrate_tpu.codemod.analysis import Analysis
+    from migrate_tpu.codemod.analysis.walk import Analysis
 
     packaging_version = pytest.importorskip("packaging.version")
     module = cst.parse_module("import tensorflow as tf\nfrom packaging import version\n")

@@ -7,10 +7,10 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from migrate_tpu.codemod.analysis import Analysis
-from migrate_tpu.codemod.catalogue import all_rules, select_rules
-from migrate_tpu.codemod.checking import run_rules
-from migrate_tpu.codemod.renames import TableRule
+from migrate_tpu.codemod.analysis.walk import Analysis
+from migrate_tpu.codemod.rules.catalogue import all_rules, select_rules
+from migrate_tpu.codemod.migration.checking import run_rules
+from migrate_tpu.codemod.rules.tables.table_rule import TableRule
 
 ROOT = Path(__file__).resolve().parent.parent
 

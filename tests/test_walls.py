@@ -135,17 +135,17 @@ def test_every_part_is_checked():
 @pytest.mark.parametrize(
     "module, source, expected",
     [
-        ("migrate_tpu.codemod.migrator", "from migrate_tpu.engine.pipeline import FileError\n", "codemod imports migrate_tpu.engine.pipeline"),
-        ("migrate_tpu.codemod.migrator", "def f():\n    from ..engine import source\n", "codemod imports migrate_tpu.engine"),
-        ("migrate_tpu.codemod.rules.eager_run", "from ...runtime import launch\n", "codemod imports migrate_tpu.runtime"),
-        ("migrate_tpu.codemod.api", "from migrate_tpu import engine\n", "codemod imports migrate_tpu.engine"),
+        ("migrate_tpu.codemod.migration.migrator", "from migrate_tpu.engine.pipeline import FileError\n", "codemod imports migrate_tpu.engine.pipeline"),
+        ("migrate_tpu.codemod.migration.migrator", "def f():\n    from ...engine import source\n", "codemod imports migrate_tpu.engine"),
+        ("migrate_tpu.codemod.rules.structural.eager_run.rule", "from .....runtime import launch\n", "codemod imports migrate_tpu.runtime"),
+        ("migrate_tpu.codemod.migration.api", "from migrate_tpu import engine\n", "codemod imports migrate_tpu.engine"),
         ("migrate_tpu.runtime.runner", "import libcst as cst\n", "runtime imports libcst"),
-        ("migrate_tpu.runtime.runner", "from migrate_tpu.codemod.names import x\n", "runtime imports migrate_tpu.codemod.names"),
+        ("migrate_tpu.runtime.runner", "from migrate_tpu.codemod.analysis.names import x\n", "runtime imports migrate_tpu.codemod.analysis.names"),
         ("migrate_tpu.engine.config", "import tensorflow as tf\n", "engine imports tensorflow"),
         ("migrate_tpu.engine.config", "PACKAGE = 'tensorflow-cpu'\n", "the engine names TensorFlow"),
-        ("migrate_tpu.engine.pipeline", "import importlib\nimportlib.import_module('migrate_tpu.codemod.api')\n", "engine imports migrate_tpu.codemod.api"),
+        ("migrate_tpu.engine.pipeline", "import importlib\nimportlib.import_module('migrate_tpu.codemod.migration.api')\n", "engine imports migrate_tpu.codemod.migration.api"),
         ("migrate_tpu.cli", "import tensorflow\n", "tensorflow imported outside the runtime"),
-        ("migrate_tpu.verify.plan", "from migrate_tpu.codemod.api import migrate\n", "verify imports migrate_tpu.codemod.api"),
+        ("migrate_tpu.verify.plan", "from migrate_tpu.codemod.migration.api import migrate\n", "verify imports migrate_tpu.codemod.migration.api"),
         ("migrate_tpu.verify.compare", "from migrate_tpu.runtime.emulation import install\n", "verify imports migrate_tpu.runtime.emulation"),
     ],
 )
@@ -156,7 +156,7 @@ def test_a_break_is_found(module, source, expected):
 
 def test_what_the_walls_allow():
     assert wall_breaks('"""Knows no tensorflow: this docstring may say so."""\nimport re\n', "migrate_tpu.engine.pipeline") == []
-    assert wall_breaks("from migrate_tpu.codemod.targets import TARGETS\nfrom migrate_tpu.engine.config import load_config\n", "migrate_tpu.compose") == []
+    assert wall_breaks("from migrate_tpu.codemod.foundation.targets import TARGETS\nfrom migrate_tpu.engine.config import load_config\n", "migrate_tpu.compose") == []
     assert wall_breaks("import tensorflow as tf\n", "migrate_tpu.runtime.emulation") == []
 
 
@@ -232,7 +232,7 @@ def cli_reaches_around(source: str) -> List[str]:
 
 def test_the_cli_goes_through_the_composition_root():
     assert cli_reaches_around((PACKAGE / "cli.py").read_text("utf-8")) == []
-    assert cli_reaches_around("from migrate_tpu.codemod.rule import all_rules\n") == ["1: cli imports migrate_tpu.codemod.rule", "1: cli imports migrate_tpu.codemod.rule.all_rules"]
+    assert cli_reaches_around("from migrate_tpu.codemod.framework.rule import all_rules\n") == ["1: cli imports migrate_tpu.codemod.framework.rule", "1: cli imports migrate_tpu.codemod.framework.rule.all_rules"]
     assert cli_reaches_around("def f():\n    from migrate_tpu.engine.pipeline import migrate_isolated\n")[0] == "2: cli imports migrate_tpu.engine.pipeline"
 
 
@@ -245,32 +245,49 @@ def test_no_import_circle_in_the_package():
     assert import_circles(_package_graph()) == []
 
 
-# The codemod's layers, bottom first. A module may import its own layer or one
-# below, never one above, lazily or not. A new module must be placed here.
+# The codemod's layers, bottom first: one package each under ``migrate_tpu/codemod/``. A
+# module may import its own layer or one below, never one above, lazily or not. A new
+# module goes into the package of its layer; a new package must be placed here.
 CODEMOD_LAYERS = (
-    # Leaves: text, positions, options, the prefilter's evidence; no LibCST analysis.
-    ("foundation", ("findings", "lines", "positions", "parsing", "options", "locations", "helpers", "keywords", "receivers", "spelling",
-                    "outline", "references", "evidence_table", "table_schema", "targets", "prefilter")),
-    # What names are bound to, where code is traced, what a strategy is.
-    ("scope analysis", ("analysis", "names", "tracing", "strategies", "side_effects", "optimizers")),
+    # Leaves: text, positions, options, what the text alone tells; no LibCST analysis.
+    ("foundation", "text, positions and their maps, options, what the text alone tells"),
+    # One walk of a module: what names are bound to, where code is traced, what a strategy is.
+    ("analysis", "scopes, bindings, names, tracing, strategies, side effects, optimizers"),
+    # The speed stages before LibCST's parse: the text, the stdlib ``ast``, the partial parse.
+    ("stages", "what each stage spares a file: the prefilter, the syntax stage, the partial parse"),
     # What a rule, a finding, a change and an example are; how fixes are built and applied.
-    ("rule framework", ("rule", "fixes", "edits", "hoisting")),
-    # The rules themselves: catalogue tables, structural rules, version guards; the catalogue on top.
-    ("rule families", ("renames", "version_guards", "rules", "catalogue")),
-    # Running rules over a module, across modules, and migrating a file.
-    ("migrator", ("checking", "project", "syntax_stage", "partial_parse", "doctests", "api", "migrator")),
+    ("framework", "rules, findings, changes, examples; building and applying fixes"),
+    # The rules themselves: catalogue tables, version guards, structural rules; the catalogue on top.
+    ("rules", "the table rules, the version guards, the structural rules, the catalogue"),
+    # Running rules over a module, across the tree's modules, and migrating a file.
+    ("migration", "running the rules, the project lookup, doctests, migrating a file"),
 )
+CODEMOD_PACKAGES = tuple(package for package, _ in CODEMOD_LAYERS)
 
 
 def codemod_layer(module: str) -> int:
-    """The layer index of a ``migrate_tpu.codemod`` module (``rules.*`` by its package)."""
+    """The layer index of a ``migrate_tpu.codemod`` module: that of the package it is in."""
     parts = module.split(".")
     if len(parts) == 2:
         return -1  # the package itself: no code of its own
-    for index, (_, members) in enumerate(CODEMOD_LAYERS):
-        if parts[2] in members:
-            return index
-    raise AssertionError(f"{module} is in no layer of CODEMOD_LAYERS: place it there")
+    if parts[2] in CODEMOD_PACKAGES:
+        return CODEMOD_PACKAGES.index(parts[2])
+    raise AssertionError(f"{module} is in no layer of CODEMOD_LAYERS: place it in one of the packages {', '.join(CODEMOD_PACKAGES)}")
+
+
+def test_the_codemod_folders_are_its_layers():
+    """``migrate_tpu/codemod/`` holds the layer packages and nothing else; each says, in its
+    ``__init__`` docstring and nothing more, what it holds and what it may import."""
+    codemod = PACKAGE / "codemod"
+    modules = sorted(path.name for path in codemod.glob("*.py"))
+    packages = sorted(path.name for path in codemod.iterdir() if path.is_dir() and (path / "__init__.py").exists())
+    assert modules == ["__init__.py"]
+    assert packages == sorted(CODEMOD_PACKAGES)
+    for package in CODEMOD_PACKAGES:
+        tree = ast.parse((codemod / package / "__init__.py").read_text("utf-8"))
+        assert ast.get_docstring(tree), f"codemod/{package}/__init__.py says nothing of what it holds"
+        assert len(tree.body) == 1, f"codemod/{package}/__init__.py holds more than its docstring"
+        assert "may import" in ast.get_docstring(tree), f"codemod/{package}/__init__.py does not say what it may import"
 
 
 def back_edges(graph: dict) -> List[str]:
@@ -281,7 +298,7 @@ def back_edges(graph: dict) -> List[str]:
             continue
         for target in sorted(targets):
             if target.startswith("migrate_tpu.codemod.") and codemod_layer(target) > codemod_layer(module):
-                found.append(f"{module} ({CODEMOD_LAYERS[codemod_layer(module)][0]}) -> {target} ({CODEMOD_LAYERS[codemod_layer(target)][0]})")
+                found.append(f"{module} ({CODEMOD_PACKAGES[codemod_layer(module)]}) -> {target} ({CODEMOD_PACKAGES[codemod_layer(target)]})")
     return found
 
 
@@ -291,12 +308,15 @@ def test_codemod_layers_point_down():
 
 def test_a_back_edge_is_found():
     graph = import_graph([
-        ("migrate_tpu.codemod.analysis", "def f():\n    from migrate_tpu.codemod.rule import Finding\n", False),
-        ("migrate_tpu.codemod.rule", "from migrate_tpu.codemod.analysis import Analysis\n", False),
+        ("migrate_tpu.codemod.analysis.walk", "def f():\n    from migrate_tpu.codemod.framework.rule import Finding\n", False),
+        ("migrate_tpu.codemod.framework.rule", "from migrate_tpu.codemod.analysis.walk import Analysis\n", False),
     ])
-    assert back_edges(graph) == ["migrate_tpu.codemod.analysis (scope analysis) -> migrate_tpu.codemod.rule (rule framework)"]
+    assert back_edges(graph) == ["migrate_tpu.codemod.analysis.walk (analysis) -> migrate_tpu.codemod.framework.rule (framework)"]
     with pytest.raises(AssertionError, match="in no layer"):
         codemod_layer("migrate_tpu.codemod.newcomer")
+    with pytest.raises(AssertionError, match="in no layer"):
+        codemod_layer("migrate_tpu.codemod.helpers.newcomer")
+    assert codemod_layer("migrate_tpu.codemod.rules.structural.eager_run.rule") == CODEMOD_PACKAGES.index("rules")
 
 
 def test_an_import_circle_is_found():

@@ -211,7 +211,7 @@ def test_a_dying_worker_with_a_single_job(tmp_path):
 
 
 def test_a_file_changed_during_the_run_is_not_overwritten(tmp_path):
-    from migrate_tpu.codemod.migrator import TPUMigrator
+    from migrate_tpu.codemod.migration.migrator import TPUMigrator
     from migrate_tpu.compose import EngineMigrator
     from migrate_tpu.engine.pipeline import run
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from migrate_tpu.codemod.migrator import TPUMigrator
+from migrate_tpu.codemod.migration.migrator import TPUMigrator
 from migrate_tpu.compose import EngineMigrator
 from migrate_tpu.engine.pipeline import migrate_isolated
 from tests.reliability.conftest import GOOD, MIGRATED

@@ -14,8 +14,8 @@ from dataclasses import replace
 
 import pytest
 
-from migrate_tpu.codemod.findings import Report
-from migrate_tpu.codemod.migrator import TPUMigrator
+from migrate_tpu.codemod.foundation.findings import Report
+from migrate_tpu.codemod.migration.migrator import TPUMigrator
 from migrate_tpu.compose import EngineMigrator
 from migrate_tpu.engine import pipeline
 from migrate_tpu.engine.pipeline import run

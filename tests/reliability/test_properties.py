@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from migrate_tpu.codemod.api import migrate
+from migrate_tpu.codemod.migration.api import migrate
 from migrate_tpu.engine.pipeline import migrate_data
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -132,7 +132,7 @@ def test_generated_programs_migrate_to_stable_parsing_code(source):
 @QUICK
 @given(tf_programs())
 def test_the_engine_writes_what_the_codemod_gives(source):
-    from migrate_tpu.codemod.migrator import TPUMigrator
+    from migrate_tpu.codemod.migration.migrator import TPUMigrator
     from migrate_tpu.compose import EngineMigrator
 
     data = source.encode()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from migrate_tpu.codemod.migrator import TPUMigrator
+from migrate_tpu.codemod.migration.migrator import TPUMigrator
 from migrate_tpu.compose import EngineMigrator
 from migrate_tpu.engine.discover import discover
 from migrate_tpu.engine.pipeline import run

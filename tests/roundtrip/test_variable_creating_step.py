@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from migrate_tpu.codemod.api import Options, migrate
+from migrate_tpu.codemod.migration.api import Options, migrate
 from roundtrip_helpers import TF24, require_python
 
 pytestmark = pytest.mark.roundtrip

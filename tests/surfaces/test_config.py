@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from migrate_tpu.codemod.targets import TENSORFLOW_PACKAGES, target_for_requirement
+from migrate_tpu.codemod.foundation.targets import TENSORFLOW_PACKAGES, target_for_requirement
 from migrate_tpu.engine.config import Requirement, find_requirement, requirement_in_line
 
 TRAIN = """\

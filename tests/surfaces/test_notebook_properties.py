@@ -9,7 +9,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from migrate_tpu.codemod.migrator import TPUMigrator
+from migrate_tpu.codemod.migration.migrator import TPUMigrator
 from migrate_tpu.compose import EngineMigrator
 from migrate_tpu.engine.notebook import migrate_notebook
 

@@ -1,0 +1,376 @@
+"""Where TPU301 makes the ``tf.function`` once, when where ``run`` is given the callable would
+make it anew each time (part of TPU301).
+
+- before the loop: a callable made on every iteration (a lambda, a nested ``def``, a
+  factory call, the line ``step = make_step(k)``) is made once, right before the outermost
+  loop that changes none of the names it reads (``Hoisting.before_loop``); when the loop
+  changes one, the finding says so and there is no fix (nor where no move applies:
+  ``Hoisting.made_in_loop``);
+- out of the function: a ``def`` nested in a function that reads only module-level names
+  moves to the module, above the statement holding it (``Hoisting.out_of_function``).
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Dict, List, Set, Union, cast
+
+import libcst as cst
+
+from migrate_tpu.codemod.analysis.names import expression_for, lookup
+from migrate_tpu.codemod.analysis.walk import Analysis, Scope, iter_tree
+from migrate_tpu.codemod.foundation.helpers import add_decorator
+from migrate_tpu.codemod.framework.hoisting import fresh_name, free_names, insert_before, rebound_in
+from migrate_tpu.codemod.framework.rule import Change, Rule, Safety
+from migrate_tpu.codemod.rules.structural.eager_run.callables import Callables, RunCallable, assigned_name
+from migrate_tpu.codemod.rules.structural.eager_run.safety import FIRST_TRACE, VARIABLES, PerCall, hoist_reasons
+
+
+class Hoisting:
+    """The fixes that make the callable once: before the loop, or out of its function. A
+    finding is the rule's (``report``); ``taken_names``, the names given to the
+    ``tf.function``\\ s made in this file, is shared by every fix of the file."""
+
+    def __init__(self, rule: Rule, callables: Callables, per_call: PerCall, taken_names: Set[str]) -> None:
+        self.report = rule.report
+        self._code = callables.code
+        self._made_per_call = per_call.why
+        self._taken_names = taken_names
+
+    def before_loop(self, call, fn: cst.Arg, label: str, scope: Scope, loops, resolved: RunCallable, base: str, analysis: Analysis) -> bool:
+        """Make the callable once, right before the outermost loop that keeps every name it
+        reads: ``name = tf.function(<lambda or factory call>)``, or the nested ``def`` moved
+        there under ``@tf.function``. False where no such move applies (the caller reports)."""
+        value = fn.value
+        moved_def = None
+        if resolved.kind == "def":
+            function = cast(cst.FunctionDef, resolved.node)
+            body = loops[0].body
+            statements = list(body.body) if isinstance(body, cst.IndentedBlock) else []
+            if not any(statement is function for statement in statements):
+                return False  # a def deeper in the loop (under an ``if``...) is not moved
+            moved_def = function
+            code, is_statement = self._code(function), True
+        elif isinstance(value, cst.Lambda) or (isinstance(value, cst.Call) and resolved.kind in ("built", "unknown")):
+            code, is_statement = self._code(value), False
+        elif isinstance(value, cst.Name):
+            # ``step = make_step(k)`` (or a lambda) assigned in the loop: that line moves before it.
+            moved_assign = self._assigned_in(loops[0], value.value, resolved)
+            if moved_assign is None:
+                return False
+            return self._assignment_before_loop(fn, label, scope, loops, moved_assign, resolved, base, analysis)
+        else:
+            return False
+        names = free_names(code, is_statement)
+        if names is None:
+            return False
+        target = None
+        changed: List[str] = []
+        for loop in loops:  # innermost first: go out while the loop keeps every name
+            changed = rebound_in(loop, names, scope)
+            if changed:
+                break
+            target = loop
+        if target is None or changed:
+            outer = target is not None
+            where = "an outer loop changes" if outer else "the loop changes"
+            shown = ", ".join(f"`{name}`" for name in changed[:3])
+            self.report(
+                value,
+                base
+                + f"; `{label}` is made anew on every iteration and reads {shown}, which {where}, so it cannot be "
+                "made once before the loop: pass what changes as an argument of `run` and build the step once",
+                analysis=analysis,
+                suggestion=f"step_fn = tf.function(...)  # once, before the loop, taking {shown} as arguments",
+            )
+            return True
+        try:
+            text, needed = expression_for("tensorflow.function", scope, lambda name: analysis.name_ready(name, target))
+        except LookupError:
+            return False
+        reasons = self._hoist_reasons(value, resolved, moved_def, scope, analysis)
+        per_call = self._made_per_call(scope, analysis)
+        safety = Safety.UNSAFE if reasons or per_call else Safety.SAFE
+        newline = analysis.module.default_newline
+        if moved_def is not None:
+            name = moved_def.name.value
+            index = next(i for i, statement in enumerate(loops[0].body.body) if statement is moved_def)
+            taken: Dict[str, cst.FunctionDef] = {}  # the def ``_without`` takes out of the loop
+
+            def take_out(updated, index=index):
+                return _on_statement(updated, lambda loop: _without(loop, index, taken))
+
+            def put_before(updated, text=text):
+                moved = add_decorator(taken["def"], text)
+                return insert_before(target, moved)(updated)
+
+            changes = [Change(loops[0], take_out)]
+            changes.append(Change(target, put_before))
+            what = f"`{name}` is defined anew on every iteration of the loop: it is moved before the loop, as a `@{text}`"
+            suggestion = f"@{text}\ndef {name}(...):  # defined once, before the loop"
+            fix_title = f"Move `{name}` before the loop as a `@{text}`"
+        else:
+            name = fresh_name(_hoisted_base(value), analysis, self._taken_names)
+            index = next(i for i, arg in enumerate(call.args) if arg is fn)
+            made = {}
+
+            def use_name(updated, index=index, name=name):
+                args = list(updated.args)
+                made["value"] = args[index].value
+                args[index] = args[index].with_changes(value=cst.Name(name))
+                return updated.with_changes(args=args)
+
+            def assign_before(updated, text=text, name=name):  # (not ``put_before``: mypy wants one signature per name)
+                statement = cst.SimpleStatementLine(
+                    body=[
+                        cst.Assign(
+                            targets=[cst.AssignTarget(target=cst.Name(name))],
+                            value=cst.Call(func=cst.parse_expression(text), args=[cst.Arg(value=made["value"])]),
+                        )
+                    ],
+                    trailing_whitespace=cst.TrailingWhitespace(newline=cst.Newline(None if newline == "\n" else newline)),
+                )
+                return insert_before(target, statement)(updated)
+
+            changes = [Change(call, use_name), Change(target, assign_before)]
+            what = f"it is made anew on every iteration of the loop: it is made once before the loop, as `{name} = {text}(...)`"
+            suggestion = f"{name} = {text}({self._code(value)})  # once, before the loop"
+            fix_title = f"Make `{name} = {text}(...)` once, before the loop"
+        message = base + "; " + what
+        if reasons:
+            message += f"; in a `tf.function` its Python code runs only while tracing, and {'; '.join(reasons)}"
+            message += FIRST_TRACE if any(VARIABLES in r for r in reasons) else ""
+        if per_call:
+            message += "; " + per_call
+        self.report(
+            value,
+            message,
+            analysis=analysis,
+            changes=changes,
+            safety=safety,
+            imports=[needed] if needed else [],
+            suggestion=suggestion,
+            fix_title=fix_title,
+        )
+        return True
+
+    def _assigned_in(self, loop, name: str, resolved: RunCallable):
+        """The line ``name = <lambda or call>`` (or ``name: T = ...``) directly in the loop's
+        body, the name's only binding."""
+        if len(resolved.bindings) != 1 or resolved.bindings[0].kind != "assign" or not isinstance(loop.body, cst.IndentedBlock):
+            return None
+        node = resolved.bindings[0].node
+        if assigned_name(node) is None or not isinstance(getattr(node, "value", None), (cst.Lambda, cst.Call)):
+            return None
+        for index, statement in enumerate(loop.body.body):
+            if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and statement.body[0] is node:
+                return index, statement
+        return None
+
+    def _assignment_before_loop(self, fn, label, scope, loops, moved, resolved, base, analysis) -> bool:
+        index, statement = moved
+        assign = statement.body[0]
+        value = assign.value
+        names = free_names(self._code(value), False)
+        if names is None:
+            return False
+        target, changed = None, []
+        for loop in loops:
+            changed = rebound_in(loop, names, scope)
+            if changed:
+                break
+            target = loop
+        if target is None or changed:
+            shown = ", ".join(f"`{n}`" for n in changed[:3])
+            where = "an outer loop changes" if target is not None else "the loop changes"
+            self.report(
+                fn.value,
+                base
+                + f"; `{label}` is made anew on every iteration and reads {shown}, which {where}, so it cannot be "
+                "made once before the loop: pass what changes as an argument of `run` and build the step once",
+                analysis=analysis,
+                suggestion=f"step_fn = tf.function(...)  # once, before the loop, taking {shown} as arguments",
+            )
+            return True
+        # Other code of the loop that reads the name would then get the tf.function.
+        name = cast(str, assigned_name(assign))  # ``_assigned_in`` took only such lines
+        readers = [
+            node for node in iter_tree(loops[0].body) if isinstance(node, cst.Name) and node.value == name
+        ]
+        try:
+            text, needed = expression_for("tensorflow.function", scope, lambda n: analysis.name_ready(n, target))
+        except LookupError:
+            return False
+        reasons = self._hoist_reasons(value, resolved, None, scope, analysis)
+        if len(readers) > 2:  # the target and the argument of `run`
+            reasons.append(f"other code in the loop reads `{name}`, which is now a `tf.function`")
+        per_call = self._made_per_call(scope, analysis)
+        taken: Dict[str, cst.SimpleStatementLine] = {}  # the line ``name = ...`` (``_assigned_in`` took only such lines)
+
+        def take_out(updated, index=index):
+            return _on_statement(updated, lambda loop: _without(loop, index, taken))
+
+        def put_before(updated, text=text):
+            line = taken["def"]
+            small = cast("Union[cst.Assign, cst.AnnAssign]", line.body[0])  # with a value: ``_assigned_in`` took only these
+            wrapped = cst.Call(func=cst.parse_expression(text), args=[cst.Arg(value=cast(cst.BaseExpression, small.value))])
+            return insert_before(target, line.with_changes(body=[small.with_changes(value=wrapped)]))(updated)
+
+        message = base + f"; `{name}` is made anew on every iteration of the loop: that line moves before the loop, as `{name} = {text}(...)`"
+        if reasons:
+            message += f"; in a `tf.function` its Python code runs only while tracing, and {'; '.join(reasons)}"
+            message += FIRST_TRACE if any(VARIABLES in r for r in reasons) else ""
+        if per_call:
+            message += "; " + per_call
+        self.report(
+            fn.value,
+            message,
+            analysis=analysis,
+            changes=[Change(loops[0], take_out), Change(target, put_before)],
+            safety=Safety.UNSAFE if reasons or per_call else Safety.SAFE,
+            imports=[needed] if needed else [],
+            suggestion=f"{name} = {text}({self._code(value)})  # once, before the loop",
+            fix_title=f"Move `{name} = {text}(...)` before the loop",
+        )
+        return True
+
+    def _hoist_reasons(self, value, resolved: RunCallable, moved_def, scope: Scope, analysis: Analysis) -> List[str]:
+        return hoist_reasons(value, resolved, moved_def, scope, analysis, self._code)
+
+    def made_in_loop(self, fn: cst.Arg, label: str, scope: Scope, resolved: RunCallable, base: str, analysis: Analysis, anew: bool = True) -> None:
+        """A callable built on every iteration: a tf.function made there would be traced on every call."""
+        try:
+            text, _ = expression_for("tensorflow.function", scope)
+        except LookupError:
+            text = "tf.function"
+        if resolved.kind == "def":
+            suggestion = f"@{text}\ndef {cast(cst.FunctionDef, resolved.node).name.value}(...):  # defined once, before the loop"
+        else:
+            assigned = [b.value for b in resolved.bindings if b.kind == "assign" and b.value is not None]
+            name = fn.value.value if isinstance(fn.value, cst.Name) else "step_fn"
+            made = self._code(assigned[0]) if len(assigned) == 1 else self._code(fn.value)
+            suggestion = f"{name} = {text}({made})  # once, before the loop\nfor ...:\n    strategy.run({name}, args=...)"
+        self.report(
+            fn.value,
+            base
+            + (
+                f"; `{label}` is made anew on every iteration of the loop, so a `tf.function` made there would "
+                "be traced again on every call: build it once, before the loop"
+                if anew
+                else f"; wrapping `{label}` in the loop would make a new `tf.function`, traced again, on every "
+                "iteration: wrap it once, before the loop"
+            ),
+            analysis=analysis,
+            suggestion=suggestion,
+        )
+
+    def out_of_function(self, fn, function: cst.FunctionDef, def_scope: Scope, where, text: str, needed, reasons, base: str, analysis: Analysis) -> bool:
+        """A def nested in a function, that reads only module-level names: moved to the module,
+        right above the top-level statement holding it, under ``@tf.function``, so it is made
+        (and traced) once rather than on every call of its function. False where it cannot go."""
+        owner = def_scope.node
+        if where is None or len(where.path) < 2 or not isinstance(owner, cst.FunctionDef):
+            return False
+        statements = list(owner.body.body) if isinstance(owner.body, cst.IndentedBlock) else []
+        index = next((i for i, statement in enumerate(statements) if statement is function), None)
+        if index is None or function.decorators or _has_defaults(function):
+            return False  # deeper in the function, or evaluated where it stands: not moved
+        name = function.name.value
+        module = analysis.module_scope
+        if name in module.bindings or name in self._taken_names or len(def_scope.bindings.get(name, ())) != 1:
+            return False  # the module has that name (or another fix gives it one), or the function binds it again
+        names = free_names(self._code(function), True)
+        if names is None:
+            return False
+        for free in names:
+            found = lookup(def_scope, free)
+            if found is None:
+                if not hasattr(builtins, free):
+                    return False
+            elif found[0] is not module:
+                return False  # it reads a name of the function around it (``self``, a parameter...)
+        top = where.path[1]
+        if not analysis.name_ready(text.split(".")[0], top):
+            return False
+        self._taken_names.add(name)
+        taken: Dict[str, cst.FunctionDef] = {}  # the def ``_without`` takes out of its function
+
+        def take_out(updated, index=index):
+            return _on_statement(updated, lambda owner: _without(owner, index, taken))
+
+        def put_above(updated, text=text):
+            moved = add_decorator(taken["def"], text)
+            nodes = list(updated.nodes) if isinstance(updated, cst.FlattenSentinel) else [updated]
+            own = [line for line in moved.leading_lines if line.comment is not None]
+            first = nodes[0]
+            moved = moved.with_changes(leading_lines=[*first.leading_lines, *own])
+            nodes[0] = first.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+            return cst.FlattenSentinel([moved, *nodes])
+
+        safety = Safety.UNSAFE if reasons else Safety.SAFE
+        message = (
+            base + f"; `{name}` is defined inside `{def_scope.name.split('.')[-1]}`, so a `tf.function` made there would be "
+            f"traced again on every call: it reads only module-level names, so it is moved to the module, as a `@{text}`"
+        )
+        if reasons:
+            message += f"; in a `tf.function` its Python code runs only while tracing, and the body has {', '.join(reasons)}"
+            message += FIRST_TRACE if any(VARIABLES in r for r in reasons) else ""
+        self.report(
+            fn.value,
+            message,
+            analysis=analysis,
+            changes=[Change(owner, take_out), Change(top, put_above)],
+            safety=safety,
+            imports=[needed] if needed else [],
+            suggestion=f"@{text}\ndef {name}(...):  # at module level, made once",
+            fix_title=f"Move `{name}` to the module as a `@{text}`",
+        )
+        return True
+
+
+def _on_statement(updated, rewrite):
+    """Apply ``rewrite`` to a statement that another fix may have turned into
+    ``FlattenSentinel([inserted..., statement])`` already (the statement is last)."""
+    if isinstance(updated, cst.FlattenSentinel):
+        nodes = list(updated.nodes)
+        return cst.FlattenSentinel([*nodes[:-1], rewrite(nodes[-1])])
+    return rewrite(updated)
+
+
+def _without(statement, index: int, taken: dict):
+    """``statement`` (a loop or a def) without the ``index``-th statement of its body, kept in ``taken``."""
+    body = list(statement.body.body)
+    taken["def"] = body.pop(index)
+    if index == 0 and body:
+        # The body now starts with the next statement: not with a blank line.
+        first = body[0]
+        body[0] = first.with_changes(leading_lines=[line for line in first.leading_lines if line.comment is not None])
+    return statement.with_changes(body=statement.body.with_changes(body=body))
+
+
+def _has_defaults(function: cst.FunctionDef) -> bool:
+    params = function.params
+    return any(p.default is not None for p in (*params.params, *params.kwonly_params, *params.posonly_params))
+
+
+def _hoisted_base(value: cst.BaseExpression) -> str:
+    """A name for the callable made once: ``make_step(k)`` -> ``step``, a lambda -> ``step_fn``."""
+    if isinstance(value, cst.Call):
+        func = value.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        for prefix in ("make_", "build_", "create_", "get_"):
+            if last.startswith(prefix) and len(last) > len(prefix):
+                return last[len(prefix):].lstrip("_") or "step_fn"
+        return f"{last}_fn" if last else "step_fn"
+    return "step_fn"
+
+
+def built_in_loop(value: cst.BaseExpression, resolved: RunCallable, loop: Union[cst.For, cst.While]) -> bool:
+    """Whether the callable is made anew on each iteration of ``loop`` (a lambda, a call, a def or assignment there)."""
+    if isinstance(value, (cst.Lambda, cst.Call)):
+        return True
+    bound_here = [b.node for b in resolved.bindings if b.kind in ("def", "assign") and b.node is not None]
+    if not bound_here:
+        return False
+    inside = {id(node) for node in iter_tree(loop.body)}
+    return any(id(node) in inside for node in bound_here)

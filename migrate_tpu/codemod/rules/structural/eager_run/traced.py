@@ -1,0 +1,124 @@
+"""Which code already runs under ``tf.function``, and where eager ``run``'s error is caught
+(part of TPU301): a ``run`` there needs no fix, or only a note.
+
+``traced_functions``: the functions decorated with ``tf.function`` (or a wrapper of it), passed
+to ``tf.function(...)``, overriding a method a base class runs traced, or called only from
+such code; and those that may be (with why). ``catching_handler``: the ``except`` of a
+``try`` around the ``run`` that catches the ``NotImplementedError`` eager TPU ``run`` raises.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Sequence, Set, Tuple, cast
+
+import libcst as cst
+
+from migrate_tpu.codemod.analysis.tracing import TRACED, UNKNOWN, Decorators, class_tracing, is_tracing
+from migrate_tpu.codemod.analysis.walk import Analysis, Scope
+from migrate_tpu.codemod.rules.structural.eager_run.callables import label_of
+
+# A call of ``tf.function`` (or of a wrapper of it) and the scope it is in.
+Wrapper = Tuple[cst.Call, Scope]
+
+
+def wrapped_names(wrappers: Sequence[Wrapper]) -> Tuple[Set[str], Set[str]]:
+    """Names and ``self.`` methods passed to ``tf.function(...)`` (or a wrapper) anywhere in the file."""
+    names, methods = set(), set()
+    for call, scope in wrappers:
+        if not is_tracing(call.func, scope) or not call.args:
+            continue
+        value = call.args[0].value
+        if isinstance(value, cst.Name):
+            names.add(value.value)
+        elif isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name):
+            methods.add(value.attr.value)
+    return names, methods
+
+
+def traced_functions(analysis: Analysis, decorators: Decorators, wrappers: Sequence[Wrapper]) -> Tuple[Set[int], Dict[int, str]]:
+    """Functions that run traced, and those that may (with the reason, for the note)."""
+    names, methods = wrapped_names(wrappers)
+    graph: Set[int] = set()
+    maybe: Dict[int, str] = {}
+    for function, own_scope in analysis.functions:
+        outer = own_scope.parent
+        in_class = outer is not None and outer.kind == "class"
+        kind = decorators.function_kind(function, outer)
+        inherited: Tuple[Dict[str, str], Dict[str, str]] = ({}, {})
+        if in_class and kind != UNKNOWN:
+            # A method overriding one that a base class runs under tf.function is traced there
+            # (``in_class``: ``outer`` is a class's scope, its node the ``ClassDef``).
+            inherited = class_tracing(cast(cst.ClassDef, cast(Scope, outer).node), analysis)
+        if kind == TRACED or function.name.value in (methods if in_class else names) or function.name.value in inherited[0]:
+            graph.add(id(function))
+        elif function.name.value in inherited[1]:
+            why = inherited[1][function.name.value]
+            maybe[id(function)] = f"`{function.name.value}` overrides a method that may run under `tf.function` ({why})"
+        elif kind == UNKNOWN:
+            # A def's own scope always has one around it: ``outer`` is never None here.
+            unknown = next(d for d in function.decorators if decorators.kind(d.decorator, cast(Scope, outer)) == UNKNOWN)
+            code = analysis.module.code_for_node(unknown.decorator).strip()
+            maybe[id(function)] = f"`{function.name.value}` is decorated with `@{label_of(code)}`, which may wrap it in `tf.function`"
+    # A helper called only from traced code is traced too (only possibly, if a caller only may be).
+    changed = True
+    while changed:
+        changed = False
+        for function, own_scope in analysis.functions:
+            if id(function) in graph or id(function) in maybe:
+                continue
+            outer = own_scope.parent
+            key = ("." if outer is not None and outer.kind == "class" else "") + function.name.value
+            callers = analysis.calls_by_name.get(key, [])
+            if not callers:
+                continue
+            if all(enclosing(scope, graph) is not None for _, scope in callers):
+                graph.add(id(function))
+                changed = True
+            elif all(enclosing(scope, graph) is not None or enclosing(scope, maybe) is not None for _, scope in callers):
+                maybe[id(function)] = f"`{function.name.value}` is called only from code that may be traced"
+                changed = True
+    return graph, maybe
+
+
+def enclosing(scope: Optional[Scope], functions) -> Optional[int]:
+    """The id of the innermost function around ``scope`` that is in ``functions``."""
+    while scope is not None:
+        if scope.kind == "function" and id(scope.node) in functions:
+            return id(scope.node)
+        scope = scope.parent
+    return None
+
+
+# What catches the NotImplementedError of an eager TPU ``run`` (and its base classes).
+_CATCHES_NOT_IMPLEMENTED = frozenset({"NotImplementedError", "RuntimeError", "Exception", "BaseException"})
+
+
+def catching_handler(ancestors: Sequence[cst.CSTNode]) -> Optional[str]:
+    """``except NotImplementedError`` (or a base, or a bare ``except``) of a ``try`` whose body holds the current node."""
+    for index in range(len(ancestors) - 2, -1, -1):
+        node = ancestors[index]
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return None
+        if isinstance(node, cst.Try) and ancestors[index + 1] is node.body:
+            for handler in node.handlers:
+                if handler.type is None:
+                    return "except:"
+                types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+                for item in types:
+                    value = item.value if isinstance(item, cst.Element) else item
+                    if isinstance(value, cst.Name) and value.value in _CATCHES_NOT_IMPLEMENTED:
+                        return f"except {value.value}"
+    return None
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def in_comprehension(ancestors: Sequence[cst.CSTNode]) -> bool:
+    """Whether the current node sits in a comprehension, within its function."""
+    for node in reversed(ancestors[:-1]):
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+        if isinstance(node, _COMPREHENSIONS):
+            return True
+    return False

@@ -1,0 +1,637 @@
+"""What the syntax stage knows of a module, from one walk of its ``ast`` tree (``SourceIndex``):
+its calls (``CallShape``), which run traced, and how its names are bound (``BoundNames``),
+the facts a rule's ``may_fire`` reads (``syntax_stage.py``).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple, cast
+
+from migrate_tpu.codemod.foundation.receivers import name_and_attributes
+
+
+# Calls that look a name up by a string (``getattr(tf.distribute, "TPUStrategy")``).
+_NAME_LOOKUPS = ("getattr", "hasattr", "setattr")
+
+_TYPE_CHECKS = ("isinstance", "issubclass")
+
+
+class CallShape(NamedTuple):
+    """What a rule can see of one call without LibCST."""
+
+    attribute: Optional[str]  # ``run`` in ``x.run(...)``; None for ``f(...)``
+    receiver: Optional[str]  # ``x`` in ``x.run(...)`` when the receiver is a plain name
+    positional: int
+    keywords: FrozenSet[str]
+    starred: bool  # ``*args`` or ``**kwargs``: the rule cannot count arguments
+    # (position, value) of each constant positional argument before any ``*args``, and
+    # (keyword, value) of each constant keyword argument: ``f('', tpu='')`` has (0, '') and ('tpu', '').
+    literals: FrozenSet[Tuple[object, object]] = frozenset()
+    # Inside (at any depth) a function decorated with ``tf.function`` or a wrapper of it
+    # (``tracing.TRACING``, through this file's imports): the call runs traced.
+    traced: bool = False
+
+
+class BoundNames:
+    """How a module's names are bound, anywhere in it, and what a name or a dotted expression
+    may stand for (``may_name``, ``surely_names``, ``imported_only``): a superset of what the
+    LibCST analysis finds where each name is used. ``SourceIndex`` fills it in its walk."""
+
+    def __init__(self, tree: ast.AST, lookup=None, path: str = "") -> None:
+        self.lookup = lookup
+        self.path = path
+        # Names bound by an import, with what they import; names bound any other way.
+        self._imported: Dict[str, List[Optional[str]]] = {}
+        self._relative: Dict[str, List[str]] = {}  # names bound by relative imports -> ``.module.name``
+        self._bound: Set[str] = set()
+        # Every binding of a name anywhere in the file, whatever its scope (a superset of
+        # what the name may hold where it is used): (kind, node) with kind "assign" (node:
+        # the value; also ``with value as name``), "param" (node: the annotation or None),
+        # "import" (node None) or "other" (a loop target, a def, an unpacking, ...: anything).
+        self._bindings: Dict[str, List[Tuple[str, Optional[ast.AST]]]] = {}
+        self._star_import = False  # ``from m import *`` may bind any name
+        # For ``may_name``: attributes by their last name, the import statements, and the ids
+        # of the classes each ``isinstance``/``issubclass`` call checks against.
+        self._attributes: Dict[str, List[ast.Attribute]] = {}
+        self._imports: List[ast.stmt] = []
+        self._type_checked: Set[int] = set()
+        self._stands_for_memo: Dict[str, Optional[Set[str]]] = {}
+        self._tree = tree
+        self._top_imports: Optional[Set[str]] = None
+        self._resolving: Set[str] = set()
+
+    def may_name(self, names: Iterable[str], prefixes: Iterable[str] = (), type_checked: bool = True) -> bool:
+        """Whether an expression or import of the file may stand for one of ``names`` (canonical
+        dotted names: ``tensorflow.distribute.experimental.TPUStrategy``) or for a name under
+        one of ``prefixes``, as ``names.qualified_name`` and ``possible_names`` resolve it in
+        LibCST. Looked at: each attribute chain that ends in one of their last names, its
+        head followed through every import and every assignment of a dotted expression that
+        binds it anywhere in the file (a superset of what it may hold where it is used), and
+        each import statement (``from a.b import C as D``, ``import a.b as c``). A bare name
+        stands for an old one only through such an import or assignment, both looked at.
+        ``type_checked=False``: a chain that is the class (or one of the classes) an
+        ``isinstance``/``issubclass`` call checks against does not count (a rule that leaves
+        those to another)."""
+        from migrate_tpu.codemod.analysis.names import canonical
+
+        exact = set(names)
+        under = tuple(prefixes)
+
+        def matches(dotted: str) -> bool:
+            return dotted in exact or any(dotted == p or dotted.startswith(p + ".") for p in under)
+
+        for statement in self._imports:
+            if type(statement) is ast.ImportFrom:
+                if statement.level or not statement.module:
+                    continue  # a module of this project, which names no TensorFlow symbol
+                if matches(canonical(statement.module)):
+                    return True
+                if any(alias.name != "*" and matches(canonical(f"{statement.module}.{alias.name}")) for alias in statement.names):
+                    return True
+            elif any(matches(canonical(alias.name)) for alias in statement.names):  # type: ignore[attr-defined]
+                return True
+        lasts = {name.rpartition(".")[2] for name in (*exact, *under)}
+        for last in lasts:
+            for attribute in self._attributes.get(last, ()):
+                if not type_checked and id(attribute) in self._type_checked:
+                    continue
+                found = self._stands_for(attribute)
+                if found is None or any(matches(name) for name in found):
+                    return True
+        return False
+
+    def may_name_here(self, expr: ast.expr, names: Iterable[str]) -> bool:
+        """Whether ``expr`` itself may stand for one of ``names`` (as ``may_name`` counts)."""
+        found = self._stands_for(expr)
+        return found is None or not found.isdisjoint(names)
+
+    def surely_names(self, expr: ast.expr, name: str) -> bool:
+        """Whether ``expr`` stands for ``name`` wherever it is, as LibCST's ``qualified_name``
+        finds it: its head is bound only by absolute imports the module runs at its top level
+        (visible in every scope, shadowed nowhere), and each of them makes it ``name``."""
+        head = expr
+        while type(head) is ast.Attribute:
+            head = head.value
+        if type(head) is not ast.Name or self.imported_only(head.id) is None:
+            return False
+        if head.id not in self._module_imports():
+            return False
+        return self._stands_for(expr) == {name}
+
+    def _module_imports(self) -> Set[str]:
+        if self._top_imports is None:
+            self._top_imports = _module_level_imports(self._tree)
+        return self._top_imports
+
+    def _stands_for(self, expr: ast.expr) -> Optional[Set[str]]:
+        """Every canonical dotted name ``expr`` may stand for (``may_name``); None when a name
+        is aliased in a cycle through itself (``a = b.c`` / ``b = a``), which counts as anything."""
+        from migrate_tpu.codemod.analysis.names import canonical
+
+        if type(expr) is ast.Attribute:
+            heads = self._stands_for(expr.value)
+            return None if heads is None else {canonical(f"{head}.{expr.attr}") for head in heads}
+        if type(expr) is not ast.Name:
+            return set()
+        name = expr.id
+        if name in self._stands_for_memo:
+            return self._stands_for_memo[name]
+        if name in self._resolving:
+            return None
+        self._resolving.add(name)
+        found: Optional[Set[str]] = {canonical(target) for target in self._imported.get(name, ()) if target is not None}
+        for kind, value in self._bindings.get(name, ()):
+            if kind == "assign" and type(value) in (ast.Name, ast.Attribute):
+                more = self._stands_for(value)  # type: ignore[arg-type]
+                if more is None:
+                    found = None
+                    break
+                found |= more  # type: ignore[operator]
+        self._resolving.discard(name)
+        self._stands_for_memo[name] = found
+        return found
+
+    def _bind(self, name: str, kind: str, node: Optional[ast.AST] = None) -> None:
+        self._bindings.setdefault(name, []).append((kind, node))
+
+    def import_targets(self, name: str) -> List[str]:
+        """What the imports binding ``name`` anywhere in the file import, as the analysis names
+        it (``Analysis._bind_import_from``): absolute, or relative with its leading dots."""
+        return [t for t in self._imported.get(name, ()) if t is not None] + self._relative.get(name, [])
+
+    def bindings(self, name: str) -> List[Tuple[str, object]]:
+        """Every way ``name`` is bound anywhere in the file (see ``__init__``), imports
+        included as ("import", the dotted target, or None for a relative import); a star
+        import adds ("other", None)."""
+        found: List[Tuple[str, object]] = list(self._bindings.get(name, ()))
+        found.extend(("import", target) for target in self._imported.get(name, ()))
+        if self._star_import:
+            found.append(("other", None))
+        return found
+
+    def imported_only(self, name: str) -> Optional[Sequence[str]]:
+        """What ``name`` imports, when every binding of it in the file is an absolute import."""
+        targets = self._imported.get(name)
+        if not targets or self._star_import or name in self._bound or any(t is None for t in targets):
+            return None
+        return cast("List[str]", targets)  # none of them is None, just checked
+
+    def imports_other_code(self, name: str) -> bool:
+        """``name`` is bound only by imports of modules outside this project's strategy facts
+        (``from absl import app``): what it holds is none of this project's strategies."""
+        targets = self.imported_only(name)
+        if targets is None:
+            return False
+        if self.lookup is None:
+            return True  # without the project's other modules, an import is never a strategy
+        return all(self.lookup.factory_kinds(t, self.path, call=False) is None for t in targets)
+
+    def _imported_as(self, expr: ast.expr) -> Optional[List[str]]:
+        """Every dotted name ``expr`` may stand for, when it reaches one through imports only,
+        and by imports the module runs itself (not one inside a function, which other
+        functions do not see)."""
+        from migrate_tpu.codemod.analysis.names import canonical
+
+        chain = name_and_attributes(expr)
+        if chain is None or chain[0] not in self._module_imports():
+            return None
+        head, rest = chain
+        targets = self.imported_only(head)
+        return None if targets is None else [canonical(target + rest) for target in targets]
+
+
+class SourceIndex(BoundNames):
+    """The calls of a module and how its names are bound, from one ``ast`` walk."""
+
+    def __init__(self, tree: ast.AST, lookup=None, path: str = "") -> None:
+        super().__init__(tree, lookup, path)
+        self.target: Optional[str] = None  # the run's ``--target``; None: any may be meant
+        self.calls: List[CallShape] = []
+        self.tests: List[ast.expr] = []  # the test of every ``if`` statement and conditional expression
+        assigned: Dict[int, ast.AST] = {}  # id of a Name target -> the value it is given
+        # The annotations, the names given to ``getattr``/``hasattr``/``setattr`` as literals and
+        # the string constants that are identifiers (``"TPUStrategy"``).
+        self.annotations: List[ast.expr] = []
+        self.name_lookups: Set[str] = set()
+        self.identifier_strings: Set[str] = set()
+        # The classes each ``isinstance``/``issubclass`` call checks against (its second
+        # argument, or that tuple's elements).
+        self.type_checks: List[List[ast.expr]] = []
+        self._call_index: Dict[int, int] = {}  # id of a Call node -> its place in ``calls``
+        self._call_nodes: List[ast.Call] = []  # the Call node of each entry of ``calls``
+        # For ``_mark_traced``: every def, the defs of class bodies, and ``x.function(...)`` calls.
+        functions: List[ast.AST] = []
+        methods: Set[int] = set()
+        wrappers: List[ast.Call] = []
+        classes: List[ast.ClassDef] = []  # with bases: a library's class may trace some methods
+        for node in nodes_of(tree):
+            kind = type(node)
+            if kind is ast.Name:
+                ctx = type(node.ctx)
+                if ctx is ast.Load:
+                    continue
+                self._bound.add(node.id)
+                value = assigned.get(id(node)) if ctx is ast.Store else None
+                self._bind(node.id, "assign" if value is not None else "other", value)
+            elif kind is ast.Call:
+                self._note_call(node)
+                func = node.func
+                if (func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else "") == "function":
+                    wrappers.append(node)
+                elif type(func) is ast.Name and func.id in _NAME_LOOKUPS and len(node.args) >= 2:
+                    name = node.args[1]
+                    if type(name) is ast.Constant and isinstance(name.value, str):
+                        self.name_lookups.add(name.value)
+                elif type(func) is ast.Name and func.id in _TYPE_CHECKS and len(node.args) + len(node.keywords) == 2:
+                    checked = node.args[1] if len(node.args) == 2 else node.keywords[-1].value
+                    elements = list(checked.elts) if type(checked) is ast.Tuple else [checked]
+                    self.type_checks.append(elements)
+                    self._type_checked.update(id(element) for element in elements)
+            elif kind is ast.Attribute:
+                self._attributes.setdefault(node.attr, []).append(node)
+            elif kind is ast.Constant:
+                if type(node.value) is str and node.value.isidentifier():
+                    self.identifier_strings.add(node.value)
+            elif kind is ast.Assign:
+                for target in node.targets:
+                    if type(target) is ast.Name:
+                        assigned[id(target)] = node.value
+            elif kind is ast.AnnAssign or kind is ast.NamedExpr:
+                if type(node.target) is ast.Name and node.value is not None:
+                    assigned[id(node.target)] = node.value
+                if kind is ast.AnnAssign:
+                    self.annotations.append(node.annotation)
+            elif kind is ast.If or kind is ast.IfExp:
+                self.tests.append(node.test)
+            elif kind is ast.With or kind is ast.AsyncWith:
+                for item in node.items:
+                    if type(item.optional_vars) is ast.Name:
+                        assigned[id(item.optional_vars)] = item.context_expr
+            elif kind is ast.Import:
+                self._imports.append(node)
+                for alias in node.names:
+                    if alias.asname:
+                        self._imported.setdefault(alias.asname, []).append(alias.name)
+                    else:
+                        head = alias.name.partition(".")[0]
+                        self._imported.setdefault(head, []).append(head)
+            elif kind is ast.ImportFrom:
+                self._imports.append(node)
+                if any(alias.name == "*" for alias in node.names):
+                    self._star_import = True
+                for alias in node.names:
+                    # A relative import names a module of this project: its target is None here
+                    # (no absolute name), and kept apart as the analysis spells it (``.compat.X``).
+                    target = f"{node.module}.{alias.name}" if node.module and not node.level else None
+                    self._imported.setdefault(alias.asname or alias.name, []).append(target)
+                    if node.level:
+                        prefix = "." * node.level + (node.module or "")
+                        self._relative.setdefault(alias.asname or alias.name, []).append(prefix + ("" if prefix.endswith(".") else ".") + alias.name)
+            elif kind is ast.arg:
+                self._bound.add(node.arg)
+                self._bind(node.arg, "param", node.annotation)
+                if node.annotation is not None:
+                    self.annotations.append(node.annotation)
+            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
+                if kind is not ast.ClassDef and node.returns is not None:
+                    self.annotations.append(node.returns)
+                self._bound.add(node.name)
+                self._bind(node.name, "other")
+                if kind is ast.ClassDef:
+                    methods.update(id(item) for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
+                    if node.bases:
+                        classes.append(node)
+                else:
+                    functions.append(node)
+            elif kind is ast.Global or kind is ast.Nonlocal:
+                self._bound.update(node.names)
+                for name in node.names:
+                    self._bind(name, "other")
+            elif kind is ast.ExceptHandler:
+                if node.name:
+                    self._bound.add(node.name)
+                    self._bind(node.name, "other")
+            elif kind.__name__ in ("MatchAs", "MatchStar", "MatchMapping"):
+                name = getattr(node, "rest" if kind.__name__ == "MatchMapping" else "name", None)
+                if name:
+                    self._bound.add(name)
+                    self._bind(name, "other")
+
+        if functions and (wrappers or classes or any(f.decorator_list for f in functions)):  # type: ignore[attr-defined]
+            self._mark_traced(tree, functions, methods, wrappers, classes)
+
+    def _mark_traced(
+        self, tree: ast.AST, functions: List[ast.AST], methods: Set[int], wrappers: List[ast.Call], classes: List[ast.ClassDef]
+    ) -> None:
+        """Mark the calls in the bodies of functions that run traced, as the LibCST analysis
+        finds them (``eager_run/traced.traced_functions``): a def with a decorator naming a
+        tracing wrapper (``tracing.TRACING``), a def whose name, or a method whose
+        ``self.name``, is passed to ``tf.function(...)`` anywhere in the file, and an
+        undecorated method that a known library base class runs traced
+        (``tracing.LIBRARY_TRACED_METHODS``: Keras ``train_step``, Orbit's). A name must
+        reach the wrapper through imports only (no other binding of its head in the file),
+        and by an import the module runs itself (not one inside a function, which other
+        functions do not see), so a call is marked only where the analysis finds it traced too; what the analysis
+        also follows (base classes of other modules, helpers called only from traced code)
+        is not marked here, and such files go on to LibCST."""
+        from migrate_tpu.codemod.analysis.tracing import LIBRARY_TRACED_METHODS
+
+        traces = self._traces
+        # Methods a library base class runs traced: {id of the def}.
+        library_traced: Set[int] = set()
+        for class_def in classes:
+            steps: Set[str] = set()
+            for base in class_def.bases:
+                names = self._imported_as(base)
+                if names and all(name in LIBRARY_TRACED_METHODS for name in names):
+                    steps.update(*(LIBRARY_TRACED_METHODS[name] for name in names))
+            library_traced.update(
+                id(item) for item in class_def.body
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in steps and not item.decorator_list
+            )
+
+        wrapped_names: Set[str] = set()
+        wrapped_methods: Set[str] = set()
+        for call in wrappers:
+            first = call.args[0] if call.args else call.keywords[0].value if call.keywords and call.keywords[0].arg else None
+            if first is None or not traces(call.func):
+                continue
+            if isinstance(first, ast.Name):
+                wrapped_names.add(first.id)
+            elif isinstance(first, ast.Attribute) and isinstance(first.value, ast.Name):
+                wrapped_methods.add(first.attr)
+        for function in functions:
+            name = function.name  # type: ignore[attr-defined]
+            if id(function) in library_traced or name in (wrapped_methods if id(function) in methods else wrapped_names) or any(
+                traces(decorator) for decorator in function.decorator_list  # type: ignore[attr-defined]
+            ):
+                for statement in function.body:  # type: ignore[attr-defined]
+                    for node in nodes_of(statement):
+                        place = self._call_index.get(id(node)) if type(node) is ast.Call else None
+                        if place is not None:
+                            self.calls[place] = self.calls[place]._replace(traced=True)
+
+    def _traces(self, decorator: ast.expr) -> bool:
+        """Whether ``decorator`` (or what it calls) is a tracing wrapper (``tracing.TRACING``)."""
+        from migrate_tpu.codemod.analysis.tracing import TRACING
+
+        names = self._imported_as(decorator.func if isinstance(decorator, ast.Call) else decorator)
+        return names is not None and all(name in TRACING for name in names)
+
+    def passes_traced_function(self, place: int) -> bool:
+        """Whether the first argument (or ``fn=``) of the call ``calls[place]`` is a function
+        this file makes a ``tf.function`` where the call sees it, as the analysis resolves it
+        (``eager_run/callables.Callables.resolve``, then its traced functions): a name that the scope the
+        analysis finds it in (the call's own, or one around it that is no class) binds only
+        by a ``def`` decorated with a tracing wrapper; or ``self.name`` in a method, where the
+        only binding of ``name`` in the method's class body is such a ``def``. ``run`` takes
+        such a function traced, so TPU301 has nothing to say of the call. On
+        tf-models-official 2.6.0, four of the five files LibCST parsed for nothing
+        (``distribution.run(step_fn)`` after ``@tf.function def step_fn``)."""
+        call = self._call_nodes[place]
+        first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "fn"), None)
+        if first is None or isinstance(first, ast.Starred):
+            return False
+        path = self._path_to(call)
+        if path is None:
+            return False
+        scopes = _scopes_around(path, call)
+        if isinstance(first, ast.Name):
+            for index, scope in enumerate([*scopes, self._tree]):
+                if index and isinstance(scope, ast.ClassDef):
+                    continue  # a class body is seen only from itself
+                bound = _scope_bindings(scope, first.id)
+                if bound:
+                    return len(bound) == 1 and self._traced_def(bound[0])
+            return False
+        if isinstance(first, ast.Attribute) and isinstance(first.value, ast.Name):
+            # The method this code runs in (through lambdas and comprehensions), and its class.
+            methods = [index for index, scope in enumerate(scopes) if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+            if not methods or isinstance(scopes[methods[0]], ast.ClassDef):
+                return False
+            method = scopes[methods[0]]
+            owner = scopes[methods[0] + 1] if methods[0] + 1 < len(scopes) else None
+            if not isinstance(owner, ast.ClassDef) or _first_parameter(method) != first.value.id:
+                return False
+            bound = _scope_bindings(owner, first.attr)
+            return len(bound) == 1 and self._traced_def(bound[0])
+        return False
+
+    def calls_node(self, place: int) -> ast.Call:
+        """The ``ast`` node of ``calls[place]``."""
+        return self._call_nodes[place]
+
+    def self_attribute_values(self, place: int) -> Optional[List[ast.expr]]:
+        """For a call ``self.X.method(...)`` (``calls[place]``) in a method whose first parameter
+        is ``self``: every value the class's own methods give ``self.X`` (``self.X = value``,
+        directly in a method's body or in its lambdas and comprehensions, not in a def nested
+        in it), as the analysis records them (``Analysis._bind_self_attribute``) and
+        ``StrategyFacts`` reads them. None for any other call."""
+        call = self._call_nodes[place]
+        func = call.func
+        receiver = func.value if isinstance(func, ast.Attribute) else None
+        if not isinstance(receiver, ast.Attribute) or not isinstance(receiver.value, ast.Name):
+            return None
+        path = self._path_to(call)
+        if path is None:
+            return None
+        scopes = _scopes_around(path, call)
+        methods = [index for index, scope in enumerate(scopes) if not isinstance(scope, (ast.Lambda, *_COMPREHENSIONS))]
+        if not methods or not isinstance(scopes[methods[0]], (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        owner = scopes[methods[0] + 1] if methods[0] + 1 < len(scopes) else None
+        if not isinstance(owner, ast.ClassDef) or _first_parameter(scopes[methods[0]]) != receiver.value.id:
+            return None
+        values: List[ast.expr] = []
+        for method in owner.body:
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                me = _first_parameter(method)
+                if me is not None:
+                    values.extend(_self_assignments(method, me, receiver.attr))
+        return values
+
+    def _traced_def(self, node: ast.AST) -> bool:
+        """A def decorated with a tracing wrapper (as ``_mark_traced`` counts them)."""
+        return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(self._traces(d) for d in node.decorator_list)
+
+    def _path_to(self, target: ast.AST) -> Optional[List[ast.AST]]:
+        """The nodes from the module down to ``target`` (both left out), found by descending
+        only into nodes whose lines hold it: a few dozen steps, not a walk of the file."""
+        path: List[ast.AST] = []
+        first, last = target.lineno, target.end_lineno  # type: ignore[attr-defined]
+
+        def descend(node: ast.AST) -> bool:
+            for child in ast.iter_child_nodes(node):
+                if child is target:
+                    return True
+                start = getattr(child, "lineno", None)
+                if start is not None and not (start <= first and last <= child.end_lineno):  # type: ignore[attr-defined]
+                    continue
+                path.append(child)
+                if descend(child):
+                    return True
+                path.pop()
+            return False
+
+        return path if descend(self._tree) else None
+
+    def _note_call(self, node: ast.Call) -> None:
+        func = node.func
+        attribute = receiver = None
+        if isinstance(func, ast.Attribute):
+            attribute = func.attr
+            if isinstance(func.value, ast.Name):
+                receiver = func.value.id
+        starred = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        keywords = frozenset(k.arg for k in node.keywords if k.arg is not None)
+        literals: List[Tuple[object, object]] = []
+        for position, arg in enumerate(node.args):
+            if isinstance(arg, ast.Starred):
+                break
+            if isinstance(arg, ast.Constant):
+                literals.append((position, arg.value))
+        literals.extend((k.arg, k.value.value) for k in node.keywords if k.arg is not None and isinstance(k.value, ast.Constant))
+        self._call_index[id(node)] = len(self.calls)
+        self._call_nodes.append(node)
+        self.calls.append(CallShape(attribute, receiver, len(node.args), keywords, starred, frozenset(literals)))
+
+
+# Nodes that open a scope of their own for what their body holds.
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, *_COMPREHENSIONS)
+
+
+def _self_assignments(method: ast.AST, me: str, attribute: str) -> List[ast.expr]:
+    """The values ``me.attribute = value`` gives in ``method``'s body, its lambdas and
+    comprehensions included, its nested defs and classes not (their ``self`` is another)."""
+    found: List[ast.expr] = []
+    pending: List[ast.AST] = list(method.body)  # type: ignore[attr-defined]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Attribute) and target.attr == attribute and isinstance(target.value, ast.Name) and target.value.id == me:
+                    found.append(node.value)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _scopes_around(path: List[ast.AST], target: ast.AST) -> List[ast.AST]:
+    """The scopes around ``target`` at the end of ``path`` (``SourceIndex._path_to``), innermost first:
+    a def, class or lambda counts only for what sits in its body (its decorators, bases,
+    defaults and annotations run in the scope around it); a comprehension always counts
+    (its first iterable runs outside it: taking it as inside makes a class body look
+    farther away, never nearer, which only keeps a file parsed)."""
+    scopes: List[ast.AST] = []
+    for node, below in zip(path, path[1:] + [target]):
+        if not isinstance(node, _SCOPES):
+            continue
+        if isinstance(node, ast.Lambda):
+            inside = below is node.body
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            inside = any(below is statement for statement in node.body)
+        else:
+            inside = True
+        if inside:
+            scopes.append(node)
+    scopes.reverse()
+    return scopes
+
+
+def _first_parameter(function: ast.AST) -> Optional[str]:
+    """The name of a def's first parameter, in the analysis's order (``Scope.params``)."""
+    arguments = function.args  # type: ignore[attr-defined]
+    every = [*getattr(arguments, "posonlyargs", []), *arguments.args]
+    if arguments.vararg is not None:
+        every.append(arguments.vararg)
+    every += arguments.kwonlyargs
+    if arguments.kwarg is not None:
+        every.append(arguments.kwarg)
+    return every[0].arg if every else None
+
+
+def _scope_bindings(scope: ast.AST, name: str) -> List[ast.AST]:
+    """What binds ``name`` in ``scope`` (the module, a def, a class, a lambda or a
+    comprehension) itself, a superset: a def or class of that name (the node), and any other
+    binding found in it outside the bodies of its defs and classes (a parameter, an
+    assignment, a loop, an import, a ``global``, a walrus or a comprehension's target, even
+    one that binds elsewhere: the statement or node). A star import binds every name."""
+    found: List[ast.AST] = []
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        found += [arg for arg in ast.walk(scope.args) if isinstance(arg, ast.arg) and arg.arg == name]
+        pending: List[ast.AST] = list(scope.body) if isinstance(scope.body, list) else [scope.body]
+    elif isinstance(scope, (ast.Module, ast.ClassDef)):
+        pending = list(scope.body)
+    else:
+        pending = [scope]  # a comprehension: its targets and what it holds
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name == name:
+                found.append(node)
+            # Its decorators, bases and defaults run here: a walrus there binds here.
+            if isinstance(node, ast.ClassDef):
+                pending.extend(node.bases)
+                pending.extend(keyword.value for keyword in node.keywords)
+            else:
+                pending.extend(ast.iter_child_nodes(node.args))
+            pending.extend(node.decorator_list)
+            continue
+        if (
+            (isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and node.id == name)
+            or (isinstance(node, ast.alias) and (node.asname or node.name.partition(".")[0]) in (name, "*"))
+            or (isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names)
+            or (isinstance(node, ast.ExceptHandler) and node.name == name)
+            or (isinstance(node, ast.arg) and node.arg == name)  # a lambda's, inside: more than binds here
+            or getattr(node, "name", None) == name  # a match pattern's capture (MatchAs, MatchStar)
+            or getattr(node, "rest", None) == name  # MatchMapping's ``**rest``
+        ):
+            found.append(node)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _module_level_imports(tree: ast.AST) -> Set[str]:
+    """Names bound by the imports the module itself runs: at its top level, or in its
+    top-level ``if``/``try``/``with`` blocks (not in a function or class)."""
+    names: Set[str] = set()
+    statements = list(getattr(tree, "body", ()))
+    while statements:
+        statement = statements.pop()
+        if isinstance(statement, ast.Import):
+            names.update(alias.asname or alias.name.partition(".")[0] for alias in statement.names)
+        elif isinstance(statement, ast.ImportFrom):
+            names.update(alias.asname or alias.name for alias in statement.names)
+        elif isinstance(statement, (ast.If, ast.Try, ast.With, ast.For, ast.While)) or type(statement).__name__ == "TryStar":
+            for field in ("body", "orelse", "finalbody"):
+                statements.extend(getattr(statement, field, ()))
+            for handler in getattr(statement, "handlers", ()):
+                statements.extend(handler.body)
+    return names
+
+
+def nodes_of(tree: ast.AST):
+    """Every node of ``tree``, each parent before its children (as ``ast.walk``, in another
+    order), without the ``Load``/``Store`` context objects and operators ``ast.walk`` also gives."""
+    stack = [tree]
+    pop, push, AST = stack.pop, stack.append, ast.AST
+    while stack:
+        node = pop()
+        yield node
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        push(item)
+            elif isinstance(value, AST) and not isinstance(value, _LEAVES):
+                push(value)
+
+
+# Nodes without children that no rule asks about.
+_LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
