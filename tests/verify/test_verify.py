@@ -134,12 +134,12 @@ def test_a_wrong_migration_is_caught_at_its_step(tmp_path, wrong, verdict, step,
         assert report["first_divergence"] is None  # the numbers agree: only the tracing is wrong
 
 
-def test_an_original_that_cannot_run_is_an_error(tmp_path):
+def test_an_original_that_cannot_run_under_the_surface_asked_for_is_an_error(tmp_path):
     python = require("tf2.21")
-    status, report, _ = verify(tmp_path, "--python", python, str(PROGRAMS / "broken_original.py"))
+    status, report, _ = verify(tmp_path, "--python", python, "--before-api", "2.1", str(PROGRAMS / "broken_original.py"))
     assert (status, report["verdict"]) == (2, "error")
     assert "the original fails under the TF 2.1 surface: AttributeError" in report["error"]
-    assert "already uses an API of a later release than TF 2.1" in report["advice"]  # not "make run succeed"
+    assert "--before-api 2.2 or 2.3" in report["advice"]  # what would help, not "make run succeed"
     assert report["after"] is None  # the migrated program is not run against a broken original
 
 
@@ -289,6 +289,17 @@ def test_a_migration_none_of_whose_changes_ran_is_not_exercised(tmp_path):
     line = line_of(program, "experimental_run_v2(model")
     assert report["coverage"] == {"changed": 1, "ran": 0, "not_run": ["{}:{} (TPU101)".format(program, line)]}
 
+
+def test_a_keras_divergence_names_the_log_key_and_the_fit_call(tmp_path):
+    python = require("tf2.21")
+    wrong = PROGRAMS / "wrong_keras_learning_rate.py"
+    status, report, stderr = verify(tmp_path, "--python", python, "--no-blame", "--after", str(wrong),
+                                    str(PROGRAMS / "keras_unused_step.py"))
+    assert (status, report["verdict"]) == (1, "diverged"), json.dumps(report, indent=1) + stderr
+    divergence = report["first_divergence"]
+    assert (divergence["step"], divergence["kind"], divergence["key"]) == (2, "keras", "loss")  # step 1's loss precedes its update
+    assert divergence["what"].startswith("a Keras execution's logs ['loss']")
+    assert divergence["where"]["after"]["line"] == line_of(wrong, "model.fit(")
 
 # np.save of float64 [1, 2, 3] (format 1.0: a 118-byte header), written without NumPy (the tool's venv has none)
 NPY_1_2_3 = (b"\x93NUMPY\x01\x00v\x00{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }"
