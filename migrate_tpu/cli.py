@@ -446,6 +446,8 @@ def _run_options_in(args: List[str], command: click.Command) -> Tuple[List[str],
 @click.option("--steps", type=click.IntRange(min=1), default=None, metavar="N", help="Stop both runs after step N (a step: one outermost run call, or tf.function containing one, or Keras execution).")
 @click.option("--python", "python", default=None, metavar="PATH|ENV", help="Interpreter of the migrated program (and of the original without --before-python).")
 @click.option("--before-python", default=None, metavar="PATH|ENV", help="Interpreter of the original (e.g. tf2.1).")
+@click.option("--before-api", type=click.Choice(["2.1", "2.2", "2.3", "auto"]), default="auto", show_default=True,
+              help="The API surface the original was written for; auto: the oldest one under which it does not stop for a missing name.")
 @click.option("--rtol", type=click.FloatRange(min=0), default=None, help=f"Relative tolerance (default 0 with one interpreter, {1e-5:g} with two).")
 @click.option("--atol", type=click.FloatRange(min=0), default=None, help=f"Absolute tolerance (default 0 with one interpreter, {1e-6:g} with two).")
 @click.option("--replicas", type=click.IntRange(min=1), default=None, help="Emulated TPU replicas (default 8).")
@@ -464,7 +466,7 @@ def _run_options_in(args: List[str], command: click.Command) -> Tuple[List[str],
 @click.option("--isolated", is_flag=True, help="As for fix.")
 @click.argument("target_path", metavar="SCRIPT|NOTEBOOK|FOLDER", type=click.Path(exists=True))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def verify(after, entry, steps, python, before_python, rtol, atol, replicas, hosts, tpu_env, timeout, seed, no_blame, output_format, output_file,
+def verify(after, entry, steps, python, before_python, before_api, rtol, atol, replicas, hosts, tpu_env, timeout, seed, no_blame, output_format, output_file,
            target, unsafe_fixes, select, ignore, config_file, isolated, target_path, args) -> None:
     """Run the original (TF 2.1 surface) and its migration (TF 2.4 surface) and compare what they compute, step by step.
 
@@ -483,7 +485,7 @@ def verify(after, entry, steps, python, before_python, rtol, atol, replicas, hos
     try:
         verdict = verifying.verify(target_path, args, entry=entry, after=after, steps=steps, python=python, before_python=before_python,
                                    rtol=rtol, atol=atol, replicas=replicas, hosts=hosts, tpu_env=tpu_env, timeout=timeout, seed=seed,
-                                   fix_options=fix_options, find_blame=not no_blame)
+                                   fix_options=fix_options, find_blame=not no_blame, before_api=before_api)
     except verifying.VerifyError as error:
         if output_format != "json":
             _fail(str(error))

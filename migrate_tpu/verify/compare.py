@@ -255,9 +255,11 @@ def _steps_done(record: dict) -> int:
     return int(record.get("steps") or 0)
 
 
-def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label: str, hosts: Optional[int] = None) -> Verdict:
-    """The verdict on two runs' records (``label``: the original as the user named it)."""
-    verdict = Verdict(SAME, tolerance={"rtol": rtol, "atol": atol}, hosts=hosts)
+def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label: str, hosts: Optional[int] = None,
+            before_api: str = BEFORE_API) -> Verdict:
+    """The verdict on two runs' records (``label``: the original as the user named it;
+    ``before_api``: the surface it ran under)."""
+    verdict = Verdict(SAME, tolerance={"rtol": rtol, "atol": atol}, hosts=hosts, before_api=before_api)
     verdict.before = run_summary(before)
     verdict.after = run_summary(after)
     b, a = before.record or {}, after.record or {}
@@ -276,8 +278,8 @@ def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label
                      _no_record_advice(before.stderr))
     before_failure = _exception_text(b, (before, after))
     if before_failure is not None and not _steps_done(b):
-        return error(verdict, f"the original fails under the TF {BEFORE_API} surface: {before_failure}",
-                     _failure_advice(b, label))
+        return error(verdict, f"the original fails under the TF {before_api} surface: {before_failure}",
+                     _failure_advice(b, label, before_api))
     if after.record is None:
         if after.status in (2, 127) and "TensorFlow" in after.stderr:
             return error(verdict, "the migrated program did not run: " + _last_line(after.stderr), _no_record_advice(after.stderr))
@@ -359,7 +361,21 @@ def _no_record_advice(stderr: str) -> str:
 _MISSING_MODULE = re.compile(r"No module named '([^']+)'")
 
 
-def _failure_advice(record: dict, label: str) -> str:
+def _lacks_an_api(message: str) -> bool:
+    """Whether an AttributeError's message says a TensorFlow name is missing (a later release's API)."""
+    return "has no attribute" in message and any(word in message for word in ("Strategy", "module 'tensorflow", "ReplicaContext",
+                                                                                "'tensorflow", "DistributedDataset"))
+
+
+def failed_for_lack_of_an_api(record: Optional[dict]) -> bool:
+    """Whether a run stopped before its first step because the surface lacks a name it uses."""
+    if not record or record.get("steps") or record.get("exit_status") == 0:
+        return False
+    exception = record.get("exception") or {}
+    return exception.get("type") == "AttributeError" and _lacks_an_api(exception.get("message") or "")
+
+
+def _failure_advice(record: dict, label: str, before_api: str = BEFORE_API) -> str:
     """What would help an original that fails before its first step."""
     exception = record.get("exception") or {}
     kind, message = exception.get("type") or "", exception.get("message") or ""
@@ -367,13 +383,13 @@ def _failure_advice(record: dict, label: str) -> str:
     if missing:
         return (f"the interpreter lacks the package {missing.group(1).split('.')[0]!r}: install it there, or pick an "
                 "interpreter that has it with --python (--before-python for the original's)")
-    if kind == "AttributeError" and ("'run'" in message or "distribute_datasets_from_function" in message):
-        return ("the original already uses an API of a later release than TF 2.1: verify it against that surface, or "
-                "compare with a hand migration with --after")
+    if kind == "AttributeError" and _lacks_an_api(message):
+        return (f"the original uses an API the TF {before_api} surface lacks: name the release it was written for with "
+                "--before-api 2.2 or 2.3 (--before-api auto tries them in turn), or pick its interpreter with --before-python")
     if kind in ("FileNotFoundError", "OSError", "NotFoundError"):
         return ("the program reads a file verify did not find: each run starts in a copy of the script's folder "
                 "(or of your current folder inside it); name the folder that holds the data with --entry SCRIPT FOLDER")
-    return (f"see why with `migrate-tpu run --tf-api {BEFORE_API} {label}`, or pick the original's interpreter with "
+    return (f"see why with `migrate-tpu run --tf-api {before_api} {label}`, or pick the original's interpreter with "
             "--before-python; verify compares against a working original")
 
 

@@ -52,6 +52,7 @@ class Plan:
     original_label: str
     control: Optional[Copy] = None  # a second copy of the original, for the other interpreter
     fixes: List[FixPlace] = field(default_factory=list)  # the fixes the migration applied (none for --after)
+    source: Optional[Path] = None  # the user's folder the original's copies come from
 
 
 #: More files than this in the folder to copy: verify refuses (name a smaller folder).
@@ -91,6 +92,15 @@ def copy_tree(source: Path, target: Path) -> Dict[str, Tuple[int, int]]:
     linked: Dict[str, Tuple[int, int]] = {}
     _copy_tree(source, target, linked, target.resolve(), [0])
     return linked
+
+
+def fresh_copy(the_plan: "Plan", name: str) -> Copy:
+    """Another copy of the original, made from the user's folder (not from a copy a run used)."""
+    original = the_plan.before
+    root = the_plan.workdir / name / original.root.name
+    linked = copy_tree(the_plan.source or original.root, root)
+    cwd = root / original.cwd.relative_to(original.root)
+    return Copy(root, original.shown_root, root / original.program.relative_to(original.root), cwd, original.shown_program, linked)
 
 
 def changed_links(copy: Copy) -> List[str]:
@@ -163,7 +173,7 @@ def plan(target: str, entry: Optional[str], after: Optional[str], fix_options: d
             errors, fixes = _migrate(source, migrated, copies[1].root, fix_options)
             if errors:
                 raise VerifyError("the migration failed: " + "; ".join(e.replace(str(migrated), target) for e in errors))
-        return Plan(workdir, copies[0], copies[1], label, copies[2] if control else None, fixes)
+        return Plan(workdir, copies[0], copies[1], label, copies[2] if control else None, fixes, folder)
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
         raise

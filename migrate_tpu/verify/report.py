@@ -44,7 +44,8 @@ def _runs_line(verdict: Verdict) -> Optional[str]:
     before, after = verdict.replicas.get("before"), verdict.replicas.get("after")
     sides = (f"original {_replicas_text(before)}, migrated {_replicas_text(after)}" if before != after
              else f"each run {_replicas_text(before)}")
-    return f"  {sides}; {hosts} {'host' if hosts == 1 else 'hosts'}"
+    surface = f"; the original under the TF {verdict.before_api} surface" if verdict.before_api != "2.1" else ""
+    return f"  {sides}; {hosts} {'host' if hosts == 1 else 'hosts'}{surface}"
 
 
 def _coverage_line(coverage: Optional[dict]) -> Optional[str]:

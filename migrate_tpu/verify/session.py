@@ -15,17 +15,17 @@ import json
 import re
 import shutil
 import time
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from migrate_tpu.runtime import MIXED_TF_API
 from migrate_tpu.runtime import recorder as recording  # the default seed only (no TensorFlow)
 from migrate_tpu.runtime.launch import builds_its_own_cluster, resolve_python
 from migrate_tpu.verify.blame import blame, partial_copy
 from migrate_tpu.verify.changes import Hunk, hunks_between, ran, shown_label, watch_list
-from migrate_tpu.verify.compare import compare, error, release_drift, run_summary
-from migrate_tpu.verify.plan import Copy, Plan, changed_links, plan
+from migrate_tpu.verify.compare import compare, error, failed_for_lack_of_an_api, release_drift, run_summary
+from migrate_tpu.verify.plan import Copy, Plan, changed_links, fresh_copy, plan
 from migrate_tpu.verify.running import run_one
-from migrate_tpu.verify.verdict import AFTER_API, BEFORE_API, DEFAULT_ATOL, DEFAULT_RTOL, DIVERGED, ERROR, NOT_EXERCISED, RETRACED, SAME, TIMED_OUT, RunResult, Verdict
+from migrate_tpu.verify.verdict import AFTER_API, AUTO_API, BEFORE_APIS, DEFAULT_ATOL, DEFAULT_RTOL, DIVERGED, ERROR, NOT_EXERCISED, RETRACED, SAME, TIMED_OUT, RunResult, Verdict
 
 #: Worker processes of a program that builds MultiWorkerMirroredStrategy itself, when no
 #: --hosts is given: one worker would have one replica, where SUM and MEAN agree.
@@ -44,7 +44,8 @@ def _runs_at_all(run: RunResult) -> bool:
 def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None, after: Optional[str] = None, steps: Optional[int] = None,
            python: Optional[str] = None, before_python: Optional[str] = None, rtol: Optional[float] = None, atol: Optional[float] = None,
            replicas: Optional[int] = None, hosts: Optional[int] = None, tpu_env: Optional[str] = None, timeout: Optional[float] = None,
-           seed: int = recording.DEFAULT_SEED, fix_options: Optional[dict] = None, find_blame: bool = True) -> Verdict:
+           seed: int = recording.DEFAULT_SEED, fix_options: Optional[dict] = None, find_blame: bool = True,
+           before_api: str = AUTO_API) -> Verdict:
     """Migrate, run both (and the control, across releases), compare."""
     before_python = before_python or python
     two_releases = (resolve_python(before_python) or None) != (resolve_python(python) or None)
@@ -68,28 +69,33 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
                 notes.append(f"warning: the {name} run changed {path}, a large file verify linked from your folder instead of copying")
             return result
 
-        before = run(the_plan.before, BEFORE_API, before_python, "original")
+        before, api, api_reason = _original_run(the_plan, run, before_api, before_python)
         if not _runs_at_all(before):
             # no point running the migrated program against an original that does not run
-            verdict = compare(before, RunResult(-1, 0.0, None, "", "", the_plan.after.root), exact_rtol, exact_atol, the_plan.original_label, hosts)
+            verdict = compare(before, RunResult(-1, 0.0, None, "", "", the_plan.after.root), exact_rtol, exact_atol, the_plan.original_label, hosts,
+                              api)
             verdict.after = None
+            verdict.before_api_reason = api_reason
             if verdict.verdict != ERROR:
-                verdict = error(verdict, "the original did not run", f"run it with `migrate-tpu run --tf-api {BEFORE_API}`")
+                verdict = error(verdict, "the original did not run", f"run it with `migrate-tpu run --tf-api {api}`")
             verdict.error = _with_stderr_tail(verdict.error, before.stderr, (before,))
             verdict.notes[:0] = notes
             return verdict
-        control = run(the_plan.control, BEFORE_API, python, "control") if the_plan.control is not None else None
+        control = run(the_plan.control, api, python, "control") if the_plan.control is not None else None
         after_run = run(the_plan.after, AFTER_API, python, "migrated")
         if control is not None and _runs_at_all(control):
-            verdict = compare(control, after_run, exact_rtol, exact_atol, the_plan.original_label, hosts)
+            verdict = compare(control, after_run, exact_rtol, exact_atol, the_plan.original_label, hosts, api)
             _note_drift(verdict, before, control)
         elif control is not None:
             verdict = compare(before, after_run, DEFAULT_RTOL if rtol is None else rtol, DEFAULT_ATOL if atol is None else atol,
-                              the_plan.original_label, hosts)
-            notes.append(f"the original does not run under the TF {BEFORE_API} surface on the migrated program's interpreter "
+                              the_plan.original_label, hosts, api)
+            notes.append(f"the original does not run under the TF {api} surface on the migrated program's interpreter "
                          f"({_last_line(control.stderr)}): compared across the two releases within the tolerance")
         else:
-            verdict = compare(before, after_run, exact_rtol, exact_atol, the_plan.original_label, hosts)
+            verdict = compare(before, after_run, exact_rtol, exact_atol, the_plan.original_label, hosts, api)
+        verdict.before_api_reason = api_reason
+        if api_reason:
+            notes.append(api_reason)
         if verdict.verdict == ERROR:
             verdict.error = _with_stderr_tail(verdict.error, after_run.stderr, (before, after_run))
         elif after_run.record is not None:
@@ -101,6 +107,28 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
         return verdict
     finally:
         shutil.rmtree(the_plan.workdir, ignore_errors=True)
+
+
+def _original_run(the_plan: Plan, run: Callable[..., RunResult], before_api: str,
+                  python: Optional[str]) -> Tuple[RunResult, str, Optional[str]]:
+    """The original's run, under ``before_api`` or, for ``auto``, under the oldest surface
+    where it does not stop at once for a name the surface lacks; each try in a fresh copy.
+    Returns the run, its surface, and what ``auto`` chose and why."""
+    if before_api != AUTO_API:
+        return run(the_plan.before, before_api, python, "original"), before_api, None
+    first: Optional[RunResult] = None
+    for index, api in enumerate(BEFORE_APIS):
+        copy = the_plan.before if index == 0 else fresh_copy(the_plan, f"original-{api}")
+        result = run(copy, api, python, f"original-{api}")
+        first = first or result
+        if not failed_for_lack_of_an_api(result.record):
+            if index == 0:
+                return result, api, None
+            exception = (first.record or {}).get("exception") or {}
+            return result, api, (f"--before-api auto: the original runs under the TF {api} surface, not under older ones "
+                                 f"(TF {BEFORE_APIS[0]}: {exception.get('type')}: {exception.get('message')})")
+    assert first is not None
+    return first, BEFORE_APIS[0], None
 
 
 def _find_blame(verdict: Verdict, hunks: List[Hunk], the_plan: Plan, run: Callable[..., RunResult], python: Optional[str],

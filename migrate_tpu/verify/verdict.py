@@ -19,8 +19,11 @@ DEFAULT_RTOL = 1e-5
 DEFAULT_ATOL = 1e-6
 
 BEFORE_API, AFTER_API = "2.1", "2.4"
+#: The surfaces an original may be written for, oldest first (``--before-api``; ``auto`` tries them in turn).
+BEFORE_APIS = ("2.1", "2.2", "2.3")
+AUTO_API = "auto"
 #: The release each API surface stands for: what a program under it reads as ``tf.__version__``.
-SURFACE_VERSIONS = {"2.1": "2.1.0", "2.4": "2.4.1"}
+SURFACE_VERSIONS = {"2.1": "2.1.0", "2.2": "2.2.3", "2.3": "2.3.4", "2.4": "2.4.1"}
 TIMED_OUT = 124
 
 
@@ -62,6 +65,8 @@ class Verdict:
     notes: List[str] = field(default_factory=list)  # what the reader should know of a verdict
     release_drift: Optional[dict] = None  # two releases: how far the original's values moved between them
     control: Optional[dict] = None  # two releases: the original's run on the migrated program's interpreter
+    before_api: str = BEFORE_API  # the surface the original ran under
+    before_api_reason: Optional[str] = None  # why, where --before-api auto chose it
     coverage: Optional[dict] = None  # {"changed", "ran", "not_run": [labels]}: the migration's hunks the run reached
     blame: Optional[dict] = None  # the smallest set of changes that reproduces a divergence or retrace
 
@@ -87,6 +92,8 @@ class Verdict:
             "notes": self.notes,
             "release_drift": self.release_drift,
             "control": self.control,
+            "before_api": self.before_api,
+            "before_api_reason": self.before_api_reason,
             "coverage": self.coverage,
             "blame": self.blame,
             "error": self.error,
