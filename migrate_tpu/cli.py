@@ -384,8 +384,8 @@ def explain(rule: str) -> None:
 
 @main.command(context_settings={"allow_interspersed_args": False})
 @click.option("--replicas", type=click.IntRange(min=1), default=None, help="Emulated TPU replicas (default 8).")
-@click.option("--tf-api", type=click.Choice(["2.1", "2.4", "2.1+2.4"]), default=None,
-              help="API surface to provide (2.1: before migration; 2.1+2.4: both surfaces' names, for partly migrated code).")
+@click.option("--tf-api", type=click.Choice(["2.1", "2.2", "2.3", "2.4", "2.1+2.4"]), default=None,
+              help="API surface to provide (2.1, 2.2, 2.3: that release's, before migration; 2.1+2.4: both 2.1's and 2.4's names, for partly migrated code).")
 @click.option("--python", "python", default=None, metavar="PATH|ENV", help="Interpreter to run in: a path, or an env made by `migrate-tpu envs` (tf2.1, tf2.2, tf2.3, tf2.4, tf2.21).")
 @click.option("--no-emulation", is_flag=True, help="Use the real TPU; emulate nothing.")
 @click.option("--hosts", type=click.IntRange(min=1), default=None,

@@ -14,7 +14,7 @@ and the parts where a TPU behaves differently are added on top:
   ``TPUStrategy`` classes: TPU's eager-``run`` rule, logical-device argument
   checks, one input worker per host) and :mod:`~migrate_tpu.runtime.emulation`
   (``install``: puts them in the ``tf`` namespace);
-* :mod:`migrate_tpu.runtime.legacy` -- the TF 2.1 API surface
+* :mod:`migrate_tpu.runtime.legacy` -- the TF 2.1, 2.2 and 2.3 API surfaces
   (``experimental_run_v2``, ``experimental_make_numpy_dataset``, ...) on a
   newer TensorFlow, so code written before the migration can execute;
 * :mod:`migrate_tpu.runtime.runner` -- runs a script or notebook under both;
@@ -37,8 +37,12 @@ DEFAULT_REPLICAS = 8
 #: surface, with the TF 2.1 names a newer TensorFlow lacks added and none hidden.
 MIXED_TF_API = "2.1+2.4"
 
+#: The API surfaces, oldest first: each is the release it names (TF 2.1.0, 2.2.3, 2.3.4, 2.4.1),
+#: whatever interpreter runs it (``releases.RELEASES``; ``legacy.SURFACES`` for the older ones).
+TF_APIS = ("2.1", "2.2", "2.3", "2.4")
+
 #: Values accepted by ``--tf-api``.
-TF_API_CHOICES = ("2.1", "2.4", MIXED_TF_API)
+TF_API_CHOICES = TF_APIS + (MIXED_TF_API,)
 
 #: Environment variables through which TensorFlow finds a real (Cloud) TPU.
 TPU_ENV_VARS = ("TPU_NAME", "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS")
@@ -65,5 +69,5 @@ def real_tpu_reachable(environ=None):
     return any(env.get(name) for name in TPU_ENV_VARS)
 
 
-__all__ = ["DEFAULT_REPLICAS", "DEFAULT_TPU_ENVIRONMENT", "MIXED_TF_API", "TF_API_CHOICES", "TPU_ENVIRONMENTS",
+__all__ = ["DEFAULT_REPLICAS", "DEFAULT_TPU_ENVIRONMENT", "MIXED_TF_API", "TF_APIS", "TF_API_CHOICES", "TPU_ENVIRONMENTS",
            "TPU_ENVIRONMENT_VARIABLE", "TPU_ENV_VARS", "real_tpu_reachable"]

@@ -25,10 +25,11 @@ enforced here:
   TF version whose API is emulated;
 * the logical-device helpers validate their arguments against the device
   assignment (same ``ValueError`` cases and messages as TPUStrategy) and exist
-  only on the stable class of TF >= 2.4, as on a real TPU;
+  on the stable class, and on the experimental one under the TF 2.2 and 2.3 APIs
+  (whose strategies all had them), as on a real TPU;
 * constructor keywords are per class (``experimental_device_assignment`` for
   the stable class, ``device_assignment`` for the experimental one);
-* the topology is 3-D (x, y, core) under the TF 2.1 API and 4-D
+* the topology is 3-D (x, y, core) under the TF 2.1 and 2.2 APIs and 4-D
   (x, y, z, core) from TF 2.3 on, and ``DeviceAssignment.build`` checks the
   rank of ``computation_shape``/``computation_stride`` against it.
 
@@ -56,14 +57,15 @@ from migrate_tpu.runtime import releases
 from migrate_tpu.runtime.resolver import (TPUClusterResolver, experimental_connect_to_cluster,
                                           experimental_connect_to_host, initialize_tpu_system,
                                           shutdown_tpu_system)
-from migrate_tpu.runtime.strategies import (_EmulatedTPU, _StableTPUStrategy, _strategy_experimental_run_v2,
+from migrate_tpu.runtime.strategies import (LOGICAL_DEVICE_HELPERS, _EmulatedTPU, _StableTPUStrategy,
+                                            _strategy_experimental_run_v2, _strategy_experimental_run_v2_of_2_2,
                                             _strategy_run, strategy_classes, TPUStrategyV1)
 from migrate_tpu.runtime.topology import DeviceAssignment, Topology
-from migrate_tpu.runtime.tpu_system import (STATE, configure_devices, configure_pod, cores_per_host,
+from migrate_tpu.runtime.tpu_system import (STATE, api_version, configure_devices, configure_pod, cores_per_host,
                                             default_tf_api, local_devices, tf_version)
 
 # What other modules and programs reach through this entry point.
-__all__ = ["STATE", "configure_devices", "configure_pod", "cores_per_host", "default_tf_api",
+__all__ = ["STATE", "api_version", "configure_devices", "configure_pod", "cores_per_host", "default_tf_api",
            "describe", "install", "local_devices", "tf_version", "uninstall"]
 
 
@@ -126,10 +128,12 @@ def install(replicas=None, tf_api=None):
         return STATE
     if tf_api is None:
         tf_api = default_tf_api()
-    if tf_api not in ("2.1", "2.4"):
-        raise ValueError("tf_api must be '2.1' or '2.4'; got {!r}".format(tf_api))
-    if tf_api == "2.4" and tf_version() < (2, 2):
-        raise ValueError("--tf-api 2.4 needs TensorFlow >= 2.4; this is TensorFlow {}".format(tf.__version__))
+    if tf_api not in releases.RELEASES:
+        raise ValueError("tf_api must be one of {}; got {!r}".format(
+            ", ".join(repr(r) for r in sorted(releases.RELEASES)), tf_api))
+    if api_version(tf_api) > tf_version():
+        raise ValueError("--tf-api {} needs TensorFlow >= {}; this is TensorFlow {}".format(
+            tf_api, tf_api, tf.__version__))
     if STATE.replicas is None:
         configure_devices(replicas or 8)
     STATE.tf_api = tf_api
@@ -165,7 +169,15 @@ def install(replicas=None, tf_api=None):
     if tf_api == "2.1":
         _patch(_EmulatedTPU, "experimental_run_v2", _strategy_experimental_run_v2,
                only_if_present=False)
+    elif tf_api in ("2.2", "2.3") and not hasattr(base, "experimental_run_v2"):
+        _patch(_EmulatedTPU, "experimental_run_v2", _strategy_experimental_run_v2_of_2_2,
+               only_if_present=False)
     experimental, stable = strategy_classes()
+    if tf_api in ("2.2", "2.3"):
+        # TF 2.2 and 2.3 had the model-parallelism helpers on every strategy (TF 2.4 kept them on
+        # tf.distribute.TPUStrategy alone): the experimental class checks arguments as TPUs do
+        for name in LOGICAL_DEVICE_HELPERS:
+            _patch(experimental, name, _StableTPUStrategy.__dict__[name], only_if_present=False)
     for mod in _modules("distribute.experimental", v1=False):
         _patch(mod, "TPUStrategy", experimental)
     for mod in _modules("distribute", v1=False):

@@ -1,12 +1,12 @@
-"""What a program of TF 2.1.0 or TF 2.4.1 sees of its release on a newer TensorFlow.
+"""What a program of TF 2.1.0, 2.2.3, 2.3.4 or 2.4.1 sees of its release on a newer TensorFlow.
 
-A surface (``--tf-api 2.1`` or ``2.4``) is the release it names, whatever interpreter
-runs it.  :func:`install` (called by ``emulation.install`` for both surfaces and by
-``legacy.install`` for the 2.1 surface) makes these parts of the release visible:
+A surface (``--tf-api 2.1``, ``2.2``, ``2.3`` or ``2.4``) is the release it names, whatever
+interpreter runs it.  :func:`install` (called by ``emulation.install`` for every surface and by
+``legacy.install`` for the older ones) makes these parts of the release visible:
 
 * **Its version**, to the user's code only: ``tf.__version__``, ``tf.version.VERSION``,
   ``GIT_VERSION`` (also through ``tf.compat.v1``/``v2``) and ``tf.keras.__version__`` are
-  the release's (``2.1.0``/``2.4.1``), so a version guard takes the branch it took on
+  the release's (``2.1.0`` ... ``2.4.1``), so a version guard takes the branch it took on
   that release; TensorFlow's, Keras's, other installed packages' and the runtime's own
   code read the real ones (the ``tf`` modules' class gets a ``__getattribute__`` that
   looks at the calling frame, as :func:`is_user_code` decides).
@@ -19,7 +19,7 @@ runs it.  :func:`install` (called by ``emulation.install`` for both surfaces and
 * **Its mixed-precision API** where a release dropped it: ``tf.keras.mixed_precision.
   experimental`` (``set_policy``, ``global_policy``, ``Policy``, and
   ``LossScaleOptimizer(optimizer, loss_scale)`` taking ``'dynamic'``, a number or a
-  ``FixedLossScale``/``DynamicLossScale``; TF 2.4 also ``get_layer_policy``), and
+  ``FixedLossScale``/``DynamicLossScale``; from TF 2.2 on also ``get_layer_policy``), and
   ``tf.mixed_precision.experimental``'s loss-scale classes (TF >= 2.9 dropped both).
 
 Python 3.7 syntax: the 2.1 surface also runs inside the TF 2.1 interpreter.
@@ -39,17 +39,22 @@ from typing import Any, Dict, List, Tuple
 
 import tensorflow as tf
 
-from migrate_tpu.runtime.tpu_system import tf_version
+from migrate_tpu.runtime.tpu_system import api_version, tf_version
 
-#: What each surface's release says of itself, read on the real TF 2.1.0 and 2.4.1
-#: interpreters (``tests/runtime/test_releases.py`` reads them again).
+#: What each surface's release says of itself, read on the real TF 2.1.0, 2.2.3, 2.3.4 and 2.4.1
+#: interpreters (``tests/runtime/test_releases.py`` reads 2.1 and 2.4 again,
+#: ``tests/runtime/test_surface.py`` 2.2 and 2.3).
 RELEASES = {
     "2.1": {"version": "2.1.0", "git_version": "v2.1.0-rc2-17-ge5bf8de", "keras_version": "2.2.4-tf"},
+    "2.2": {"version": "2.2.3", "git_version": "v2.2.2-246-gcfe0c80169a", "keras_version": "2.3.0-tf"},
+    "2.3": {"version": "2.3.4", "git_version": "v2.3.3-137-gea90cf44f73", "keras_version": "2.4.0"},
     "2.4": {"version": "2.4.1", "git_version": "v2.4.0-49-g85c8b2a817f", "keras_version": "2.4.0"},
 }
 
 #: The Keras optimizer classes that Keras >= 2.11 replaced (the old ones are ``optimizers.legacy``).
 OPTIMIZERS = ("Adadelta", "Adagrad", "Adam", "Adamax", "Ftrl", "Nadam", "Optimizer", "RMSprop", "SGD")
+
+
 
 _MISSING = object()
 _originals: List[Tuple[Any, Any, Any]] = []  # (owner, name or key, its value before or _MISSING): what uninstall puts back
@@ -327,7 +332,7 @@ class _LossScaleArguments(object):
         if self.any is not None and isinstance(loss_scale, self.any):
             raise TypeError("Passing a LossScale that is not a FixedLossScale or a DynamicLossScale "
                             "is no longer supported. Got: {}".format(loss_scale))
-        if self.tf_api == "2.1":
+        if api_version(self.tf_api) < (2, 4):  # TF 2.1.0, 2.2.3 and 2.3.4 say this
             raise ValueError("Could not interpret loss scale identifier: {}".format(loss_scale))
         raise ValueError('Invalid value passed to loss_scale. loss_scale must be the string "dynamic" '
                          "(recommended), an int, a float, a FixedLossScale, or a DynamicLossScale. "
@@ -387,7 +392,7 @@ def _loss_scale_optimizer_v1(lso, tf_api):
 
     meta: Any = type(lso)
     constructed: Any = type(meta)(meta.__name__, (meta,), {"__call__": __call__, "__module__": __name__})
-    name = "LossScaleOptimizer" if tf_api == "2.1" else "LossScaleOptimizerV1"
+    name = "LossScaleOptimizer" if api_version(tf_api) < (2, 4) else "LossScaleOptimizerV1"  # TF 2.4.1 renamed it
     __init__.__qualname__ = name + ".__init__"
     from_config.__qualname__ = name + ".from_config"
     return constructed(name, (lso,), {
@@ -427,7 +432,7 @@ def _initializers_of_the_release():
 
 
 def _get_layer_policy(layer):
-    """TF 2.4's ``tf.keras.mixed_precision.experimental.get_layer_policy``."""
+    """``tf.keras.mixed_precision.experimental.get_layer_policy`` of TF 2.2 to 2.4."""
     if not isinstance(layer, tf.keras.layers.Layer):
         raise ValueError("get_policy can only be called on a layer, but got: {}".format(layer))
     return layer.dtype_policy
@@ -452,7 +457,7 @@ def _mixed_precision_of_the_release(tf_api):
                 ns.LossScaleOptimizer = _loss_scale_optimizer_v1(lso, tf_api)
             elif hasattr(mp, "LossScaleOptimizer"):
                 ns.LossScaleOptimizer = mp.LossScaleOptimizer
-            if tf_api != "2.1":
+            if api_version(tf_api) >= (2, 2):  # TF 2.2.3 has it, 2.1.0 not
                 ns.get_layer_policy = _get_layer_policy
             made["ns"] = ns
         try:
@@ -498,7 +503,7 @@ def install(tf_api):
 
 
 def installed():
-    """The surface installed (``'2.1'``/``'2.4'``), or None."""
+    """The surface installed (``'2.1'`` ... ``'2.4'``), or None."""
     return _INSTALLED[0] if _INSTALLED else None
 
 

@@ -12,7 +12,7 @@ from typing import cast
 import tensorflow as tf
 
 from migrate_tpu.runtime.topology import Topology, current_topology
-from migrate_tpu.runtime.tpu_system import STATE, cores_per_host
+from migrate_tpu.runtime.tpu_system import STATE, api_version, cores_per_host
 
 _log = logging.getLogger("migrate_tpu.runtime")
 
@@ -32,7 +32,9 @@ class TPUClusterResolver(tf.distribute.cluster_resolver.ClusterResolver):
     a name or a ``grpc://`` address all resolve.  ``master()`` follows the
     emulated TF API: under 2.1, ``''`` means a local TPU (``master() == ''``)
     and ``'local'`` is kept verbatim; from 2.2 on, ``''`` is looked up like
-    ``None`` and ``'local'`` gives ``''``.
+    ``None`` (checked on TF 2.2.3, 2.3.4 and 2.4.1); ``'local'`` is a TPU's name under
+    2.2 and 2.3 (TF 2.2.3 and 2.3.4 ask the Cloud TPU API for a TPU called ``local``)
+    and the local TPU, ``master() == ''``, from 2.4 on.
     """
 
     def __init__(self, tpu=None, zone=None, project=None, job_name="worker",
@@ -67,7 +69,7 @@ class TPUClusterResolver(tf.distribute.cluster_resolver.ClusterResolver):
             else:
                 self._master = tpu if tpu.startswith("grpc://") else _EMULATED_ADDRESS
         else:
-            if tpu == "local":
+            if tpu == "local" and api_version() >= (2, 4):
                 self._master = ""
             elif not tpu:
                 self._master = _EMULATED_ADDRESS

@@ -1,6 +1,6 @@
 """Execute a script or notebook under the TPU emulation (``migrate-tpu run``).
 
-``python -m migrate_tpu.runtime [--replicas N] [--tf-api 2.1|2.4] [--no-emulation]
+``python -m migrate_tpu.runtime [--replicas N] [--tf-api 2.1|2.2|2.3|2.4] [--no-emulation]
 SCRIPT|NOTEBOOK [ARGS...]`` behaves like ``python SCRIPT ARGS...``: the script
 runs as ``__main__`` with ``sys.argv = [SCRIPT, *ARGS]`` and its folder first on
 ``sys.path``; its output and exit status pass through, and an uncaught
@@ -16,7 +16,7 @@ AutoGraph and tracebacks can read it.  As in a notebook, the value of a cell's l
 unless the line ends with ``;``.
 
 Before the script runs, the logical devices are configured and the TPU
-emulation (and, for ``--tf-api 2.1`` on TF >= 2.2, the TF 2.1 surface) is
+emulation (and, for ``--tf-api 2.1``, ``2.2`` or ``2.3``, that release's surface) is
 installed.  Nothing is emulated when ``--no-emulation`` is given or a real TPU
 is announced by ``TPU_NAME``/``KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS``.
 
@@ -56,9 +56,10 @@ def build_parser():
                         help="this process is one host of an emulated pod of HOSTS hosts; "
                              "TF_CONFIG says which (worker task K is host K)")
     parser.add_argument("--tf-api", choices=TF_API_CHOICES, default=None,
-                        help="TensorFlow API the code is written for (default: 2.1 on TF 2.1, "
-                             "else 2.4); 2.1 adds the TF 2.1 names on a newer TensorFlow; "
-                             "2.1+2.4 offers both surfaces' names (partly migrated code)")
+                        help="TensorFlow API the code is written for (default: the interpreter's "
+                             "release, 2.4 on anything newer); 2.1, 2.2 and 2.3 show that release's "
+                             "names on a newer TensorFlow; 2.1+2.4 offers both 2.1's and 2.4's "
+                             "names (partly migrated code)")
     parser.add_argument("--tpu-env", choices=sorted(TPU_ENVIRONMENTS), default=None,
                         help="the machine the emulated TPU is attached to: colab (TPU_NAME and "
                              "COLAB_TPU_ADDR announce it; the default) or none (nothing does: "
@@ -324,12 +325,14 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, t
                          .format(sys.executable, error))
     from migrate_tpu.runtime import emulation as emu  # imports TensorFlow
     tf_api = tf_api or emu.default_tf_api()
+    if tf_api not in TF_API_CHOICES:
+        raise ValueError("unknown TF API {!r} (choose from {})".format(tf_api, ", ".join(TF_API_CHOICES)))
+    if emu.api_version(tf_api) > emu.tf_version():  # a surface is its release: none on an older TensorFlow
+        raise ValueError("--tf-api {} needs TensorFlow >= {}; this interpreter has TensorFlow {}".format(
+            tf_api, ".".join(map(str, emu.api_version(tf_api))), emu.tf.__version__))
     mixed = tf_api == MIXED_TF_API
     if mixed:  # the 2.4 surface, the 2.1 names added below and none hidden
         tf_api = "2.4"
-    if tf_api == "2.4" and emu.tf_version() < (2, 2):
-        raise ValueError("--tf-api 2.4 needs TensorFlow >= 2.4; this interpreter has TensorFlow {}"
-                         .format(emu.tf.__version__))
     if emulation:
         tpu_env = tpu_env or os.environ.get(TPU_ENVIRONMENT_VARIABLE) or DEFAULT_TPU_ENVIRONMENT
         if tpu_env not in TPU_ENVIRONMENTS:
@@ -353,11 +356,12 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, t
         text = "no TPU emulation: TF {} with the TF {} API".format(emu.tf.__version__, tf_api)
         from migrate_tpu.runtime import releases
         releases.install(tf_api)  # what the release shows user code (its version, optimizers), as under emulation
-    if tf_api == "2.1" or mixed:
+    if tf_api in ("2.1", "2.2", "2.3") or mixed:
         from migrate_tpu.runtime import legacy
-        legacy.install(emulated=emulation)  # nothing to add on TF 2.0/2.1 itself
+        # the older release's names (nothing to add on TF 2.0/2.1 itself), then its names alone
+        legacy.install(emulated=emulation, release="2.1" if mixed else tf_api)
         if not mixed:
-            legacy.restrict_to_2_1()
+            legacy.restrict_to(tf_api)
     if not quiet:
         sys.stderr.write("migrate-tpu run: {}\n".format(text))
         if keras_3_in_use(emu.tf_version()) and _mentions_keras(SCRIPT_PATH):

@@ -5,6 +5,7 @@ helpers, TensorFlow's class names, and, on a pod, one input worker per TPU host.
 
 from __future__ import absolute_import, division, print_function
 
+import logging
 from typing import Tuple, cast
 
 import numpy as np
@@ -13,8 +14,8 @@ import tensorflow as tf
 from migrate_tpu.runtime.resolver import TPUClusterResolver
 from migrate_tpu.runtime.topology import DeviceAssignment, build_device_assignment, current_topology
 from migrate_tpu.runtime.tpu_system import (EAGER_RUN_MESSAGE_2_1, EAGER_RUN_MESSAGE_2_4,
-                                            EXPERIMENTAL_DEPRECATION, STATE, local_devices,
-                                            tf_version)
+                                            EXPERIMENTAL_DEPRECATION, STATE, api_version,
+                                            local_devices, tf_version)
 
 
 # --------------------------------------------------------------------------
@@ -140,7 +141,7 @@ def _one_input_worker_per_host(extended, devices):
     if not hasattr(extended, "_input_workers_devices"):
         raise NotImplementedError(
             "migrate_tpu.runtime: an emulated pod needs TensorFlow >= 2.4 (this is {}); run "
-            "the pod with --python tf2.4 --tf-api 2.1".format(tf.__version__))
+            "the pod with --python tf2.4 --tf-api {}".format(tf.__version__, STATE.tf_api or "2.1"))
     per_host = len(devices) // STATE.hosts
     host_device = extended._input_workers_devices[0][0]
     extended._input_workers_devices = tuple(
@@ -159,6 +160,12 @@ def _strategy_experimental_run_v2(self, fn, args=(), kwargs=None):
     if tf_version() < (2, 2):
         fn = _outputs_as_tensors(fn)
     return _mirrored_run(self, fn, args, kwargs, None)
+
+
+def _strategy_experimental_run_v2_of_2_2(self, fn, args=(), kwargs=None, options=None):
+    """``experimental_run_v2`` of TF 2.2 and 2.3: ``run``'s deprecated alias (so a TPU refuses
+    an eager plain function with ``run``'s words)."""
+    return self.run(fn, args=args, kwargs=kwargs, options=options)
 
 
 def _as_tensor(value):
@@ -184,13 +191,21 @@ class _ExperimentalTPUStrategy(object):
     _tf_class_name = "TPUStrategy"
 
     def __init__(self, tpu_cluster_resolver=None, device_assignment=None):
-        if STATE.tf_api != "2.1":
-            tf.compat.v1.logging.warning(EXPERIMENTAL_DEPRECATION)
+        if api_version() >= (2, 3):  # deprecated when tf.distribute.TPUStrategy came
+            # through absl's logger, as TensorFlow 2.3.4, 2.4.1 and 2.21 log it
+            logging.getLogger("absl").warning(EXPERIMENTAL_DEPRECATION)
         cast(_EmulatedTPU, self)._emulated_init(tpu_cluster_resolver, device_assignment)  # a mixin: TPUStrategy also derives from _EmulatedTPU
 
 
 def _num_logical_devices_per_replica(strategy):
     return strategy._emulated_device_assignment.num_cores_per_replica
+
+
+#: TPUStrategy's model-parallelism helpers: on every strategy in TF 2.2 and 2.3 (a TPU's check
+#: their arguments, others raise ``NotImplementedError``), on ``tf.distribute.TPUStrategy``
+#: alone from TF 2.4 on.
+LOGICAL_DEVICE_HELPERS = ("experimental_assign_to_logical_device", "experimental_split_to_logical_devices",
+                          "experimental_replicate_to_logical_devices")
 
 
 class _StableTPUStrategy(object):

@@ -9,7 +9,7 @@ import itertools
 
 import numpy as np
 
-from migrate_tpu.runtime.tpu_system import STATE, local_devices
+from migrate_tpu.runtime.tpu_system import STATE, api_version, local_devices
 
 
 # --------------------------------------------------------------------------
@@ -18,7 +18,9 @@ from migrate_tpu.runtime.tpu_system import STATE, local_devices
 
 
 def topology_rank():
-    return 3 if STATE.tf_api == "2.1" else 4
+    """3 (x, y, core) under the TF 2.1 and 2.2 APIs, 4 (x, y, z, core) from TF 2.3 on: TF 2.2.3's
+    ``Topology`` takes only 3-D meshes, TF 2.3.4's only 4-D ones."""
+    return 3 if api_version() < (2, 3) else 4
 
 
 def default_mesh_shape(cores, rank=4):
@@ -36,7 +38,7 @@ def default_mesh_shape(cores, rank=4):
 class Topology(object):
     """Physical layout of the emulated TPU slice (one host).
 
-    ``mesh_shape`` is ``[x, y, core]`` under the TF 2.1 API and ``[x, y, z,
+    ``mesh_shape`` is ``[x, y, core]`` under the TF 2.1 and 2.2 APIs and ``[x, y, z,
     core]`` from 2.3 on.  Device ordinal ``i`` (``TPU:i``) is the i-th core in
     (y, x, z, core) order, cores of one chip being neighbours.
     """
@@ -199,7 +201,7 @@ def build_device_assignment(topology, computation_shape=None, computation_stride
     """Place ``num_replicas`` copies of a computation on the emulated mesh.
 
     Same validation as ``tf.tpu.experimental.DeviceAssignment.build``: shapes
-    must have the topology's rank (3 under the TF 2.1 API, 4 from 2.3 on), be
+    must have the topology's rank (3 under the TF 2.1 and 2.2 APIs, 4 from 2.3 on), be
     positive, fit in the mesh, and enough copies must fit.  Replica copies
     tile the mesh; within a copy, logical cores follow C order over
     ``computation_shape`` (the core axis fastest).

@@ -25,8 +25,24 @@ def tf_version():
 
 
 def default_tf_api():
-    """``'2.1'`` on TF 2.0/2.1, ``'2.4'`` on anything newer."""
-    return "2.1" if tf_version() < (2, 2) else "2.4"
+    """The surface of the running TensorFlow's own release: ``'2.1'`` on TF 2.0/2.1,
+    ``'2.2'`` and ``'2.3'`` on TF 2.2 and 2.3, ``'2.4'`` on anything newer."""
+    version = tf_version()
+    if version < (2, 2):
+        return "2.1"
+    if version < (2, 4):
+        return "{}.{}".format(*version)
+    return "2.4"
+
+
+def api_version(tf_api=None):
+    """The (major, minor) release of surface ``tf_api`` (default: the one emulated), e.g.
+    ``(2, 2)``; the mixed surface ``'2.1+2.4'`` is 2.4's.  ``(2, 4)`` when none is set."""
+    tf_api = STATE.tf_api if tf_api is None else tf_api
+    if not tf_api:
+        return (2, 4)
+    major, minor = str(tf_api).split("+")[-1].split(".")[:2]
+    return int(major), int(minor)
 
 
 #: What TPUStrategy.experimental_run_v2 said in TF 2.1.0 about an eager plain function.
@@ -35,7 +51,8 @@ EAGER_RUN_MESSAGE_2_1 = (
     "execution. Either convert `fn` into a tf.function or consider "
     "calling strategy.experimental_run_v2 inside a tf.function.")
 
-#: What TPUStrategy.run says from TF 2.2 on (2.4.1, 2.21).
+#: What TPUStrategy.run says from TF 2.2 on (2.2.3, 2.3.4, 2.4.1, 2.21), and so
+#: ``experimental_run_v2`` in TF 2.2 and 2.3, where it is ``run``'s deprecated alias.
 EAGER_RUN_MESSAGE_2_4 = (
     "TPUStrategy.run(fn, ...) does not support pure eager "
     "execution. please make sure the function passed into "
@@ -43,6 +60,12 @@ EAGER_RUN_MESSAGE_2_4 = (
     "`strategy.run` is called inside a `tf.function` if "
     "eager behavior is enabled.")
 
+#: What ``experimental_assign_to_logical_device`` & co. of a strategy without model
+#: parallelism (``MirroredStrategy``) raised in TF 2.2 and 2.3 (``NotImplementedError``).
+NO_MODEL_PARALLELISM_MESSAGE = ("This method should be overriden by sub-classes which support "
+                                "model parallelism.")
+
+#: What constructing ``tf.distribute.experimental.TPUStrategy`` logs from TF 2.3 on.
 EXPERIMENTAL_DEPRECATION = (
     "`tf.distribute.experimental.TPUStrategy` is deprecated, please use "
     " the non experimental symbol `tf.distribute.TPUStrategy` instead.")

@@ -263,10 +263,15 @@ def test_notebook_functions_are_converted_by_autograph(script_runs):
 def test_usage_errors(tmp_path):
     py21 = require_python(TF21)
     script = _write(tmp_path, "ok.py", "print('never')\n")
-    wrong_api = start(py21, script, tf_api="2.4", label="--tf-api 2.4 on TF 2.1")
+    # a surface is its release: none newer than the interpreter's TensorFlow
+    wrong_apis = {api: start(py21, script, tf_api=api, label="--tf-api {} on TF 2.1".format(api))
+                  for api in ("2.2", "2.3", "2.4")}
     missing = start(py21, tmp_path / "missing.py", label="missing script")
-    assert wrong_api.returncode == 2 and "TensorFlow >= 2.4" in wrong_api.stderr, wrong_api.describe()
-    assert "never" not in wrong_api.stdout
+    for api, wrong_api in wrong_apis.items():
+        assert wrong_api.returncode == 2, wrong_api.describe()
+        assert ("migrate-tpu run: --tf-api {0} needs TensorFlow >= {0}; this interpreter has TensorFlow 2.1.0\n".format(api)
+                in wrong_api.stderr), wrong_api.describe()
+        assert "never" not in wrong_api.stdout
     assert missing.returncode == 2 and "no such file" in missing.stderr, missing.describe()
 
 
