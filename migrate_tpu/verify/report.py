@@ -86,7 +86,9 @@ def _divergence_lines(divergence: dict) -> List[str]:
 
 def _headline(verdict: Verdict, label: str) -> str:
     if verdict.verdict in (SAME, NOT_EXERCISED):
-        return f"{label}: {verdict.verdict} ({verdict.steps} steps, {verdict.variables_compared} variables compared)"
+        steps = f"{verdict.steps} step{'' if verdict.steps == 1 else 's'}"
+        variables = f"{verdict.variables_compared} variable{'' if verdict.variables_compared == 1 else 's'}"
+        return f"{label}: {verdict.verdict} ({steps}, {variables} compared)"
     if verdict.verdict == DIVERGED and verdict.first_divergence is not None:
         return f"{label}: diverged at step {verdict.first_divergence['step']}"
     if verdict.verdict == RETRACED and verdict.retraced is not None:

@@ -143,6 +143,16 @@ def test_an_original_that_cannot_run_under_the_surface_asked_for_is_an_error(tmp
     assert report["after"] is None  # the migrated program is not run against a broken original
 
 
+def test_an_original_of_the_tf_2_2_era_verifies_under_its_surface(tmp_path):
+    # the TPU guide of mid-2020: strategy.run and experimental_distribute_datasets_from_function
+    # on the experimental TPUStrategy; --before-api auto finds the TF 2.2 surface
+    python = require("tf2.21")
+    program = REPO / "tests" / "runtime" / "programs" / "custom_loop_2_2.py"
+    status, report, stderr = verify(tmp_path, "--python", python, "--steps", "3", str(program))
+    assert (status, report["verdict"], report["before_api"]) == (0, "same", "2.2"), json.dumps(report, indent=1) + stderr
+    assert "the original runs under the TF 2.2 surface" in report["before_api_reason"]
+    assert report["coverage"]["ran"] == report["coverage"]["changed"] > 0
+
 def test_a_time_out_is_an_error_and_leaves_no_process(tmp_path):
     python = require("tf2.21")
     status, report, _ = verify(tmp_path, "--python", python, "--timeout", "2", str(PROGRAMS / "train_loop.py"))
