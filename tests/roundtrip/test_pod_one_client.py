@@ -29,6 +29,9 @@ def test_one_client_feeds_each_hosts_cores_from_its_pipeline(tf_name, replicas):
     per_host = replicas // 2
     # host k's pipeline yields k: replicas k*N/H .. (k+1)*N/H - 1 got it
     assert result["fed"] == [0.0] * per_host + [1.0] * per_host
+    # and asked inside each replica: replica r (on core r, of host r // per_host) got host r // per_host's pipeline
+    assert [row[:2] for row in result["who_fed"]] == [[float(r), float(r // per_host)] for r in range(replicas)]
+    assert [row[2].rsplit(":", 1)[-1] for row in result["who_fed"]] == [str(r) for r in range(replicas)]
     assert result["all_reduce"] == [float(replicas)] * replicas
     assert result["gather"] == [float(r) for r in range(replicas)]
     # experimental_distribute_dataset shards per host, as TPUStrategy does on a pod:
