@@ -175,13 +175,18 @@ def test_reduce_and_tensorflows_own_cross_replica_ops(config):
     obs = observed(config)
     assert obs["reduce_sum_none"] == [28.0, 280.0]
     assert obs["reduce_mean_none"] == [3.5, 35.0]
+    # with an axis: each replica's [r, 10 r] reduced over its axis 0, then across the 8 replicas
+    # (SUM: 11 * 28; MEAN over all 16 elements: 308 / 16), inside a tf.function and eagerly
     assert obs["reduce_sum_axis0_graph"] == 308.0
+    assert obs["reduce_mean_axis0_graph"] == 19.25
     assert obs["reduce_without_axis"]["error"] == "TypeError"
     if config == "tf2.1":
         # TF 2.1's reduce(axis=...) calls experimental_run_v2 with a plain lambda: a TPU refuses it eagerly
         assert refused(obs["reduce_sum_axis0_eager"], MESSAGE_2_1)
+        assert refused(obs["reduce_mean_axis0_eager"], MESSAGE_2_1)
     else:
         assert obs["reduce_sum_axis0_eager"] == 308.0
+        assert obs["reduce_mean_axis0_eager"] == 19.25
     if config in API_2_4:  # TF 2.1.0 had neither gather nor values_from_function
         assert obs["gather_axis0"] == [float(v) for i in range(8) for v in (i, 10 * i)]
         assert obs["values_from_function"] == [2 * i for i in range(8)]

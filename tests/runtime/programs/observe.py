@@ -108,6 +108,9 @@ probe("reduce_mean_none", lambda: strategy.reduce(tf.distribute.ReduceOp.MEAN, r
 probe("reduce_sum_axis0_eager", lambda: strategy.reduce("SUM", rows, axis=0).numpy().tolist())
 probe("reduce_sum_axis0_graph",
       lambda: tf.function(lambda: strategy.reduce("SUM", rows, axis=0))().numpy().tolist())
+probe("reduce_mean_axis0_eager", lambda: strategy.reduce("MEAN", rows, axis=0).numpy().tolist())
+probe("reduce_mean_axis0_graph",
+      lambda: tf.function(lambda: strategy.reduce("MEAN", rows, axis=0))().numpy().tolist())
 probe("reduce_without_axis", lambda: strategy.reduce("SUM", rows))
 if hasattr(strategy, "gather"):
     probe("gather_axis0", lambda: strategy.gather(rows, axis=0).numpy().tolist())
