@@ -6,9 +6,15 @@ is restored after each run, whatever happens. Usage:
 
     python benchmarks/mutation_pass.py [--only GROUP] [--list]
 
-Groups: comparator (verify's verdict, no TensorFlow), safety (fix safety levels), reductions
-(the TF 2.1 surface's reduce), pods (which host feeds which replica), notebooks (cell offsets).
-The groups that start TensorFlow take minutes each.
+Groups: comparator (verify's verdict, no TensorFlow), reductions (the TF 2.1 surface's reduce),
+safety (fix safety levels), notebooks (cell offsets). The groups that start TensorFlow take
+minutes each.
+
+Pods: the order of the emulated pod's input workers (``strategies._one_input_worker_per_host``),
+reversed whole or with each host's cores swapped, gives the same program on TF 2.21 (replica r
+still gets host r // cores-per-host's pipeline, asked inside the replica: TensorFlow pairs a
+pipeline with the cores by the devices), so those mutants are equivalent and not listed;
+tests/roundtrip/test_pod_one_client.py asserts the pairing itself.
 """
 
 from __future__ import annotations
@@ -64,6 +70,9 @@ MUTANTS: List[Mutant] = [
            "        line = line", COMPARE_TESTS),
     # coverage
     Mutant("comparator", "migrate_tpu/verify/changes.py", "    return any(line in seen for line in hunk.watch)", "    return bool(seen)", COMPARE_TESTS),
+    # the TF 2.1 surface's reduce with an axis: a replica's Python number returned as a tensor
+    Mutant("reductions", "migrate_tpu/runtime/strategies.py", "        return tf.nest.map_structure(_as_tensor, fn(*args, **kwargs))",
+           "        return fn(*args, **kwargs)", ("tests/runtime/test_emulation.py::test_reduce_and_tensorflows_own_cross_replica_ops",)),
 ]
 
 
