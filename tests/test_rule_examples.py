@@ -3,7 +3,9 @@
 Each example states what it expects: no finding (code the rule must leave
 alone), findings without a fix (manual work: the code stays), or a fix with its
 output. The test asserts the findings' rule ids and counts, the output, that it
-parses and that a second run changes nothing.
+parses and that a second run changes nothing. Where and how each finding is reported
+(position, message, safety, suggestion) is pinned for every example, those that state
+none included, by its rule's snapshot of `check` output (``test_rule_snapshots.py``).
 """
 
 import ast

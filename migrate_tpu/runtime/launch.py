@@ -11,18 +11,24 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from typing import IO, Dict, List, Mapping, Optional, Sequence, Union, cast
 
 import migrate_tpu
 from migrate_tpu.runtime import DEFAULT_REPLICAS, envs, pod
 
+#: A script's path, as the command line and ``verify`` give it.
+ScriptPath = Union[str, "os.PathLike[str]"]
 
-def package_root():
+
+def package_root() -> str:
     """The folder that contains the ``migrate_tpu`` package."""
     return os.path.dirname(os.path.dirname(os.path.abspath(migrate_tpu.__file__)))
 
 
-def command(script, args=(), replicas=None, tf_api=None, python=None, emulation=True,
-            hosts=None, quiet=False, tpu_env=None, verbose=False):
+def command(script: ScriptPath, args: Sequence[object] = (), replicas: Optional[int] = None,
+            tf_api: Optional[str] = None, python: Optional[str] = None, emulation: bool = True,
+            hosts: Optional[int] = None, quiet: bool = False, tpu_env: Optional[str] = None,
+            verbose: bool = False) -> List[str]:
     """The argv that :func:`launch` runs (for one host of a pod when ``hosts`` is given)."""
     argv = [python or sys.executable, "-m", "migrate_tpu.runtime"]
     if verbose:
@@ -44,13 +50,13 @@ def command(script, args=(), replicas=None, tf_api=None, python=None, emulation=
     return argv
 
 
-def _is_shared(root):
+def _is_shared(root: str) -> bool:
     """Whether ``root`` holds other packages too (an installed site-packages): putting it
     on another interpreter's path would shadow that interpreter's own packages."""
     return os.path.basename(os.path.normpath(root)) in ("site-packages", "dist-packages")
 
 
-def isolated_root():
+def isolated_root() -> str:
     """A new temporary folder holding only ``migrate_tpu`` (a link, or a copy)."""
     folder = tempfile.mkdtemp(prefix="migrate-tpu-runtime-")
     package = os.path.dirname(os.path.abspath(migrate_tpu.__file__))
@@ -62,7 +68,7 @@ def isolated_root():
     return folder
 
 
-def environment(base=None, root=None):
+def environment(base: Optional[Mapping[str, str]] = None, root: Optional[str] = None) -> Dict[str, str]:
     """``base`` (default ``os.environ``) with ``root`` (default: the folder that
     contains the ``migrate_tpu`` package) first on ``PYTHONPATH``."""
     env = dict(os.environ if base is None else base)
@@ -72,14 +78,14 @@ def environment(base=None, root=None):
     return env
 
 
-def _is_interpreter(python):
+def _is_interpreter(python: str) -> bool:
     """Whether ``python`` can be started: a path to an executable, or a command on PATH."""
     if os.sep in python or (os.altsep and os.altsep in python):
         return os.path.isfile(python) and os.access(python, os.X_OK)
     return shutil.which(python) is not None
 
 
-def resolve_python(python):
+def resolve_python(python: Optional[str]) -> Optional[str]:
     """``python`` itself, or for an env name of ``migrate-tpu envs`` (``tf2.1``, ``tf2.4``,
     ``tf2.21``) that env's interpreter; ``None`` when such a name has no env yet."""
     if python and python in envs.ENVS and not os.path.exists(python):
@@ -87,19 +93,21 @@ def resolve_python(python):
     return python
 
 
-def builds_its_own_cluster(script):
+def builds_its_own_cluster(script: ScriptPath) -> bool:
     """Whether ``script`` builds ``MultiWorkerMirroredStrategy`` itself (with ``hosts`` it
     then runs as that many worker processes, each one replica on the CPU)."""
     return pod.is_multi_client_script(script)
 
 
-def pod_replicas(hosts, replicas=None):
+def pod_replicas(hosts: int, replicas: Optional[int] = None) -> int:
     """Cores of a pod of ``hosts`` hosts: ``replicas``, or 8 per host (v3-8 hosts)."""
     return DEFAULT_REPLICAS * int(hosts) if replicas is None else int(replicas)
 
 
-def launch(script, args, replicas=None, tf_api=None, python=None, emulation=True,
-           hosts=None, timeout=None, tpu_env=None, verbose=False):
+def launch(script: ScriptPath, args: Sequence[object], replicas: Optional[int] = None,
+           tf_api: Optional[str] = None, python: Optional[str] = None, emulation: bool = True,
+           hosts: Optional[int] = None, timeout: Optional[float] = None, tpu_env: Optional[str] = None,
+           verbose: bool = False) -> int:
     """Run ``script`` (a .py file or .ipynb notebook) with ``args`` under the runtime.
 
     stdin, stdout and stderr are inherited; returns the script's exit status.
@@ -129,7 +137,7 @@ def launch(script, args, replicas=None, tf_api=None, python=None, emulation=True
         sys.stderr.write("migrate-tpu run: no environment {!r} under {}; create it with "
                          "{} {}\n".format(python, envs.envs_dir(), envs.BUILD_COMMAND, python))
         return 127
-    if python and not _is_interpreter(resolved):
+    if python and not _is_interpreter(cast(str, resolved)):  # not None: refused just above
         sys.stderr.write("migrate-tpu run: {}\n".format(envs.unknown_interpreter_message(python)))
         return 127
     root = package_root()
@@ -165,7 +173,8 @@ def launch(script, args, replicas=None, tf_api=None, python=None, emulation=True
             return 127
         finally:
             os.close(read_end)
-        relay = None if verbose else pod.relay_without_noise(process.stderr, sys.stderr)
+        # Unless ``verbose``, stderr is a pipe (``Popen`` above).
+        relay = None if verbose else pod.relay_without_noise(cast("IO[bytes]", process.stderr), sys.stderr)
         try:
             return process.wait()
         except KeyboardInterrupt:

@@ -41,7 +41,8 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any, Dict, List, Optional
+from types import FrameType
+from typing import IO, Any, Callable, Dict, List, Mapping, MutableMapping, NoReturn, Optional, Sequence, Union, cast
 
 from migrate_tpu.runtime import noise
 
@@ -62,13 +63,16 @@ FINISH_FDS_VARIABLE = "MIGRATE_TPU_FINISH_FDS"
 #: ``MultiWorkerMirroredStrategy`` itself); an emulated TPU pod is one process without it.
 MULTI_CLIENT_VARIABLE = "MIGRATE_TPU_MULTI_CLIENT"
 
+#: What ``signal.signal`` takes and ``signal.getsignal`` gives (a ``signal.Handlers`` is an int).
+SignalHandler = Union[Callable[[int, Optional[FrameType]], Any], int, None]
 
-def is_multi_client_worker(environ=None):
+
+def is_multi_client_worker(environ: Optional[Mapping[str, str]] = None) -> bool:
     """Whether this process is one worker of a multi-client localhost cluster."""
     return (os.environ if environ is None else environ).get(MULTI_CLIENT_VARIABLE) == "1"
 
 
-def is_multi_client_script(path):
+def is_multi_client_script(path: Union[str, "os.PathLike[str]"]) -> bool:
     """Whether the script at ``path`` builds ``MultiWorkerMirroredStrategy`` itself and no
     TPU strategy: TensorFlow runs such a program once per worker.  A TPU program runs once,
     on a pod's one client, whatever the number of hosts."""
@@ -80,13 +84,13 @@ def is_multi_client_script(path):
     return b"MultiWorkerMirroredStrategy" in text and b"TPUStrategy" not in text
 
 
-def tf_config_workers(environ=None):
+def tf_config_workers(environ: Optional[Mapping[str, str]] = None) -> List[str]:
     """``host:port`` of every worker that ``TF_CONFIG`` names."""
     config = json.loads((os.environ if environ is None else environ).get("TF_CONFIG") or "{}")
     return list(config.get("cluster", {}).get("worker", []))
 
 
-def free_ports(count, host="localhost"):
+def free_ports(count: int, host: str = "localhost") -> List[int]:
     """``count`` distinct TCP ports free on ``host`` right now."""
     sockets = []
     try:
@@ -100,7 +104,7 @@ def free_ports(count, host="localhost"):
             sock.close()
 
 
-def tf_configs(hosts, ports=None):
+def tf_configs(hosts: int, ports: Optional[Sequence[int]] = None) -> List[str]:
     """The ``TF_CONFIG`` of every host of a pod of ``hosts`` hosts (host K is worker K)."""
     ports = ports or free_ports(hosts)
     cluster = {"worker": ["localhost:{}".format(port) for port in ports]}
@@ -113,7 +117,7 @@ def tf_configs(hosts, ports=None):
 # --------------------------------------------------------------------------
 
 
-def _end_own_group():
+def _end_own_group() -> NoReturn:
     try:
         if os.getpgrp() == os.getpid():
             os.killpg(os.getpid(), signal.SIGKILL)
@@ -121,7 +125,7 @@ def _end_own_group():
         os._exit(137)
 
 
-def watch_launcher(environ=None, label="migrate-tpu run"):
+def watch_launcher(environ: Optional[MutableMapping[str, str]] = None, label: str = "migrate-tpu run") -> Optional[threading.Thread]:
     """In a host: end this process (and its group) as soon as the launcher is gone.
 
     The launcher keeps the write end of a pipe whose read end each host
@@ -136,7 +140,7 @@ def watch_launcher(environ=None, label="migrate-tpu run"):
         return None
     fd = int(value)
 
-    def watch():
+    def watch() -> None:
         try:
             while os.read(fd, 1):
                 pass
@@ -155,7 +159,7 @@ def watch_launcher(environ=None, label="migrate-tpu run"):
     return thread
 
 
-def whole_lines():
+def whole_lines() -> None:
     """In a host: make ``sys.stdout`` and ``sys.stderr`` write whole lines at once.
 
     Host 0 shares the launcher's stdout and stderr with the lines relayed from the
@@ -188,12 +192,12 @@ class FinishLine(object):
     *release* pipe, which it does once every host has crossed or exited (and
     which also closes when the launcher itself is gone)."""
 
-    def __init__(self, done_fd, release_fd):
+    def __init__(self, done_fd: int, release_fd: int) -> None:
         self.done_fd = done_fd
         self.release_fd = release_fd
 
     @classmethod
-    def take(cls, environ=None):
+    def take(cls, environ: Optional[MutableMapping[str, str]] = None) -> Optional["FinishLine"]:
         """The finish line the launcher gave this host, or ``None``; the variable
         is removed so that what the script starts does not see it."""
         env = os.environ if environ is None else environ
@@ -203,7 +207,7 @@ class FinishLine(object):
         done_fd, release_fd = (int(part) for part in value.split(","))
         return cls(done_fd, release_fd)
 
-    def cross(self):
+    def cross(self) -> None:
         try:
             os.write(self.done_fd, b"!")
         except OSError:  # the launcher is gone; the watch thread ends this host
@@ -215,7 +219,7 @@ class FinishLine(object):
             pass
 
 
-def wait_until_closed(addresses, timeout=10.0, poll=0.05):
+def wait_until_closed(addresses: Sequence[str], timeout: float = 10.0, poll: float = 0.05) -> bool:
     """Wait (at most ``timeout`` seconds) until nothing listens at any ``host:port``
     of ``addresses`` any more: the first host, which leads TensorFlow's
     coordination service, ends after the others so that none reports it lost."""
@@ -237,7 +241,7 @@ def wait_until_closed(addresses, timeout=10.0, poll=0.05):
 # --------------------------------------------------------------------------
 
 
-def _forward(stream, sink, prefix, lock, filter_noise=False):
+def _forward(stream: IO[bytes], sink: IO[bytes], prefix: bytes, lock: threading.Lock, filter_noise: bool = False) -> None:
     """Copy ``stream`` line by line to ``sink`` with ``prefix`` before each line
     (TensorFlow's start-up noise left out with ``filter_noise``)."""
     for line in iter(stream.readline, b""):
@@ -249,16 +253,16 @@ def _forward(stream, sink, prefix, lock, filter_noise=False):
     stream.close()
 
 
-def relay_without_noise(stream, sink):
+def relay_without_noise(stream: IO[bytes], sink: IO[Any]) -> threading.Thread:
     """A started thread copying ``stream`` to ``sink`` as it comes, without TensorFlow's
     start-up noise (:mod:`migrate_tpu.runtime.noise`); partial lines pass at once."""
     out = _sink(sink)
 
-    def write(data):
+    def write(data: bytes) -> None:
         out.write(data)
         out.flush()
 
-    def copy():
+    def copy() -> None:
         lines = noise.NoiseFilter(write)
         try:
             while True:
@@ -278,24 +282,25 @@ def relay_without_noise(stream, sink):
     return thread
 
 
-def _sink(stream):
+def _sink(stream: IO[Any]) -> IO[bytes]:
+    """The bytes under a text stream (``sys.stdout.buffer``), or the stream itself."""
     return getattr(stream, "buffer", stream)
 
 
-def _status(returncode):
+def _status(returncode: Optional[int]) -> Optional[int]:
     if returncode is None:
         return None
     return 128 - returncode if returncode < 0 else returncode
 
 
-def _signal_group(process, signum):
+def _signal_group(process: "subprocess.Popen[bytes]", signum: int) -> None:
     try:
         os.killpg(process.pid, signum)
     except (OSError, ProcessLookupError):
         pass
 
 
-def _stop(processes, say):
+def _stop(processes: Sequence["subprocess.Popen[bytes]"], say: Callable[[str], None]) -> None:
     """SIGTERM every running host's group, then SIGKILL what is left after the grace time."""
     running = [(k, p) for k, p in enumerate(processes) if p.poll() is None]
     for _, process in running:
@@ -311,7 +316,7 @@ def _stop(processes, say):
         process.wait()
 
 
-def _heard(done_fd):
+def _heard(done_fd: int) -> bool:
     """Whether the host on the other end of ``done_fd`` crossed its finish line or
     exited (closing the pipe); the descriptor is closed once it has."""
     try:
@@ -324,7 +329,7 @@ def _heard(done_fd):
     return True
 
 
-def _interrupts_raise_keyboard_interrupt():
+def _interrupts_raise_keyboard_interrupt() -> SignalHandler:
     """Make Ctrl-C (SIGINT) raise ``KeyboardInterrupt`` in this thread, whatever handler
     the caller installed (the command line's turns it into its own exit); returns the
     handler to put back, or ``None``.  A launcher that ignores SIGINT (started in the
@@ -338,7 +343,8 @@ def _interrupts_raise_keyboard_interrupt():
     return current
 
 
-def run_hosts(argvs, envs, timeout=None, label="migrate-tpu run", poll=0.05, filter_noise=False):
+def run_hosts(argvs: Sequence[Sequence[str]], envs: Sequence[Mapping[str, str]], timeout: Optional[float] = None,
+              label: str = "migrate-tpu run", poll: float = 0.05, filter_noise: bool = False) -> int:
     """Start one process per host (``argvs[k]`` with environment ``envs[k]``) and
     supervise them until all have exited; returns the pod's exit status.
     ``filter_noise`` leaves TensorFlow's start-up noise out of their stderr."""
@@ -350,11 +356,12 @@ def run_hosts(argvs, envs, timeout=None, label="migrate-tpu run", poll=0.05, fil
             signal.signal(signal.SIGINT, previous_handler)
 
 
-def _run_hosts(argvs, envs, timeout, label, poll, filter_noise=False):
+def _run_hosts(argvs: Sequence[Sequence[str]], envs: Sequence[Mapping[str, str]], timeout: Optional[float], label: str,
+               poll: float, filter_noise: bool = False) -> int:
     lock = threading.Lock()
     stdout, stderr = _sink(sys.stdout), _sink(sys.stderr)
 
-    def say(text):
+    def say(text: str) -> None:
         with lock:
             stderr.write("{}: {}\n".format(label, text).encode("utf-8", "replace"))
             stderr.flush()
@@ -364,7 +371,7 @@ def _run_hosts(argvs, envs, timeout, label, poll, filter_noise=False):
     release_write: Optional[int]
     read_end, write_end = os.pipe()
     release_read, release_write = os.pipe()
-    finishers = []  # per host: the launcher's read end of its done pipe, None once heard
+    finishers: List[int] = []  # per host: the launcher's read end of its done pipe, None once heard
     processes: List["subprocess.Popen[bytes]"] = []
     threads: List[threading.Thread] = []
     try:
@@ -399,7 +406,7 @@ def _run_hosts(argvs, envs, timeout, label, poll, filter_noise=False):
                     thread.start()
                     threads.append(thread)
             elif filter_noise:
-                threads.append(relay_without_noise(process.stderr, sys.stderr))
+                threads.append(relay_without_noise(cast("IO[bytes]", process.stderr), sys.stderr))  # a pipe (``pipes``)
         os.close(read_end)
         read_end = None
         os.close(release_read)
@@ -415,7 +422,7 @@ def _run_hosts(argvs, envs, timeout, label, poll, filter_noise=False):
             failed = [k for k, code in enumerate(codes) if code not in (None, 0)]
             if failed:
                 first = failed[0]
-                status = _status(codes[first])
+                status = cast(int, _status(codes[first]))  # a failed host's code: a number
                 if any(code is None for code in codes):
                     say("host {} exited with status {}; stopping the other hosts".format(first, status))
                     _stop(processes, say)

@@ -134,8 +134,8 @@ def possible_names(expr: cst.CSTNode, scope: Scope, _depth: int = 0) -> Set[str]
     # 1,000,000 steps (benchmarks/run.py's growth check).
     key = ("possible", expr.value)
     known = owner.memo.get(key)
-    if known is not None:
-        return set(known)  # type: ignore[call-overload]
+    if isinstance(known, frozenset):  # what this function keeps there
+        return set(known)
     owner.memo[key] = frozenset()  # guards cycles such as ``a = b; b = a``
     names: Set[str] = set()
     for binding in bindings:

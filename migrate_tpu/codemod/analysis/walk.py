@@ -18,10 +18,28 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, cast
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Protocol, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
 
+
+# Where code takes one way or another: the nodes a version guard may be (``rules/version_guards``).
+BranchPoint = Union[cst.If, cst.IfExp, cst.Try, cst.BooleanOperation]
+
+
+class ProjectFacts(Protocol):
+    """What the tree's other modules tell about the file being migrated, as the analysis, the
+    syntax stage and the rules ask it (``Analysis.lookup``, ``SourceIndex.lookup``, a rule's
+    ``ruled_out_by_text``). ``migration/project``'s ``ProjectLookup`` is the one implementation;
+    its ``optimizer_class`` and ``version_values`` are asked for through ``getattr``."""
+
+    def factory_kinds(self, dotted: str, importing_path: str, call: bool = True) -> Optional[FrozenSet[str]]: ...
+
+    def stand_in_classes(self, method: str, instead: str, importing_path: str) -> List[Tuple[str, str]]: ...
+
+    def class_tracing(self, dotted: str, importing_path: str) -> Optional[Tuple[Dict[str, str], Dict[str, str]]]: ...
+
+    def compile_owners(self, dotted: str, importing_path: str) -> Optional[str]: ...
 
 
 @dataclass
@@ -139,11 +157,11 @@ class Analysis(cst.CSTVisitor):
 
     _order: Dict[int, int]  # set by _top_level_order when first asked
 
-    def __init__(self, module: cst.Module, rules: Sequence = (), lookup=None, path: str = "", target: str = "2.4") -> None:
+    def __init__(self, module: cst.Module, rules: Sequence = (), lookup: Optional[ProjectFacts] = None, path: str = "", target: str = "2.4") -> None:
         super().__init__()
         self.module = module
         self.rules = list(rules)
-        self.lookup = lookup  # cross-module facts (see strategies.ModuleLookup)
+        self.lookup = lookup  # cross-module facts
         self.path = path
         self.target = target  # the TensorFlow the code migrates to ("2.4", "latest")
         self.module_scope = Scope("module", module, None)
@@ -161,7 +179,7 @@ class Analysis(cst.CSTVisitor):
         self.renamed_imports: set = set()
         # ``if``/``try`` statements and conditional expressions, and the guards
         # on the TensorFlow version found among them once the walk is over.
-        self.branch_points: List[Tuple[cst.CSTNode, Scope]] = []
+        self.branch_points: List[Tuple[BranchPoint, Scope]] = []
         self.guards: list = []  # version_guards.Guard, filled by checking.run_rules
         self._dispatch: Dict[type, List] = {}
         # Rules of one family may ask to be walked together: ``batch_hooks(members)`` gives
@@ -483,7 +501,7 @@ class Analysis(cst.CSTVisitor):
         if node.value is not None:
             scope.returns.append(node.value)
 
-    def _note_branch_point(self, node: cst.CSTNode) -> None:
+    def _note_branch_point(self, node: BranchPoint) -> None:
         self.remember(node)
         self.branch_points.append((node, self.scope))
 

@@ -132,7 +132,10 @@ def _fits(value: object, expected: object) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
     if expected is list:
         return isinstance(value, list) and all(isinstance(item, dict) for item in value)
-    return isinstance(value, expected)  # type: ignore[arg-type]
+    return isinstance(expected, type) and isinstance(value, expected)  # the other kinds are types
+
+
+_TYPE_NAMES: Dict[object, str] = {str: "a string", bool: "true or false"}
 
 
 def _describe(expected: object) -> str:
@@ -140,4 +143,4 @@ def _describe(expected: object) -> str:
         return f"a {expected}"
     if expected is list:
         return "an array of tables"
-    return {str: "a string", bool: "true or false"}.get(expected, getattr(expected, "__name__", str(expected)))  # type: ignore[call-overload]
+    return _TYPE_NAMES.get(expected, getattr(expected, "__name__", str(expected)))

@@ -17,12 +17,19 @@ import ast
 import builtins
 import symtable
 import textwrap
-from typing import List, Optional, Sequence, Set, Union
+from typing import TYPE_CHECKING, List, Optional, Sequence, Set, Union
 
 import libcst as cst
 
 from migrate_tpu.codemod.analysis.walk import Analysis, Scope, iter_tree
 from migrate_tpu.codemod.analysis.names import lookup
+
+if TYPE_CHECKING:  # pragma: no cover
+    from migrate_tpu.codemod.framework.rule import NodeRewrite
+
+# A statement whose body runs again and again; a statement with its lines above it.
+Loop = Union[cst.For, cst.While]
+Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
 
 _HOISTED = "__hoisted_callable__"
 
@@ -62,10 +69,10 @@ def _frees(table: symtable.SymbolTable, enclosing: Set[str], found: Set[str]) ->
         _frees(child, enclosing | local, found)
 
 
-def loops_around(ancestors: Sequence[cst.CSTNode]) -> List[cst.CSTNode]:
+def loops_around(ancestors: Sequence[cst.CSTNode]) -> List[Loop]:
     """The ``for``/``while`` statements whose bodies hold the current node, innermost first,
     within its function (a loop outside the function does not re-run code made inside it)."""
-    loops: List[cst.CSTNode] = []
+    loops: List[Loop] = []
     for index in range(len(ancestors) - 2, -1, -1):
         node = ancestors[index]
         if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
@@ -102,11 +109,11 @@ def fresh_name(base: str, analysis: Analysis, taken: Set[str]) -> str:
     return candidate
 
 
-def insert_before(statement: cst.BaseStatement, new: Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]):
+def insert_before(statement: cst.BaseStatement, new: Statement) -> NodeRewrite:
     """A rewrite of ``statement`` (a loop) that puts ``new`` right above it; several
     insertions before the same loop keep the order of the fixes that make them."""
 
-    def rewrite(updated):
+    def rewrite(updated: Union[Statement, cst.FlattenSentinel[Statement]]) -> cst.FlattenSentinel[Statement]:
         nodes = list(updated.nodes) if isinstance(updated, cst.FlattenSentinel) else [updated]
         # Comments of a moved ``def`` go with it; its blank lines do not (they would split
         # the new lines from the loop).

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, ClassVar, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple, Type, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple, Type, TypeVar, Union, cast
 
 import libcst as cst
 
@@ -25,7 +25,7 @@ from migrate_tpu.codemod.stages.prefilter import Evidence
 from migrate_tpu.codemod.foundation.spelling import may_name
 
 if TYPE_CHECKING:  # pragma: no cover
-    from migrate_tpu.codemod.analysis.walk import Analysis, Scope
+    from migrate_tpu.codemod.analysis.walk import Analysis, ProjectFacts, Scope
 
 
 class Safety(str, enum.Enum):
@@ -68,6 +68,8 @@ class Example:
     reports them; then their number is ``findings``. An example with
     ``unsafe_fixes`` is also run without them: the code must then be ``safe_after``
     (the ``before`` itself when not given), so a fix that became safe by mistake fails.
+    What ``check`` prints for every example is pinned besides, in its rule's snapshot
+    (``tests/rule_snapshots/<ID>.txt``, ``tests/test_rule_snapshots.py``).
     """
 
     before: str
@@ -83,7 +85,7 @@ class Example:
 TF_IMPORT = "import tensorflow as tf\n\n"
 
 
-def tf_example(before: str, after: Optional[str] = None, **options) -> Example:
+def tf_example(before: str, after: Optional[str] = None, **options: Any) -> Example:
     """An :class:`Example` whose code follows ``import tensorflow as tf``; the lines of its
     ``expected`` findings are lines of ``before`` as written here."""
     shift = TF_IMPORT.count("\n")
@@ -95,8 +97,14 @@ def tf_example(before: str, after: Optional[str] = None, **options) -> Example:
 
 
 # A change rewrites one node of the original tree: it receives the node as it is
-# after the changes below it were applied, and returns its replacement.
-NodeRewrite = Callable[[cst.CSTNode], cst.CSTNode]
+# after the changes below it were applied, and returns its replacement, or the statements
+# that replace a statement (``cst.FlattenSentinel``: an import split in two, a line put above
+# a loop), or ``cst.RemovalSentinel.REMOVE`` (a branch no release takes). The node it
+# receives is of the type of ``Change.node`` (a rewrite may declare it: ``def
+# rewrite(updated: cst.Call) -> cst.Call``), or the sentinel an earlier change of the same
+# statement returned (``framework.hoisting.insert_before`` takes both).
+Rewritten = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel[cst.CSTNode]]
+NodeRewrite = Callable[[Any], Rewritten]
 
 
 @dataclass
@@ -147,6 +155,16 @@ class Rule:
     Subclasses set the class attributes and implement the ``visit_<Node>``
     hooks they need (called by the shared traversal with the node and the
     :class:`~migrate_tpu.codemod.analysis.walk.Analysis`), then ``finish``.
+
+    The API, typed (mypy holds this module and every rule module to ``disallow_untyped_defs``):
+
+    - ``visit_<Node>(self, node: cst.<Node>, analysis: Analysis) -> None``, a hook of the walk;
+    - ``finish(self, analysis: Analysis) -> Iterable[Finding]``, then ``settle`` (below);
+    - two classmethods a rule may define, which the syntax stage asks before any parse
+      (``stages/syntax_stage.py``, ``MayFire`` and ``RuledOutByText``; a rule with neither is
+      assumed to fire wherever its evidence is): ``ruled_out_by_text(cls, source: str,
+      lookup: Optional[ProjectFacts] = None, path: str = "") -> bool`` (the text alone rules the
+      evidence out) and ``may_fire(cls, index: SourceIndex) -> bool`` (the ``ast`` facts may).
     """
 
     id: ClassVar[str]
@@ -279,7 +297,7 @@ class CallRule(Rule):
             self._candidates.append((node, analysis.scope))
 
     @classmethod
-    def ruled_out_by_text(cls, source: str, lookup=None, path: str = "") -> bool:
+    def ruled_out_by_text(cls, source: str, lookup: Optional[ProjectFacts] = None, path: str = "") -> bool:
         """Whether the text names none of the ``callees`` (``spelling.may_name``): then no call
         resolves to one, and a rule that reports only what :meth:`calls` yields has nothing
         to do in the file (``syntax_stage.py`` asks before any parse)."""

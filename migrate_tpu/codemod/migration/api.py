@@ -482,7 +482,8 @@ def _report(finding: Finding, module: cst.Module, options: Options, located) -> 
         for change in finding.changes:
             start_line, start_column, end_line, end_column = located.get(id(change.node), (0, 0, 0, 0))
             try:
-                content = module.code_for_node(change.rewrite(change.node))
+                # Several statements in place of one (a ``FlattenSentinel``) raise here: no edit.
+                content = module.code_for_node(cast(cst.CSTNode, change.rewrite(change.node)))
             except Exception:
                 continue
             report.edits.append(

@@ -36,8 +36,9 @@ import ast
 import bisect
 import keyword
 import re
+import sys
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from migrate_tpu.codemod.foundation.lines import line_offsets
 from migrate_tpu.codemod.analysis.names import IMPORT_ALIASES
@@ -54,6 +55,7 @@ _IMPORTED = re.compile(r"import(?<=\bimport)\s+(\([^)]*\)|(?:[^\n;#\\]|\\\n)*)")
 _GLOBAL = re.compile(r"(?:global(?<=\bglobal)|nonlocal(?<=\bnonlocal))\s+((?:[^\n;#\\]|\\\n)*)")
 _KEYWORDS = frozenset(keyword.kwlist)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_Definition = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef]
 # The marker every placeholder's string begins with; a file holding it is parsed whole.
 MARKER = "migrate-tpu:unparsed:"
 
@@ -97,6 +99,17 @@ class PartialText:
 
 def _marker(index: int) -> str:
     return f"{MARKER}{index}:"
+
+
+def _definition(statement: ast.stmt) -> Optional[_Definition]:
+    """``statement`` when it is a ``def`` or a ``class`` (what may be hidden), else None."""
+    return statement if isinstance(statement, _DEFINITIONS) else None
+
+
+def _defined_name(statement: ast.stmt) -> Optional[str]:
+    """The name a ``def`` or ``class`` statement binds; None for any other statement."""
+    definition = _definition(statement)
+    return None if definition is None else definition.name
 
 
 _PREFILTERS: Dict[Tuple[type, ...], Optional[Tuple[Prefilter, Prefilter]]] = {}
@@ -237,16 +250,19 @@ def leave_out(source: str, tree: Optional[ast.AST], rule_classes: Sequence[type]
     # Each top-level statement's lines, and whether it may be hidden.
     spans: List[Tuple[int, int]] = []
     candidates: Dict[int, str] = {}  # index -> the statement's text
+    names: Dict[int, str] = {}  # index -> the name the candidate binds
     for index, statement in enumerate(body):
         decorators = getattr(statement, "decorator_list", None)
         first = min(d.lineno for d in decorators) if decorators else statement.lineno
         last = statement.end_lineno or statement.lineno
         spans.append((first, last))
-        if type(statement) not in _DEFINITIONS or statement.name in IMPORT_ALIASES or evidence.in_code(statement, first, last, facts):  # type: ignore[attr-defined]
+        name = _defined_name(statement)
+        if name is None or name in IMPORT_ALIASES or evidence.in_code(statement, first, last, facts):
             continue
         text = source[line_starts[first] : line_starts[last + 1]]
         if "\\\n" not in text and not _GLOBAL.search(text):
             candidates[index] = text
+            names[index] = name
     if not candidates:
         return None
 
@@ -259,8 +275,9 @@ def leave_out(source: str, tree: Optional[ast.AST], rule_classes: Sequence[type]
         text = source[line_starts[first] : line_starts[last + 1]]
         read.update(_WORD.findall(text))
         _bind_by_text(text, first, evidence, bound)
-        if type(statement) in _DEFINITIONS:
-            bound.add(statement.name)  # type: ignore[attr-defined]
+        name = _defined_name(statement)
+        if name is not None:
+            bound.add(name)
         elif not isinstance(statement, (ast.Import, ast.ImportFrom)) or evidence.any_in(first, last):
             _bind_at_module_level(statement, bound)
     bound -= _KEYWORDS
@@ -270,14 +287,14 @@ def leave_out(source: str, tree: Optional[ast.AST], rule_classes: Sequence[type]
         changed = False
         for index in list(candidates):
             statement = body[index]
-            needed = statement.name in read  # type: ignore[attr-defined]
+            needed = names[index] in read
             if not needed and not words_of[index].isdisjoint(bound):
                 # A word may come from a string (a message, a docstring): the names its code reads.
                 needed = not facts(statement).words.isdisjoint(bound)
             if needed:
                 text = candidates.pop(index)
                 read |= words_of[index]
-                bound.add(statement.name)  # type: ignore[attr-defined]
+                bound.add(names[index])
                 _bind_by_text(text, spans[index][0], evidence, bound)
                 changed = True
     if not candidates:
@@ -305,32 +322,31 @@ def _bind_at_module_level(statement: ast.stmt, bound: Set[str]) -> None:
     statements = [statement]
     while statements:
         node = statements.pop()
-        kind = type(node)
-        if kind is ast.Assign:
-            for target in node.targets:  # type: ignore[attr-defined]
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
                 _bind_target(target, bound)
-        elif kind is ast.AugAssign or kind is ast.AnnAssign:
-            _bind_target(node.target, bound)  # type: ignore[attr-defined]
-        elif kind is ast.Import or kind is ast.ImportFrom:
-            for alias in node.names:  # type: ignore[attr-defined]
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            _bind_target(node.target, bound)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
                 bound.add(alias.asname or alias.name.partition(".")[0])
-        elif kind in _DEFINITIONS:
-            bound.add(node.name)  # type: ignore[attr-defined]
-        elif kind is ast.Global or kind is ast.Nonlocal:
-            bound.update(node.names)  # type: ignore[attr-defined]
-        elif kind.__name__ == "TypeAlias":  # ``type X = ...`` (Python 3.12)
-            _bind_target(node.name, bound)  # type: ignore[attr-defined]
-        elif kind is ast.Delete:
-            for target in node.targets:  # type: ignore[attr-defined]
+        elif isinstance(node, _DEFINITIONS):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound.update(node.names)
+        elif sys.version_info >= (3, 12) and isinstance(node, ast.TypeAlias):  # ``type X = ...``
+            _bind_target(node.name, bound)
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:
                 _bind_target(target, bound)
         else:
-            if kind is ast.For or kind is ast.AsyncFor:
-                _bind_target(node.target, bound)  # type: ignore[attr-defined]
-            elif kind is ast.With or kind is ast.AsyncWith:
-                for item in node.items:  # type: ignore[attr-defined]
+            if isinstance(node, (ast.For, ast.AsyncFor)):
+                _bind_target(node.target, bound)
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
                     if item.optional_vars is not None:
                         _bind_target(item.optional_vars, bound)
-            elif kind.__name__ == "Match":
+            elif type(node).__name__ == "Match":
                 for sub in ast.walk(node):  # capture patterns bind at any depth
                     name = getattr(sub, "name", None) or getattr(sub, "rest", None)
                     if isinstance(name, str):
@@ -394,7 +410,10 @@ def _placeholder(source: str, statement: ast.stmt, first: int, last: int, line_s
     """``while 0:`` and a string holding ``marker``, on exactly the lines ``first``..``last``;
     the string on a line of its own, indented as the statement's body, when the body is."""
     ending = "\n" if source.endswith("\n", 0, line_starts[last + 1]) else ""
-    inner = statement.body[0]  # type: ignore[attr-defined]
+    definition = _definition(statement)
+    if definition is None:
+        return None  # only a def or a class is hidden
+    inner = definition.body[0]
     inner_line = min([d.lineno for d in getattr(inner, "decorator_list", ())] + [inner.lineno])
     line = source[line_starts[inner_line] : line_starts[inner_line + 1]]
     indent = line[: len(line) - len(line.lstrip(" \t"))]

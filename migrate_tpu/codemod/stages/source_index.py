@@ -6,15 +6,20 @@ the facts a rule's ``may_fire`` reads (``syntax_stage.py``).
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple, cast
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple, Union, cast
 
 from migrate_tpu.codemod.foundation.receivers import name_and_attributes
+
+if TYPE_CHECKING:  # pragma: no cover
+    from migrate_tpu.codemod.analysis.walk import ProjectFacts
 
 
 # Calls that look a name up by a string (``getattr(tf.distribute, "TPUStrategy")``).
 _NAME_LOOKUPS = ("getattr", "hasattr", "setattr")
 
 _TYPE_CHECKS = ("isinstance", "issubclass")
+
+_Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 
 
 class CallShape(NamedTuple):
@@ -38,7 +43,7 @@ class BoundNames:
     may stand for (``may_name``, ``surely_names``, ``imported_only``): a superset of what the
     LibCST analysis finds where each name is used. ``SourceIndex`` fills it in its walk."""
 
-    def __init__(self, tree: ast.AST, lookup=None, path: str = "") -> None:
+    def __init__(self, tree: ast.AST, lookup: Optional[ProjectFacts] = None, path: str = "") -> None:
         self.lookup = lookup
         self.path = path
         # Names bound by an import, with what they import; names bound any other way.
@@ -54,7 +59,7 @@ class BoundNames:
         # For ``may_name``: attributes by their last name, the import statements, and the ids
         # of the classes each ``isinstance``/``issubclass`` call checks against.
         self._attributes: Dict[str, List[ast.Attribute]] = {}
-        self._imports: List[ast.stmt] = []
+        self._imports: List[Union[ast.Import, ast.ImportFrom]] = []
         self._type_checked: Set[int] = set()
         self._stands_for_memo: Dict[str, Optional[Set[str]]] = {}
         self._tree = tree
@@ -89,7 +94,7 @@ class BoundNames:
                     return True
                 if any(alias.name != "*" and matches(canonical(f"{statement.module}.{alias.name}")) for alias in statement.names):
                     return True
-            elif any(matches(canonical(alias.name)) for alias in statement.names):  # type: ignore[attr-defined]
+            elif any(matches(canonical(alias.name)) for alias in statement.names):
                 return True
         lasts = {name.rpartition(".")[2] for name in (*exact, *under)}
         for last in lasts:
@@ -140,14 +145,15 @@ class BoundNames:
         if name in self._resolving:
             return None
         self._resolving.add(name)
-        found: Optional[Set[str]] = {canonical(target) for target in self._imported.get(name, ()) if target is not None}
+        names = {canonical(target) for target in self._imported.get(name, ()) if target is not None}
+        found: Optional[Set[str]] = names
         for kind, value in self._bindings.get(name, ()):
-            if kind == "assign" and type(value) in (ast.Name, ast.Attribute):
-                more = self._stands_for(value)  # type: ignore[arg-type]
+            if kind == "assign" and isinstance(value, (ast.Name, ast.Attribute)):
+                more = self._stands_for(value)
                 if more is None:
                     found = None
                     break
-                found |= more  # type: ignore[operator]
+                names |= more
         self._resolving.discard(name)
         self._stands_for_memo[name] = found
         return found
@@ -204,7 +210,7 @@ class BoundNames:
 class SourceIndex(BoundNames):
     """The calls of a module and how its names are bound, from one ``ast`` walk."""
 
-    def __init__(self, tree: ast.AST, lookup=None, path: str = "") -> None:
+    def __init__(self, tree: ast.AST, lookup: Optional[ProjectFacts] = None, path: str = "") -> None:
         super().__init__(tree, lookup, path)
         self.target: Optional[str] = None  # the run's ``--target``; None: any may be meant
         self.calls: List[CallShape] = []
@@ -221,7 +227,7 @@ class SourceIndex(BoundNames):
         self._call_index: Dict[int, int] = {}  # id of a Call node -> its place in ``calls``
         self._call_nodes: List[ast.Call] = []  # the Call node of each entry of ``calls``
         # For ``_mark_traced``: every def, the defs of class bodies, and ``x.function(...)`` calls.
-        functions: List[ast.AST] = []
+        functions: List[_Function] = []
         methods: Set[int] = set()
         wrappers: List[ast.Call] = []
         classes: List[ast.ClassDef] = []  # with bases: a library's class may trace some methods
@@ -318,11 +324,11 @@ class SourceIndex(BoundNames):
                     self._bound.add(name)
                     self._bind(name, "other")
 
-        if functions and (wrappers or classes or any(f.decorator_list for f in functions)):  # type: ignore[attr-defined]
+        if functions and (wrappers or classes or any(f.decorator_list for f in functions)):
             self._mark_traced(tree, functions, methods, wrappers, classes)
 
     def _mark_traced(
-        self, tree: ast.AST, functions: List[ast.AST], methods: Set[int], wrappers: List[ast.Call], classes: List[ast.ClassDef]
+        self, tree: ast.AST, functions: List[_Function], methods: Set[int], wrappers: List[ast.Call], classes: List[ast.ClassDef]
     ) -> None:
         """Mark the calls in the bodies of functions that run traced, as the LibCST analysis
         finds them (``eager_run/traced.traced_functions``): a def with a decorator naming a
@@ -362,11 +368,11 @@ class SourceIndex(BoundNames):
             elif isinstance(first, ast.Attribute) and isinstance(first.value, ast.Name):
                 wrapped_methods.add(first.attr)
         for function in functions:
-            name = function.name  # type: ignore[attr-defined]
+            name = function.name
             if id(function) in library_traced or name in (wrapped_methods if id(function) in methods else wrapped_names) or any(
-                traces(decorator) for decorator in function.decorator_list  # type: ignore[attr-defined]
+                traces(decorator) for decorator in function.decorator_list
             ):
-                for statement in function.body:  # type: ignore[attr-defined]
+                for statement in function.body:
                     for node in nodes_of(statement):
                         place = self._call_index.get(id(node)) if type(node) is ast.Call else None
                         if place is not None:
@@ -455,18 +461,19 @@ class SourceIndex(BoundNames):
         """A def decorated with a tracing wrapper (as ``_mark_traced`` counts them)."""
         return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(self._traces(d) for d in node.decorator_list)
 
-    def _path_to(self, target: ast.AST) -> Optional[List[ast.AST]]:
+    def _path_to(self, target: ast.expr) -> Optional[List[ast.AST]]:
         """The nodes from the module down to ``target`` (both left out), found by descending
         only into nodes whose lines hold it: a few dozen steps, not a walk of the file."""
         path: List[ast.AST] = []
-        first, last = target.lineno, target.end_lineno  # type: ignore[attr-defined]
+        first, last = target.lineno, cast(int, target.end_lineno)  # set on every parsed node
 
         def descend(node: ast.AST) -> bool:
             for child in ast.iter_child_nodes(node):
                 if child is target:
                     return True
-                start = getattr(child, "lineno", None)
-                if start is not None and not (start <= first and last <= child.end_lineno):  # type: ignore[attr-defined]
+                start: Optional[int] = getattr(child, "lineno", None)
+                end: int = getattr(child, "end_lineno", 0)  # a node with a ``lineno`` has its ``end_lineno``
+                if start is not None and not (start <= first and last <= end):
                     continue
                 path.append(child)
                 if descend(child):
@@ -503,11 +510,11 @@ _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, *_COMPREHENSIONS)
 
 
-def _self_assignments(method: ast.AST, me: str, attribute: str) -> List[ast.expr]:
+def _self_assignments(method: _Function, me: str, attribute: str) -> List[ast.expr]:
     """The values ``me.attribute = value`` gives in ``method``'s body, its lambdas and
     comprehensions included, its nested defs and classes not (their ``self`` is another)."""
     found: List[ast.expr] = []
-    pending: List[ast.AST] = list(method.body)  # type: ignore[attr-defined]
+    pending: List[ast.AST] = list(method.body)
     while pending:
         node = pending.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -544,8 +551,11 @@ def _scopes_around(path: List[ast.AST], target: ast.AST) -> List[ast.AST]:
 
 
 def _first_parameter(function: ast.AST) -> Optional[str]:
-    """The name of a def's first parameter, in the analysis's order (``Scope.params``)."""
-    arguments = function.args  # type: ignore[attr-defined]
+    """The name of a def's first parameter, in the analysis's order (``Scope.params``); None for
+    what is no def (the callers pass defs only)."""
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        return None
+    arguments = function.args
     every = [*getattr(arguments, "posonlyargs", []), *arguments.args]
     if arguments.vararg is not None:
         every.append(arguments.vararg)

@@ -19,16 +19,25 @@ which reports the error as before.
 from __future__ import annotations
 
 import ast
-from typing import Dict, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from migrate_tpu.codemod.stages.prefilter import Prefilter
 from migrate_tpu.codemod.stages.source_index import SourceIndex
+
+if TYPE_CHECKING:  # pragma: no cover
+    from migrate_tpu.codemod.analysis.walk import ProjectFacts
+
+
+# A rule's two questions, as classmethods (``rule.Rule`` says more): ``may_fire(index)`` and
+# ``ruled_out_by_text(source, lookup, path)``.
+MayFire = Callable[[SourceIndex], bool]
+RuledOutByText = Callable[[str, Optional["ProjectFacts"], str], bool]
 
 
 _EVIDENCE: Dict[Tuple[type, Optional[str]], Prefilter] = {}
 
 
-def _evidence_present(rule_class, data: bytes, target: Optional[str] = None) -> bool:
+def _evidence_present(rule_class: Any, data: bytes, target: Optional[str] = None) -> bool:
     """Whether the rule's evidence for ``target`` (None: any) is in ``data``."""
     prefilter = _EVIDENCE.get((rule_class, target))
     if prefilter is None:
@@ -45,22 +54,27 @@ def parse(source: str) -> Optional[ast.AST]:
 
 
 def may_fire(
-    source: str, rule_classes: Sequence[type], lookup=None, path: str = "", tree: Optional[ast.AST] = None, target: Optional[str] = None
+    source: str,
+    rule_classes: Sequence[type],
+    lookup: Optional[ProjectFacts] = None,
+    path: str = "",
+    tree: Optional[ast.AST] = None,
+    target: Optional[str] = None,
 ) -> Tuple[bool, Optional[ast.AST]]:
     """Whether any of ``rule_classes`` may find something in ``source`` for ``target`` (None:
     for any), and its ``ast`` tree when one was made or given (the caller reuses it). The tree
     is made only when every rule whose evidence is present has a ``may_fire`` test: otherwise
     LibCST parses the file anyway."""
     data = source.encode("utf-8", "surrogatepass")
-    tested = []
+    tested: List[MayFire] = []
     for rule_class in rule_classes:
-        test = getattr(rule_class, "may_fire", None)
+        test: Optional[MayFire] = getattr(rule_class, "may_fire", None)
         if not getattr(rule_class, "evidence", ()):
             return True, tree  # a rule that declares no evidence may fire anywhere
         if not _evidence_present(rule_class, data, target):
             continue
         # A rule may tell from the text alone that its evidence here is a false lead.
-        ruled_out = getattr(rule_class, "ruled_out_by_text", None)
+        ruled_out: Optional[RuledOutByText] = getattr(rule_class, "ruled_out_by_text", None)
         if ruled_out is not None and ruled_out(source, lookup, path):
             continue
         if test is None:

@@ -88,8 +88,7 @@ class ClassGates(TreeReader):
             if isinstance(node, ast.withitem):
                 value = node.context_expr
             if isinstance(value, (ast.Name, ast.Attribute, ast.Tuple, ast.List)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.optional_vars if isinstance(node, ast.withitem) else node.target]  # type: ignore[attr-defined]
-                for target in targets:
+                for target in _alias_targets(node):
                     for sub in ast.walk(target) if target is not None else ():
                         if isinstance(sub, ast.Name):
                             aliases.setdefault(sub.id, []).append(value)
@@ -176,44 +175,13 @@ class ClassGates(TreeReader):
         spell (a star import, an import inside a block)."""
         if path in self._bindings_of:
             return self._bindings_of[path]
-        found: Optional[Dict[str, List[Tuple[str, object]]]] = {}
+        found: Optional[Dict[str, List[Tuple[str, object]]]]
         try:
             tree = ast.parse(self._read_text(path))
         except Exception:  # as ``_walked``: a module we cannot read or parse offers nothing we can tell
             found = None
-        for statement in tree.body if found is not None else ():
-            if isinstance(statement, ast.ClassDef):
-                found.setdefault(statement.name, []).append(("class", statement))  # type: ignore[union-attr]
-            elif isinstance(statement, ast.Import):
-                for alias in statement.names:
-                    bound = alias.asname or alias.name.partition(".")[0]
-                    found.setdefault(bound, []).append(("import", alias.name if alias.asname else bound))  # type: ignore[union-attr]
-            elif isinstance(statement, ast.ImportFrom):
-                if any(alias.name == "*" for alias in statement.names):
-                    found = None
-                    break
-                for alias in statement.names:
-                    target = f"{statement.module}.{alias.name}" if statement.module and not statement.level else None
-                    found.setdefault(alias.asname or alias.name, []).append(("import", target))  # type: ignore[union-attr]
-            else:
-                defined = isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
-                names: Set[str] = {statement.name} if defined else set()  # type: ignore[attr-defined]
-                for node in ast.walk(statement):
-                    if isinstance(node, (ast.Global, ast.Nonlocal)):
-                        names.update(node.names)
-                    elif defined:
-                        continue  # a def's other names are its own
-                    elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                        names.add(node.id)
-                    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                        names.add(node.name)
-                    elif isinstance(node, (ast.alias, ast.arg, ast.ExceptHandler)) or type(node).__name__.startswith("Match"):
-                        found = None  # bound in a block in ways not spelled out here: anything
-                        break
-                if found is None:
-                    break
-                for name in names:
-                    found.setdefault(name, []).append(("other", None))
+        else:
+            found = _module_scope_bindings(tree)
         self._bindings_of[path] = found
         return found
 
@@ -241,6 +209,53 @@ class ClassGates(TreeReader):
         except Exception:  # as ``_walked``: a module we cannot read offers nothing
             return False
         return "class" in text and _holds_class_statement(text, symbol)
+
+
+def _module_scope_bindings(tree: ast.Module) -> Optional[Dict[str, List[Tuple[str, object]]]]:
+    """``ClassGates._module_bindings`` of a parsed module."""
+    found: Dict[str, List[Tuple[str, object]]] = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.ClassDef):
+            found.setdefault(statement.name, []).append(("class", statement))
+        elif isinstance(statement, ast.Import):
+            for alias in statement.names:
+                bound = alias.asname or alias.name.partition(".")[0]
+                found.setdefault(bound, []).append(("import", alias.name if alias.asname else bound))
+        elif isinstance(statement, ast.ImportFrom):
+            if any(alias.name == "*" for alias in statement.names):
+                return None
+            for alias in statement.names:
+                target = f"{statement.module}.{alias.name}" if statement.module and not statement.level else None
+                found.setdefault(alias.asname or alias.name, []).append(("import", target))
+        else:
+            defined = isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+            names: Set[str] = {statement.name} if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) else set()
+            for node in ast.walk(statement):
+                if isinstance(node, (ast.Global, ast.Nonlocal)):
+                    names.update(node.names)
+                elif defined:
+                    continue  # a def's other names are its own
+                elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                    names.add(node.id)
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names.add(node.name)
+                elif isinstance(node, (ast.alias, ast.arg, ast.ExceptHandler)) or type(node).__name__.startswith("Match"):
+                    return None  # bound in a block in ways not spelled out here: anything
+            for name in names:
+                found.setdefault(name, []).append(("other", None))
+    return found
+
+
+def _alias_targets(node: ast.AST) -> List[Optional[ast.expr]]:
+    """What an assignment, an annotated assignment, a walrus or a ``with`` item (its ``as``
+    part, perhaps None) binds; nothing for any other node."""
+    if isinstance(node, ast.Assign):
+        return list(node.targets)
+    if isinstance(node, ast.withitem):
+        return [node.optional_vars]
+    if isinstance(node, (ast.AnnAssign, ast.NamedExpr)):
+        return [node.target]
+    return []
 
 
 def _holds_class_statement(text: str, name: str) -> bool:

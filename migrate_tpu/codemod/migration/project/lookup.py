@@ -160,7 +160,8 @@ class ProjectLookup(ClassGates, VersionReach):
 
     def _version_table(self, path: str) -> Optional[dict]:
         """The module's names that read the version (``version_guards.module_version_summary``)."""
-        return self._table(path, "versions")  # type: ignore[return-value]
+        table = self._table(path, "versions")
+        return table if isinstance(table, dict) else None  # a dict where it is made
 
     def _walked(self, path: str):
         """The module's analysis, walked, for its summary's tables; None when it cannot be read

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import List, Tuple, cast
+from typing import Iterable, List, Tuple, cast
 
 import libcst as cst
 
 from migrate_tpu.codemod.analysis.walk import Analysis, Scope
 from migrate_tpu.codemod.framework.fixes import RewriteRule
-from migrate_tpu.codemod.framework.rule import Safety, register, tf_example
+from migrate_tpu.codemod.framework.rule import Finding, Safety, register, tf_example
 from migrate_tpu.codemod.stages.prefilter import Evidence
 
 POLICY = "tensorflow.data.experimental.AutoShardPolicy"
@@ -63,7 +63,7 @@ options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoSha
                 analysis.remember(node)
                 self._assignments.append((node, analysis.scope))
 
-    def finish(self, analysis: Analysis):
+    def finish(self, analysis: Analysis) -> Iterable[Finding]:
         for node, scope in self._assignments:
             value = node.value
             member = {"True": "AUTO", "False": "OFF"}.get(value.value) if isinstance(value, cst.Name) else None

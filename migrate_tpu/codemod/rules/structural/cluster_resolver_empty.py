@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterable
 
 from migrate_tpu.codemod.analysis.walk import Analysis
 from migrate_tpu.codemod.foundation.helpers import argument, is_literal
-from migrate_tpu.codemod.framework.rule import CallRule, Safety, register, tf_example
+from migrate_tpu.codemod.framework.rule import CallRule, Finding, Safety, register, tf_example
 from migrate_tpu.codemod.stages.prefilter import Evidence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from migrate_tpu.codemod.stages.source_index import SourceIndex
 
 RESOLVERS = (
     "tensorflow.distribute.cluster_resolver.TPUClusterResolver",
@@ -56,12 +60,12 @@ resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu='')
     )
 
     @classmethod
-    def may_fire(cls, index) -> bool:
+    def may_fire(cls, index: SourceIndex) -> bool:
         """A call whose first positional argument or ``tpu=`` is the literal ``''`` (``syntax_stage.py``):
         the callee is not checked here (an alias of the class may call it), nor a call with ``*args``."""
         return any((0, "") in call.literals or ("tpu", "") in call.literals or call.starred for call in index.calls)
 
-    def finish(self, analysis: Analysis):
+    def finish(self, analysis: Analysis) -> Iterable[Finding]:
         for call, _scope in self.calls():
             arg = argument(call, 0, "tpu")
             if arg is not None and is_literal(arg.value, ("",)):

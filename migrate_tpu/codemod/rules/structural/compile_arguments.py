@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
 
 import libcst as cst
 
-from migrate_tpu.codemod.analysis.walk import Analysis, Scope
+from migrate_tpu.codemod.analysis.walk import Analysis, ProjectFacts, Scope
 from migrate_tpu.codemod.framework.fixes import as_keyword
 from migrate_tpu.codemod.foundation.helpers import is_literal, remove_arguments
 from migrate_tpu.codemod.analysis.names import is_tensorflow, lookup, module_aliases, qualified_name
-from migrate_tpu.codemod.framework.rule import Change, Example, Expected, Rule, Safety, register, tf_example
+from migrate_tpu.codemod.framework.rule import Change, Example, Expected, Finding, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.stages.prefilter import Evidence
 from migrate_tpu.codemod.foundation.receivers import call_arguments, imported_receivers
+
+if TYPE_CHECKING:  # pragma: no cover
+    from migrate_tpu.codemod.stages.source_index import SourceIndex
 
 # TF 2.1's compile(optimizer, loss, metrics, loss_weights, sample_weight_mode,
 # weighted_metrics, target_tensors, distribute, **kwargs).
@@ -199,7 +202,7 @@ pattern = re.compile("a+", re.IGNORECASE)
     )
 
     @classmethod
-    def ruled_out_by_text(cls, source: str, lookup=None, path: str = "") -> bool:
+    def ruled_out_by_text(cls, source: str, lookup: Optional[ProjectFacts] = None, path: str = "") -> bool:
         """Whether the text alone tells what ``may_fire`` would: every ``.compile`` is called
         on a name only absolute imports bind (``re.compile(...)`` after ``import re``:
         ``receivers.imported_receivers``), or given only what ``may_fire`` passes by: at most
@@ -217,7 +220,7 @@ pattern = re.compile("a+", re.IGNORECASE)
         )
 
     @classmethod
-    def may_fire(cls, index) -> bool:
+    def may_fire(cls, index: SourceIndex) -> bool:
         """A ``.compile`` call ``_check`` would report (``syntax_stage.py``): no ``*args`` or
         ``**kwargs``, not on an imported module (``re.compile``), and either more than two
         positional arguments or a keyword it reports or rewrites; ``optimizer=``, ``loss=``
@@ -239,7 +242,7 @@ pattern = re.compile("a+", re.IGNORECASE)
             analysis.remember(node)
             self._calls.append((node, analysis.scope))
 
-    def finish(self, analysis: Analysis):
+    def finish(self, analysis: Analysis) -> Iterable[Finding]:
         if not self._calls:
             return self.findings
         uses_tensorflow = any(is_tensorflow(target) for _, target in module_aliases(analysis.module_scope))
@@ -287,7 +290,7 @@ pattern = re.compile("a+", re.IGNORECASE)
         if "experimental_run_tf_function" in keywords:
             notes.append("`experimental_run_tf_function` is ignored since TF 2.2")
 
-        def rewrite(updated):
+        def rewrite(updated: cst.Call) -> cst.Call:
             new_args: List[Optional[cst.Arg]] = []  # None: the argument goes
             seen_positional = 0
             present = {a.keyword.value for a in updated.args if a.keyword is not None}

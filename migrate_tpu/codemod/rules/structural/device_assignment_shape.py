@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import List, Tuple
+from typing import Iterable, List, Optional, Tuple, Union, cast
 
 import libcst as cst
 
 from migrate_tpu.codemod.analysis.walk import Analysis, Scope
 from migrate_tpu.codemod.foundation.helpers import argument
 from migrate_tpu.codemod.analysis.names import qualified_name
-from migrate_tpu.codemod.framework.rule import Change, Rule, Safety, register, tf_example
+from migrate_tpu.codemod.framework.rule import Change, Finding, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.stages.prefilter import Evidence
 
 BUILD = (
@@ -70,7 +70,7 @@ assignment = tf.tpu.experimental.DeviceAssignment.build(topology, computation_sh
             analysis.remember(node)
             self._calls.append((node, analysis.scope))
 
-    def finish(self, analysis: Analysis):
+    def finish(self, analysis: Analysis) -> Iterable[Finding]:
         for call, scope in self._calls:
             if qualified_name(call.func, scope) not in BUILD:
                 continue
@@ -81,7 +81,7 @@ assignment = tf.tpu.experimental.DeviceAssignment.build(topology, computation_sh
                 self._check(call, arg, keyword, scope, analysis)
         return self.findings
 
-    def _sequence(self, value: cst.BaseExpression, scope: Scope):
+    def _sequence(self, value: cst.BaseExpression, scope: Scope) -> Tuple[Optional[Union[cst.List, cst.Tuple]], Optional[cst.Call]]:
         """The literal list/tuple inside ``value`` (also inside ``np.array(...)``)."""
         if isinstance(value, (cst.List, cst.Tuple)):
             return value, None
@@ -106,10 +106,11 @@ assignment = tf.tpu.experimental.DeviceAssignment.build(topology, computation_sh
             return
         index = next(i for i, a in enumerate(call.args) if a is arg)
 
-        def insert_z(updated, index=index, wrapped=wrapper is not None):
+        def insert_z(updated: cst.Call, index: int = index, wrapped: bool = wrapper is not None) -> cst.Call:
             args = list(updated.args)
             value = args[index].value
-            inner = value.args[0].value if wrapped else value
+            # The shape's list or tuple (``_sequence``), inside ``np.array(...)`` when wrapped.
+            inner = cast(Union[cst.List, cst.Tuple], cast(cst.Call, value).args[0].value if wrapped else value)
             elements = list(inner.elements)
             comma = elements[1].comma
             if comma is cst.MaybeSentinel.DEFAULT:
@@ -117,9 +118,11 @@ assignment = tf.tpu.experimental.DeviceAssignment.build(topology, computation_sh
             elements.insert(2, cst.Element(cst.Integer("1"), comma=comma))
             elements[1] = elements[1].with_changes(comma=comma)
             new_inner = inner.with_changes(elements=elements)
+            new_value: cst.BaseExpression
             if wrapped:
-                inner_arg = value.args[0].with_changes(value=new_inner)
-                new_value = value.with_changes(args=[inner_arg] + list(value.args[1:]))
+                array = cast(cst.Call, value)
+                inner_arg = array.args[0].with_changes(value=new_inner)
+                new_value = array.with_changes(args=[inner_arg] + list(array.args[1:]))
             else:
                 new_value = new_inner
             args[index] = args[index].with_changes(value=new_value)

@@ -34,7 +34,7 @@ strategy.extended.experimental_enable_dynamic_batch_size = False
         ),
     )
 
-    def _check(self, target: cst.BaseExpression, node, analysis: Analysis) -> None:
+    def _check(self, target: cst.BaseExpression, node: cst.CSTNode, analysis: Analysis) -> None:
         if isinstance(target, cst.Attribute) and target.attr.value == "experimental_enable_dynamic_batch_size":
             analysis.remember(node)
             self.report(

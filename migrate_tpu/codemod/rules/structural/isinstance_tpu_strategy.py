@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import re
-from typing import List, Tuple
+from typing import TYPE_CHECKING, Iterable, List, Optional, Tuple
 
 import libcst as cst
 
-from migrate_tpu.codemod.analysis.walk import Analysis, Scope
+from migrate_tpu.codemod.analysis.walk import Analysis, ProjectFacts, Scope
 from migrate_tpu.codemod.framework.fixes import RewriteRule, comma
 from migrate_tpu.codemod.analysis.names import qualified_name
-from migrate_tpu.codemod.framework.rule import Example, Safety, register, tf_example
+from migrate_tpu.codemod.framework.rule import Example, Finding, Safety, register, tf_example
 from migrate_tpu.codemod.stages.prefilter import Evidence
 from migrate_tpu.codemod.foundation.spelling import may_name
+
+if TYPE_CHECKING:  # pragma: no cover
+    from migrate_tpu.codemod.stages.source_index import SourceIndex
 
 EXPERIMENTAL = "tensorflow.distribute.experimental.TPUStrategy"
 # A string literal that may be ``'TPUStrategy'`` (a prefix such as ``r`` comes before the quote).
@@ -65,14 +68,14 @@ if type(strategy).__name__ == "TPUStrategy":
     )
 
     @classmethod
-    def ruled_out_by_text(cls, source: str, lookup=None, path: str = "") -> bool:
+    def ruled_out_by_text(cls, source: str, lookup: Optional[ProjectFacts] = None, path: str = "") -> bool:
         """Whether the text names the experimental class nowhere (``spelling.may_name``) and
         holds no string ``'TPUStrategy'``: then no type check can hold it and no comparison
         names it, as code written for TF 2.4 and later has it."""
         return not may_name(source, [EXPERIMENTAL]) and _QUOTED_NAME.search(source) is None
 
     @classmethod
-    def may_fire(cls, index) -> bool:
+    def may_fire(cls, index: SourceIndex) -> bool:
         """The string ``'TPUStrategy'``, or a type check whose classes may hold the experimental
         class and surely do not hold the stable one (``finish`` passes those by: code that
         already accepts both, as tf-models-official 2.5 and later writes it)."""
@@ -101,7 +104,7 @@ if type(strategy).__name__ == "TPUStrategy":
                 self._names.append((node, analysis.scope))
                 return
 
-    def finish(self, analysis: Analysis):
+    def finish(self, analysis: Analysis) -> Iterable[Finding]:
         for call, scope in self._checks:
             self._check(call, scope, analysis)
         for comparison, _scope in self._names:
@@ -122,7 +125,7 @@ if type(strategy).__name__ == "TPUStrategy":
             return
         index = names.index(EXPERIMENTAL)
 
-        def widen(updated, stable):
+        def widen(updated: cst.Call, stable: cst.BaseExpression) -> cst.Call:
             value = updated.args[1].value
             if isinstance(value, cst.Tuple):
                 items = list(value.elements)

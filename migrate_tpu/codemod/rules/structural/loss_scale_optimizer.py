@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import cast
+from typing import TYPE_CHECKING, Iterable, List, cast
 
 import libcst as cst
 
-from migrate_tpu.codemod.analysis.walk import Analysis
+from migrate_tpu.codemod.analysis.walk import Analysis, Scope
 from migrate_tpu.codemod.framework.fixes import RewriteRule, comma, head_name, keyword
 from migrate_tpu.codemod.foundation.helpers import argument, has_star_arguments, is_literal
-from migrate_tpu.codemod.framework.rule import CallRule, Expected, Safety, register, tf_example
+from migrate_tpu.codemod.framework.rule import CallRule, Expected, Finding, Safety, register, tf_example
 from migrate_tpu.codemod.stages.prefilter import Evidence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from migrate_tpu.codemod.stages.source_index import SourceIndex
 
 OLD = "tensorflow.keras.mixed_precision.experimental.LossScaleOptimizer"
 NEW = "tensorflow.keras.mixed_precision.LossScaleOptimizer"
@@ -20,7 +23,7 @@ _MOVED = "`mixed_precision.experimental.LossScaleOptimizer` was replaced by `mix
 _LOSS_SCALES = ("LossScale", "FixedLossScale", "DynamicLossScale")
 
 
-def _is_loss_scale_object(value: cst.BaseExpression, scope) -> bool:
+def _is_loss_scale_object(value: cst.BaseExpression, scope: Scope) -> bool:
     """``DynamicLossScale(...)`` (any spelling TensorFlow exports it under), or a name bound to one."""
     from migrate_tpu.codemod.analysis.names import lookup, qualified_name
 
@@ -35,7 +38,7 @@ def _is_loss_scale_object(value: cst.BaseExpression, scope) -> bool:
     return name.startswith("tensorflow.") and name.rpartition(".")[2] in _LOSS_SCALES
 
 
-def _constant(value: cst.BaseExpression, scope) -> cst.BaseExpression:
+def _constant(value: cst.BaseExpression, scope: Scope) -> cst.BaseExpression:
     """The literal a name bound once to a literal stands for (``scale = 128``), else ``value``."""
     from migrate_tpu.codemod.analysis.names import lookup
 
@@ -129,11 +132,11 @@ scaled = tf.keras.mixed_precision.experimental.LossScaleOptimizer(
     )
 
     @classmethod
-    def may_fire(cls, index) -> bool:
+    def may_fire(cls, index: SourceIndex) -> bool:
         """A call that may be of the old class: every finding is one (``syntax_stage.py``)."""
         return index.may_name(cls.callees)
 
-    def finish(self, analysis: Analysis):
+    def finish(self, analysis: Analysis) -> Iterable[Finding]:
         for call, scope in self.calls():
             optimizer = argument(call, 0, "optimizer")
             scale = argument(call, 1, "loss_scale")
@@ -163,7 +166,7 @@ scaled = tf.keras.mixed_precision.experimental.LossScaleOptimizer(
                 )
                 continue
 
-            def rewrite(updated, new_func, extra=extra):
+            def rewrite(updated: cst.Call, new_func: cst.BaseExpression, extra: List[cst.Arg] = extra) -> cst.Call:
                 first = cast(cst.Arg, argument(updated, 0, "optimizer"))  # the call has one: checked above
                 first = first.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
                 if extra:

@@ -9,7 +9,7 @@ fixes do not release, such as ``prec = None`` in an ``except ImportError``).
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Iterable, List, Sequence, Set, Tuple, cast
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
 
@@ -17,6 +17,9 @@ from migrate_tpu.codemod.analysis.walk import Analysis, Scope
 from migrate_tpu.codemod.analysis.names import possible_names, qualified_name
 from migrate_tpu.codemod.stages.prefilter import Evidence
 from migrate_tpu.codemod.framework.rule import Finding, Rule, Safety, register, registered_rules, tf_example
+
+if TYPE_CHECKING:  # pragma: no cover
+    from migrate_tpu.codemod.stages.source_index import SourceIndex
 
 NAMESPACE = "tensorflow.keras.mixed_precision.experimental"
 MESSAGE = (
@@ -41,7 +44,7 @@ def _taken_over() -> Tuple[FrozenSet[str], FrozenSet[str]]:
     return frozenset(anywhere), frozenset(called)
 
 
-def _in_import(ancestors) -> bool:
+def _in_import(ancestors: Iterable[cst.CSTNode]) -> bool:
     return any(isinstance(node, (cst.Import, cst.ImportFrom)) for node in ancestors)
 
 
@@ -128,7 +131,7 @@ prec.set_policy("mixed_bfloat16")
         self._reported: Set[str] = set()
 
     @classmethod
-    def may_fire(cls, index) -> bool:
+    def may_fire(cls, index: SourceIndex) -> bool:
         """A reference to the namespace or an import of it (``syntax_stage.py``): the chains,
         names and imports below all resolve to it."""
         return index.may_name([NAMESPACE])
@@ -152,7 +155,7 @@ prec.set_policy("mixed_bfloat16")
             if alias.asname is not None and analysis.module.code_for_node(alias.name) == NAMESPACE:
                 self._note_import(alias, node, analysis)
 
-    def _note_import(self, alias: cst.ImportAlias, statement, analysis: Analysis) -> None:
+    def _note_import(self, alias: cst.ImportAlias, statement: Union[cst.Import, cst.ImportFrom], analysis: Analysis) -> None:
         # An import binds a plain name: its ``as`` name, or the name a from-import takes (a dotted
         # ``import a.b`` comes here only with an ``as``).
         bound = cast(cst.Name, alias.asname.name).value if alias.asname is not None else cast(cst.Name, alias.name).value
@@ -170,10 +173,10 @@ prec.set_policy("mixed_bfloat16")
         analysis.remember(node)
         self._mentions.append((node, analysis.scope, parent))
 
-    def finish(self, analysis: Analysis):
+    def finish(self, analysis: Analysis) -> Iterable[Finding]:
         anywhere, called = _taken_over()
 
-        def leftover(node, parent, grandparent) -> Tuple[bool, cst.CSTNode, str]:
+        def leftover(node: cst.BaseExpression, parent: object, grandparent: Optional[cst.CSTNode]) -> Tuple[bool, cst.CSTNode, str]:
             """Whether this reference to the namespace is left to this rule, where, and how to say it."""
             if isinstance(parent, cst.Attribute) and parent.value is node:
                 member = parent.attr.value
@@ -224,7 +227,7 @@ prec.set_policy("mixed_bfloat16")
         return self.findings[before:]
 
     @staticmethod
-    def _grandparent(analysis: Analysis, node: cst.CSTNode):
+    def _grandparent(analysis: Analysis, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         site = analysis.site(node)
         path = site.path if site is not None else ()
         return path[-3] if len(path) >= 3 else None

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterable
+
 import libcst as cst
 
 from migrate_tpu.codemod.analysis.walk import Analysis
 from migrate_tpu.codemod.framework.fixes import RewriteRule, as_keyword, head_name, keyword
 from migrate_tpu.codemod.foundation.helpers import fix_commas, has_star_arguments
-from migrate_tpu.codemod.framework.rule import CallRule, Safety, register, tf_example
+from migrate_tpu.codemod.framework.rule import CallRule, Finding, Safety, register, tf_example
 from migrate_tpu.codemod.stages.prefilter import Evidence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from migrate_tpu.codemod.stages.source_index import SourceIndex
 
 OLD = "tensorflow.distribute.experimental.MultiWorkerMirroredStrategy"
 NEW = "tensorflow.distribute.MultiWorkerMirroredStrategy"
@@ -91,11 +96,11 @@ strategy = tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=resolver)
     )
 
     @classmethod
-    def may_fire(cls, index) -> bool:
+    def may_fire(cls, index: SourceIndex) -> bool:
         """A call that may be of the old class: every finding is one (``syntax_stage.py``)."""
         return index.may_name(cls.callees)
 
-    def finish(self, analysis: Analysis):
+    def finish(self, analysis: Analysis) -> Iterable[Finding]:
         for call, scope in self.calls():
             if has_star_arguments(call) or len(call.args) > 2:
                 self.report(call, "the stable `MultiWorkerMirroredStrategy` takes `(cluster_resolver, communication_options)`; map these arguments by hand", analysis=analysis)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple, cast
+from typing import Iterable, List, Optional, Tuple, cast
 
 import libcst as cst
 
@@ -10,7 +10,7 @@ from migrate_tpu.codemod.analysis.walk import Analysis, Scope
 from migrate_tpu.codemod.framework.fixes import RewriteRule
 from migrate_tpu.codemod.foundation.helpers import argument
 from migrate_tpu.codemod.analysis.names import qualified_name
-from migrate_tpu.codemod.framework.rule import Expected, Safety, register, tf_example
+from migrate_tpu.codemod.framework.rule import Expected, Finding, Safety, register, tf_example
 from migrate_tpu.codemod.stages.prefilter import Evidence
 from migrate_tpu.codemod.analysis.strategies import StrategyFacts
 
@@ -99,7 +99,7 @@ dataset = tf.data.Dataset.from_tensor_slices(features)
             in_function_body = any(isinstance(n, cst.FunctionDef) for n in analysis.ancestors())
             self._calls.append((node, analysis.scope, in_function_body))
 
-    def finish(self, analysis: Analysis):
+    def finish(self, analysis: Analysis) -> Iterable[Finding]:
         facts = StrategyFacts(analysis)
 
         for call, scope, _ in self._calls:
@@ -141,7 +141,7 @@ dataset = tf.data.Dataset.from_tensor_slices(features)
         return self.findings
 
     @staticmethod
-    def _compat_v1(receiver, scope) -> bool:
+    def _compat_v1(receiver: cst.BaseExpression, scope: Scope) -> bool:
         from migrate_tpu.codemod.analysis.names import lookup
 
         if isinstance(receiver, cst.Name):

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import List, Tuple
+from typing import TYPE_CHECKING, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from migrate_tpu.codemod.analysis.walk import Analysis, Scope
+from migrate_tpu.codemod.analysis.walk import Analysis, ProjectFacts, Scope
 from migrate_tpu.codemod.analysis.optimizers import OptimizerClass, optimizer_class
-from migrate_tpu.codemod.framework.rule import Change, Expected, Rule, Safety, register, tf_example
+from migrate_tpu.codemod.framework.rule import Change, Expected, Finding, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.foundation.keywords import may_pass
 from migrate_tpu.codemod.stages.prefilter import Evidence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from migrate_tpu.codemod.stages.source_index import SourceIndex
 
 # The examples' imports of other packages, kept off the start of a line here: the project's
 # checks read a line that starts with an import of TensorFlow as a real import.
@@ -234,7 +237,7 @@ optimizer = tf.keras.optimizers.SGD(0.1, lr=0.2)
         self._calls: List[Tuple[cst.Call, Scope]] = []
 
     @classmethod
-    def ruled_out_by_text(cls, source: str, lookup=None, path: str = "") -> bool:
+    def ruled_out_by_text(cls, source: str, lookup: Optional[ProjectFacts] = None, path: str = "") -> bool:
         """Whether the text alone tells what ``may_fire`` would: no ``lr =`` or ``decay =``
         in it may be a keyword argument (``keywords.may_pass``: each follows neither ``(``
         nor ``,``). On tf-models-official 2.6.0, 15 files whose only lead is ``lr = ...``
@@ -242,7 +245,7 @@ optimizer = tf.keras.optimizers.SGD(0.1, lr=0.2)
         return not may_pass(source, ("lr", "decay"))
 
     @classmethod
-    def may_fire(cls, index) -> bool:
+    def may_fire(cls, index: SourceIndex) -> bool:
         """A call with ``lr=``, or ``decay=`` for ``latest`` (``syntax_stage.py``); not ``lr = 0.1``
         or ``def f(lr=...)``."""
         keywords = {evidence.literal for evidence in cls.evidence if evidence.counts_for(index.target)}  # the keywords themselves
@@ -253,7 +256,7 @@ optimizer = tf.keras.optimizers.SGD(0.1, lr=0.2)
             analysis.remember(node)
             self._calls.append((node, analysis.scope))
 
-    def finish(self, analysis: Analysis):
+    def finish(self, analysis: Analysis) -> Iterable[Finding]:
         latest = analysis.target == "latest"
         for call, scope in self._calls:
             optimizer = optimizer_class(call.func, scope, analysis)
@@ -270,7 +273,7 @@ optimizer = tf.keras.optimizers.SGD(0.1, lr=0.2)
                 )
         return self.findings
 
-    def _rename_lr(self, call: cst.Call, optimizer: OptimizerClass, keywords, analysis: Analysis) -> None:
+    def _rename_lr(self, call: cst.Call, optimizer: OptimizerClass, keywords: Set[str], analysis: Analysis) -> None:
         if optimizer.kind == "legacy":
             # TF 2.1's legacy class (``optimizers.LEGACY_KERAS``): ``lr`` is right there, and TF 2.4
             # has no such class; the fix is another class, with its own defaults: left to a person.
@@ -308,7 +311,7 @@ optimizer = tf.keras.optimizers.SGD(0.1, lr=0.2)
             )
             return
 
-        def rename(updated):
+        def rename(updated: cst.Call) -> cst.Call:
             return updated.with_changes(
                 args=[
                     arg.with_changes(keyword=cst.Name("learning_rate"))

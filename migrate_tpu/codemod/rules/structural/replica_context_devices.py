@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import List, Tuple
+from typing import Iterable, List, Tuple
 
 import libcst as cst
 
 from migrate_tpu.codemod.analysis.walk import Analysis, Scope
 from migrate_tpu.codemod.analysis.names import lookup, qualified_name
-from migrate_tpu.codemod.framework.rule import Rule, Safety, register, tf_example
+from migrate_tpu.codemod.framework.rule import Finding, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.stages.prefilter import Evidence
 
 CONTEXTS = ("tensorflow.distribute.get_replica_context", "tensorflow.compat.v1.distribute.get_replica_context")
@@ -45,7 +45,7 @@ device = context.devices[0]
             analysis.remember(node)
             self._reads.append((node, analysis.scope))
 
-    def _is_context(self, expr, scope) -> bool:
+    def _is_context(self, expr: cst.BaseExpression, scope: Scope) -> bool:
         if isinstance(expr, cst.Call):
             return qualified_name(expr.func, scope) in CONTEXTS
         if isinstance(expr, cst.Name):
@@ -54,7 +54,7 @@ device = context.devices[0]
                 return any(b.kind == "assign" and b.value is not None and self._is_context(b.value, b.scope) for b in found[1])
         return False
 
-    def finish(self, analysis: Analysis):
+    def finish(self, analysis: Analysis) -> Iterable[Finding]:
         for node, scope in self._reads:
             if self._is_context(node.value, scope):
                 self.report(node, "`ReplicaContext.devices` is deprecated since TF 2.4; avoid placing ops by device per replica", analysis=analysis)

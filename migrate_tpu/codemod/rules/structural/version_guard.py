@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import ast
-from typing import cast
+from typing import TYPE_CHECKING, Iterable, Set
 
 import libcst as cst
 
 from migrate_tpu.codemod.analysis.walk import Analysis
-from migrate_tpu.codemod.framework.rule import Change, Expected, NodeRewrite, Rule, Safety, register, tf_example
+from migrate_tpu.codemod.framework.rule import Change, Expected, Finding, Rule, Safety, register, tf_example
 from migrate_tpu.codemod.stages.prefilter import Evidence
 from migrate_tpu.codemod.foundation.receivers import name_and_attributes
 from migrate_tpu.codemod.rules.version_guards.guards import collapse
+
+if TYPE_CHECKING:  # pragma: no cover
+    from migrate_tpu.codemod.stages.source_index import SourceIndex
 
 # The last name of every version ``version_guards`` reads (``_VERSION_NAMES``).
 _VERSION_WORDS = frozenset({"__version__", "VERSION"})
 _TARGET_NAMES = {"2.4": "TensorFlow 2.4", "latest": "TensorFlow 2.5 and later"}
 
 
-def _remove(updated):
+def _remove(updated: cst.CSTNode) -> cst.RemovalSentinel:
     return cst.RemovalSentinel.REMOVE
 
 
@@ -137,21 +140,21 @@ if tf.__version__ >= "2.5":
     )
 
     @classmethod
-    def may_fire(cls, index) -> bool:
+    def may_fire(cls, index: SourceIndex) -> bool:
         """An ``if`` or conditional expression whose test may read the TensorFlow version
         (``syntax_stage.py``): it names ``__version__`` or ``VERSION``, or a name that an
         assignment anywhere in the file (followed, as ``version_guards`` follows names bound
         once) or an import binds to one, also a name another module of the tree binds to one.
         A test that reads no version is never decided. A name or attribute chain reached through a
         relative import is asked of the tree as the analysis names it (``.compat.IS_TF2``)."""
-        followed: set = set()
+        followed: Set[str] = set()
 
-        def imported_reads_version(dotted) -> bool:
+        def imported_reads_version(dotted: str) -> bool:
             """A name another module of the tree binds to a version test (``from .compat import IS_TF2``)."""
             finder = getattr(index.lookup, "version_values", None)
             return finder is not None and not dotted.startswith("tensorflow") and finder(dotted, index.path) is not None
 
-        def reads_version(expr) -> bool:
+        def reads_version(expr: ast.AST) -> bool:
             for node in ast.walk(expr):
                 if isinstance(node, ast.Attribute):
                     if node.attr in _VERSION_WORDS:
@@ -170,16 +173,16 @@ if tf.__version__ >= "2.5":
                     for kind, value in index.bindings(node.id):
                         if kind == "import":
                             # A relative import (None here) is asked as the analysis names it.
-                            targets = [value] if value is not None else index.import_targets(node.id)
+                            targets = [value] if isinstance(value, str) else index.import_targets(node.id)
                             if any(t.rpartition(".")[2] in _VERSION_WORDS or imported_reads_version(t) for t in targets):
                                 return True
-                        if kind == "assign" and reads_version(value):
+                        if kind == "assign" and isinstance(value, ast.AST) and reads_version(value):  # an assignment's value
                             return True
             return False
 
         return any(reads_version(test) for test in index.tests)
 
-    def finish(self, analysis: Analysis):
+    def finish(self, analysis: Analysis) -> Iterable[Finding]:
         target = _TARGET_NAMES.get(analysis.target, f"TensorFlow {analysis.target}")
         for guard in analysis.guards:
             if guard.misordered is not None:
@@ -201,9 +204,7 @@ if tf.__version__ >= "2.5":
                 guard.node,
                 f"`{guard.text}` is {guard.value} on {target}: only that branch can run",
                 analysis=analysis,
-                # The collapse may return a removal or flatten sentinel, as ``_remove`` does: the edit
-                # transformer takes them, though ``NodeRewrite`` names only a node.
-                changes=[Change(guard.node, cast(NodeRewrite, collapse(guard, alone, elif_)))] + [Change(node, _remove) for node in guard.unreachable],
+                changes=[Change(guard.node, collapse(guard, alone, elif_))] + [Change(node, _remove) for node in guard.unreachable],
                 fix_title="Keep only the branch the target takes",
             )
             finding.releases.extend(guard.test_names)

@@ -93,7 +93,7 @@ def load_tables(directory: Optional[Path] = None) -> List[Type[TableRule]]:
     return created
 
 
-def _declared_evidence(raw) -> Tuple[Evidence, ...]:
+def _declared_evidence(raw: dict) -> Tuple[Evidence, ...]:
     """A table's own ``[[rule.evidence]]`` (the fields of :class:`Evidence`), where the last
     names of its symbols are too common a word to filter on (a package named ``experimental``)."""
     # The schema (``table_schema.EVIDENCE``) names exactly Evidence's fields, and the loader

@@ -5,12 +5,12 @@ import of moved symbols; or the message that leaves a position to a person.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple, Union, cast
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, cast
 
 import libcst as cst
 
 from migrate_tpu.codemod.analysis.names import canonical, expression_for, lookup, qualified_name
-from migrate_tpu.codemod.analysis.walk import Analysis, dotted_name
+from migrate_tpu.codemod.analysis.walk import Analysis, Scope, dotted_name
 from migrate_tpu.codemod.foundation import references
 from migrate_tpu.codemod.framework.rule import Change, Safety
 from migrate_tpu.codemod.rules.tables.entries import DELEGATED, MANUAL, RENAME, REPLACED, SAME, SUBCLASS, UNSAFE_RENAME, Entry, head, short
@@ -66,14 +66,23 @@ class TableRewrites(TableWalk):
             return entry.manual_message or "extra positional arguments have no equivalent in the new API"
         return None
 
-    def _rename_reference(self, node, scope, call, entry: Entry, analysis: Analysis, in_place: bool, unsafe: bool = False) -> None:
+    def _rename_reference(
+        self,
+        node: Union[cst.Attribute, cst.Name],
+        scope: Scope,
+        call: Optional[cst.Call],
+        entry: Entry,
+        analysis: Analysis,
+        in_place: bool,
+        unsafe: bool = False,
+    ) -> None:
         reason = self._manual_reason(entry, call)
         old_short, new_short = short(entry.old), short(entry.new)
         if reason is not None:
             self.report(call or node, f"`{old_short}` moved to `{new_short}`, but {reason}", analysis=analysis)
             return
         replacement: Optional[cst.BaseExpression] = None
-        imports = []
+        imports: List[Tuple[str, Optional[str]]] = []
         new = cast(str, entry.new)  # an entry whose references are renamed names the new symbol
         if in_place:
             try:
@@ -91,12 +100,12 @@ class TableRewrites(TableWalk):
 
         keywords = entry.keywords
 
-        def rewrite_reference(updated, replacement=replacement):
+        def rewrite_reference(updated: cst.BaseExpression, replacement: Optional[cst.BaseExpression] = replacement) -> cst.BaseExpression:
             if replacement is None:
                 return updated
             return replacement.with_changes(lpar=updated.lpar, rpar=updated.rpar)
 
-        def rewrite_call(updated, replacement=replacement):
+        def rewrite_call(updated: cst.Call, replacement: Optional[cst.BaseExpression] = replacement) -> cst.Call:
             new_args = [
                 arg.with_changes(keyword=arg.keyword.with_changes(value=keywords[arg.keyword.value]))
                 if arg.keyword is not None and arg.keyword.value in keywords
@@ -135,31 +144,31 @@ class TableRewrites(TableWalk):
         if replacement is not None:
             finding.releases.append(head(node))
 
-    def _string_references(self, node: cst.SimpleString, scope):
+    def _string_references(self, node: cst.SimpleString, scope: Scope) -> Tuple[Optional[cst.BaseExpression], List[Tuple[cst.CSTNode, Entry]]]:
         """(expression, entry) for each moved symbol the annotation string names."""
         try:
             parsed = cst.parse_expression(cast(str, node.evaluated_value))  # only a str is kept (``_visit_string``)
         except Exception:  # any text may sit in a string: it is then no annotation we can read
             return None, []
-        found = []
+        found: List[Tuple[cst.CSTNode, Entry]] = []
         for candidate in _dotted_parts(parsed):
             entry = self._entry_for(qualified_name(candidate, scope))
             if entry is not None:
                 found.append((candidate, entry))
         return parsed, found
 
-    def _string_entries(self, node: cst.SimpleString, scope) -> List[Entry]:
+    def _string_entries(self, node: cst.SimpleString, scope: Scope) -> List[Entry]:
         return [entry for _candidate, entry in self._string_references(node, scope)[1]]
 
-    def _rename_string(self, node: cst.SimpleString, scope, analysis: Analysis) -> None:
+    def _rename_string(self, node: cst.SimpleString, scope: Scope, analysis: Analysis) -> None:
         parsed, found = self._string_references(node, scope)
-        if not found:
+        if parsed is None or not found:  # nothing is found in a string that does not parse
             return
         texts = {}
         needed: Union[Tuple[str, Optional[str]], bool, None]  # the import the name needs; True: it cannot be written
         for candidate, entry in found:
             try:
-                text, needed = renamed_expression(candidate, scope, entry.new, analysis)
+                text, needed = renamed_expression(candidate, scope, cast(str, entry.new), analysis)  # a moved symbol's entry names the new one
             except LookupError:
                 text, needed = None, True
             if needed:  # the string would name something the file does not import
@@ -168,11 +177,11 @@ class TableRewrites(TableWalk):
             texts[id(candidate)] = text
 
         class Replace(cst.CSTTransformer):
-            def on_leave(self, original, updated):
+            def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> Any:  # a node, or the name's replacement
                 text = texts.get(id(original))
                 return cst.parse_expression(text) if text is not None else updated
 
-        new_text = cst.Module([]).code_for_node(parsed.visit(Replace()))
+        new_text = cst.Module([]).code_for_node(cast(cst.BaseExpression, parsed.visit(Replace())))  # an expression for an expression
         quote = node.quote
         prefix = node.prefix
         if quote in new_text or "\\" in new_text:
@@ -181,7 +190,7 @@ class TableRewrites(TableWalk):
         new_string = cst.SimpleString(f"{prefix}{quote}{new_text}{quote}")
         olds = ", ".join(f"`{short(e.old)}`" for _c, e in found)
 
-        def replace_string(updated, new_string=new_string):
+        def replace_string(updated: cst.SimpleString, new_string: cst.SimpleString = new_string) -> cst.SimpleString:
             return new_string
 
         self.report(
@@ -192,7 +201,7 @@ class TableRewrites(TableWalk):
             fix_title="Use the new name",
         )
 
-    def _rewrite_import(self, node: cst.ImportFrom, scope, import_follows: Dict[str, bool], uses: Dict[str, List], analysis: Analysis) -> None:
+    def _rewrite_import(self, node: cst.ImportFrom, scope: Scope, import_follows: Dict[str, bool], uses: Dict[str, List], analysis: Analysis) -> None:
         # Only imports from a named module, of named members, are kept (``_visit_import_from``).
         module = dotted_name(cast(cst.CSTNode, node.module))
         staying, moving = [], []
@@ -221,11 +230,11 @@ class TableRewrites(TableWalk):
         statement = analysis.statement_of(node)
         newline = analysis.module.default_newline
 
-        def new_lines(updated_statement):
-            lines = []
+        def new_lines(updated_statement: cst.SimpleStatementLine) -> Union[cst.BaseStatement, cst.FlattenSentinel[cst.BaseStatement]]:
+            lines: List[cst.BaseStatement] = []
             if staying:
                 kept = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == len(staying) - 1 else a for i, a in enumerate(staying)]
-                first_import = updated_statement.body[0].with_changes(names=kept)
+                first_import = cast(cst.ImportFrom, updated_statement.body[0]).with_changes(names=kept)  # the line holds the import alone (checked below)
                 if first_import.lpar is not None and len(kept) == 1:
                     first_import = first_import.with_changes(lpar=None, rpar=None)
                 lines.append(updated_statement.with_changes(body=[first_import]))
@@ -252,7 +261,7 @@ class TableRewrites(TableWalk):
         )
 
 
-def renamed_expression(node: cst.CSTNode, scope, new: str, analysis: Optional[Analysis] = None) -> Tuple[str, Optional[Tuple[str, Optional[str]]]]:
+def renamed_expression(node: cst.CSTNode, scope: Scope, new: str, analysis: Optional[Analysis] = None) -> Tuple[str, Optional[Tuple[str, Optional[str]]]]:
     """Source text for ``new`` in place of ``node``, keeping the spelling written there.
 
     ``tf.compat.v2.keras.mixed_precision.experimental.set_policy`` becomes
@@ -336,7 +345,7 @@ def _base_constructor_calls(base: cst.CSTNode, analysis: Analysis, keywords: Dic
     return found
 
 
-def _walk_calls(node: cst.CSTNode):
+def _walk_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
     """Every call under ``node`` (nested functions and classes included)."""
     stack = [node]
     while stack:

@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple, cast
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple, Union, cast
 
 import libcst as cst
 
 from migrate_tpu.codemod.analysis.names import lookup, possible_names, qualified_name
 from migrate_tpu.codemod.analysis.strategies import surely_strategy
-from migrate_tpu.codemod.analysis.walk import Analysis, dotted_name
+from migrate_tpu.codemod.analysis.walk import Analysis, ProjectFacts, Scope, dotted_name
 from migrate_tpu.codemod.foundation import references
 from migrate_tpu.codemod.foundation.spelling import may_name
-from migrate_tpu.codemod.framework.rule import Change, Safety
+from migrate_tpu.codemod.framework.rule import Change, Finding, Safety
 from migrate_tpu.codemod.rules.tables.entries import DELEGATED, MANUAL, RENAME, SAME, UNSAFE_RENAME, Entry, head, short
 from migrate_tpu.codemod.rules.tables.rewrites import TableRewrites
+
+if TYPE_CHECKING:  # pragma: no cover
+    from migrate_tpu.codemod.stages.source_index import SourceIndex
 
 
 class TableRule(TableRewrites):
@@ -43,7 +46,7 @@ class TableRule(TableRewrites):
             lines.append(f"- `{short(entry.old)}{'.*' if entry.prefix else ''}` -> `{short(entry.new)}` ({', '.join(facts)}{source})")
         return super().docs().rstrip() + "\n" + "\n".join(lines) + "\n"
 
-    def finish(self, analysis: Analysis):
+    def finish(self, analysis: Analysis) -> Iterable[Finding]:
         if self.kind == "method":
             self._finish_methods(analysis)
         elif self.kind == "flag":
@@ -82,7 +85,7 @@ class TableRule(TableRewrites):
                     safety = Safety.UNSAFE
             new = entry.new
 
-            def rename(updated, new=new):
+            def rename(updated: cst.Attribute, new: Optional[str] = new) -> cst.Attribute:
                 return updated.with_changes(attr=updated.attr.with_changes(value=new))
 
             self.report(
@@ -125,7 +128,7 @@ class TableRule(TableRewrites):
         for node, _scope in self._imports:
             self.report(node, next(e for e in self.entries if self._imports_entry(node, e)).message, analysis=analysis)
 
-    def _report_if_maybe(self, node: cst.Attribute, scope, analysis: Analysis) -> None:
+    def _report_if_maybe(self, node: cst.Attribute, scope: Scope, analysis: Analysis) -> None:
         """A reference whose head name more than one import binds (``try: from a import m /
         except ImportError: from b import m``): no fix, since which module it is depends on
         where the code runs, but a note when one of them is a moved symbol."""
@@ -164,7 +167,7 @@ class TableRule(TableRewrites):
         # Names bound by ``from ... import`` of a moved symbol: rewrite the import
         # when every use can follow it; otherwise each use is handled in place.
         node: cst.CSTNode  # a name, then an attribute, a string and an import
-        uses: Dict[str, List] = {}
+        uses: Dict[str, List[Tuple[cst.Name, Scope, Optional[cst.Call], Entry, str, str]]] = {}
         for node, scope, call, position in self._names:
             if lookup(scope, node.value) is None:
                 continue
@@ -191,7 +194,9 @@ class TableRule(TableRewrites):
         for node, scope in self._imports:
             self._rewrite_import(node, scope, import_follows, uses, analysis)
 
-    def _handle(self, node, scope, call, entry: Entry, position: str, analysis: Analysis, in_place: bool) -> None:
+    def _handle(
+        self, node: Union[cst.Attribute, cst.Name], scope: Scope, call: Optional[cst.Call], entry: Entry, position: str, analysis: Analysis, in_place: bool
+    ) -> None:
         action = self.action(entry, position)
         if action == DELEGATED:
             return
@@ -233,7 +238,7 @@ def _relative(path: str, here: Path) -> str:
     return target.as_posix()
 
 
-def _stand_in_instance(receiver: cst.BaseExpression, scope, local: Dict[str, str], tree: Dict[str, str], depth: int = 0) -> bool:
+def _stand_in_instance(receiver: cst.BaseExpression, scope: Scope, local: Dict[str, str], tree: Dict[str, str], depth: int = 0) -> bool:
     """Whether ``receiver`` can only be an instance of a stand-in class: ``self`` in one of its
     methods, a call of the class, or a name every value of which is one."""
     if depth > 8:
@@ -275,7 +280,7 @@ class SymbolTableRule(TableRule):
     visit_ImportFrom = TableRule._visit_import_from
 
     @classmethod
-    def ruled_out_by_text(cls, source: str, lookup=None, path: str = "") -> bool:
+    def ruled_out_by_text(cls, source: str, lookup: Optional[ProjectFacts] = None, path: str = "") -> bool:
         """Whether the text names none of the old symbols (``spelling.may_name``): every way
         the walk above finds one (a reference, an import, a string annotation, ``getattr``)
         spells the old name's last two parts there, so a file that uses the new names only
@@ -283,7 +288,7 @@ class SymbolTableRule(TableRule):
         return not may_name(source, [e.old for e in cls.entries if not e.prefix], [e.old for e in cls.entries if e.prefix])
 
     @classmethod
-    def may_fire(cls, index) -> bool:
+    def may_fire(cls, index: SourceIndex) -> bool:
         """What the walk above keeps, without LibCST (``syntax_stage.py``): a reference or an
         import that may stand for an old symbol (``SourceIndex.may_name``: an attribute chain
         ending in its last name, through every import and alias of its head), a string

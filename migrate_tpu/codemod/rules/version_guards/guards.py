@@ -9,11 +9,11 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple, Union, cast
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Union, cast
 
 import libcst as cst
 
-from migrate_tpu.codemod.analysis.walk import iter_tree
+from migrate_tpu.codemod.analysis.walk import Analysis, BranchPoint, Scope, iter_tree
 from migrate_tpu.codemod.analysis.names import canonical, lookup, qualified_name
 from migrate_tpu.codemod.rules.version_guards.values import (
     OLDER_VERSIONS,
@@ -27,6 +27,8 @@ from migrate_tpu.codemod.rules.version_guards.values import (
 
 if TYPE_CHECKING:  # annotations only: typing has TypeGuard from Python 3.10
     from typing_extensions import TypeGuard
+
+    from migrate_tpu.codemod.framework.rule import Finding, NodeRewrite, Rewritten
 
 # Errors a ``try`` catches when it falls back from one API to the other.
 _FALLBACK_ERRORS = frozenset({"AttributeError", "ImportError", "ModuleNotFoundError"})
@@ -96,7 +98,7 @@ def _moved_names() -> Tuple[Dict[str, str], Dict[str, str], Dict[str, str]]:
     return full, methods, namespaces
 
 
-def _feature_role(receiver: cst.BaseExpression, attribute: str, scope) -> Optional[str]:
+def _feature_role(receiver: cst.BaseExpression, attribute: str, scope: Scope) -> Optional[str]:
     full, methods, namespaces = _moved_names()
     owner = qualified_name(receiver, scope)
     if owner is not None:
@@ -107,7 +109,7 @@ def _feature_role(receiver: cst.BaseExpression, attribute: str, scope) -> Option
     return methods.get(attribute)
 
 
-def _feature_test(test: cst.BaseExpression, scope, depth: int = 0) -> Optional[bool]:
+def _feature_test(test: cst.BaseExpression, scope: Scope, depth: int = 0) -> Optional[bool]:
     """For ``hasattr(x, NAME)``-like tests: whether the True branch needs the old API.
 
     None when the test is not a feature test of a moved name.
@@ -171,7 +173,7 @@ def _feature_test(test: cst.BaseExpression, scope, depth: int = 0) -> Optional[b
     return not true_is_old if negate else true_is_old
 
 
-def _getattr_fallback(call: cst.BaseExpression, scope, default_only: bool = True) -> Optional[cst.BaseExpression]:
+def _getattr_fallback(call: cst.BaseExpression, scope: Scope, default_only: bool = True) -> Optional[cst.BaseExpression]:
     """For ``getattr(x, NEW, fallback)`` with ``NEW`` a name the target has and older
     TensorFlow lacks: the fallback, which serves older TensorFlow (``getattr(tf.distribute,
     "TPUStrategy", tf.distribute.experimental.TPUStrategy)``). With ``default_only`` False,
@@ -189,7 +191,7 @@ def _getattr_fallback(call: cst.BaseExpression, scope, default_only: bool = True
     return fallback if default_only else None
 
 
-def _is_dir_call(expr: cst.BaseExpression, scope) -> TypeGuard[cst.Call]:
+def _is_dir_call(expr: cst.BaseExpression, scope: Scope) -> TypeGuard[cst.Call]:
     return (
         isinstance(expr, cst.Call)
         and isinstance(expr.func, cst.Name)
@@ -203,7 +205,7 @@ def _is_dir_call(expr: cst.BaseExpression, scope) -> TypeGuard[cst.Call]:
 # -- finding the guards ----------------------------------------------------------------------
 
 
-def _header(module: cst.Module, node) -> str:
+def _header(module: cst.Module, node: Union[BranchPoint, cst.Call]) -> str:
     if isinstance(node, cst.If):
         return "if " + module.code_for_node(node.test).strip()
     if isinstance(node, cst.IfExp):
@@ -224,7 +226,7 @@ def _fallback_errors(handler: cst.ExceptHandler) -> List[str]:
     return [e.value for e in elements if isinstance(e, cst.Name) and e.value in _FALLBACK_ERRORS]
 
 
-def find_guards(analysis) -> List["Guard"]:
+def find_guards(analysis: Analysis) -> List["Guard"]:
     """The guards among the branch points the walk noted, outer ones first."""
     guards: List[Guard] = []
     target_versions = TARGET_VERSIONS.get(analysis.target, TARGET_VERSIONS["2.4"])
@@ -233,6 +235,7 @@ def find_guards(analysis) -> List["Guard"]:
     older_versions = OLDER_VERSIONS.get(analysis.target, OLDER_VERSIONS["2.4"])
     module = analysis.module
     reads_memo: Dict[int, bool] = {}
+    node: Union[cst.Call, BranchPoint]  # each ``getattr`` call, then each branch point
     for node, scope in analysis.calls_by_name.get("getattr", ()):
         fallback = _getattr_fallback(node, scope)
         if fallback is not None:
@@ -309,7 +312,7 @@ def _names_a_version(identifier: str) -> bool:
     return any(t in _VERSION_TOKENS or t.isdigit() or re.fullmatch(r"v\d+", t) for t in tokens)
 
 
-def _outside_version_flag(test: cst.BaseExpression, scope) -> bool:
+def _outside_version_flag(test: cst.BaseExpression, scope: Scope) -> bool:
     """Whether ``test`` reads a name imported from outside the tree's view whose name says it
     is a TensorFlow version test (``from utils.compat import IS_TF2``, ``compat.IS_OLD_TF``,
     ``is_tf2()``). Its value cannot be known here, so both branches are kept (with notes):
@@ -327,7 +330,7 @@ def _outside_version_flag(test: cst.BaseExpression, scope) -> bool:
     return False
 
 
-def _misordered(test: cst.BaseExpression, scope, versions: Sequence[str]) -> Optional[str]:
+def _misordered(test: cst.BaseExpression, scope: Scope, versions: Sequence[str]) -> Optional[str]:
     """The first of ``versions`` on which ``test`` orders version strings as text against their
     numbers (``tf.__version__ >= "2.2"`` is False on "2.10.0"), when that ordering alone
     splits ``versions``; else None."""
@@ -343,7 +346,7 @@ def _misordered(test: cst.BaseExpression, scope, versions: Sequence[str]) -> Opt
     return None
 
 
-def _value_on(test: cst.BaseExpression, scope, versions: Sequence[str]) -> Optional[bool]:
+def _value_on(test: cst.BaseExpression, scope: Scope, versions: Sequence[str]) -> Optional[bool]:
     """The value ``test`` has on every one of ``versions``, where its version parts settle it
     whatever its other parts are (``tf.__version__ < "2.2" and flag`` is False on 2.4); else None."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
@@ -363,7 +366,7 @@ def _value_on(test: cst.BaseExpression, scope, versions: Sequence[str]) -> Optio
     return values.pop() if len(values) == 1 else None
 
 
-def _removable(statements: Sequence[cst.CSTNode], scope) -> bool:
+def _removable(statements: Sequence[cst.CSTNode], scope: Scope) -> bool:
     """Whether removing statements that never run changes nothing else: the function stays a
     generator or coroutine if it was one, and every name they bind keeps the scope it has
     (another binding of it in the same scope stays)."""
@@ -380,7 +383,7 @@ def _removable(statements: Sequence[cst.CSTNode], scope) -> bool:
     return True
 
 
-def _ends_in_exit(block) -> bool:
+def _ends_in_exit(block: cst.BaseSuite) -> bool:
     """Whether a block always leaves by ``return``/``raise``/``continue``/``break`` at its end."""
     statements = block.body if isinstance(block, cst.IndentedBlock) else [block]
     last = statements[-1] if statements else None
@@ -388,7 +391,7 @@ def _ends_in_exit(block) -> bool:
     return bool(smalls) and isinstance(smalls[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break))
 
 
-def _following(analysis, node: cst.CSTNode) -> List[cst.CSTNode]:
+def _following(analysis: Analysis, node: cst.CSTNode) -> List[cst.CSTNode]:
     """The statements after ``node`` in its block."""
     site = analysis.site(node)
     parent = site.path[-2] if site is not None and len(site.path) > 1 else None
@@ -402,7 +405,7 @@ def _following(analysis, node: cst.CSTNode) -> List[cst.CSTNode]:
 # -- what guards do to findings ---------------------------------------------------------------
 
 
-def confine(findings: Sequence, guards: Sequence[Guard]) -> List:
+def confine(findings: Sequence[Finding], guards: Sequence[Guard]) -> List[Finding]:
     """Findings with none rewriting a legacy branch: such a fix becomes a note naming the guard.
 
     Findings inside a branch that a collapse removes are dropped with it.
@@ -448,7 +451,7 @@ def guard_note(guard: Guard) -> str:
 # -- collapsing a decided guard ---------------------------------------------------------------
 
 
-def collapse(guard: Guard, alone: bool, elif_: bool = False) -> Callable[[cst.CSTNode], object]:
+def collapse(guard: Guard, alone: bool, elif_: bool = False) -> NodeRewrite:
     """The rewrite that keeps only the branch ``guard.value`` takes.
 
     ``alone``: the statement is the only one of its block (removing it leaves
@@ -456,7 +459,7 @@ def collapse(guard: Guard, alone: bool, elif_: bool = False) -> Callable[[cst.CS
     """
     keep_true = bool(guard.value)
 
-    def rewrite(updated):
+    def rewrite(updated: Union[cst.If, cst.IfExp]) -> Rewritten:
         if isinstance(updated, cst.IfExp):
             kept = updated.body if keep_true else updated.orelse
             return kept if kept.lpar else kept.with_changes(lpar=updated.lpar, rpar=updated.rpar)
@@ -485,10 +488,11 @@ def collapse(guard: Guard, alone: bool, elif_: bool = False) -> Callable[[cst.CS
     return rewrite
 
 
-def _statements(block) -> List[cst.BaseStatement]:
+def _statements(block: cst.BaseSuite) -> List[cst.BaseStatement]:
     if isinstance(block, cst.IndentedBlock):
         return list(block.body)
     # ``if test: a; b`` keeps its small statements on one line.
-    smalls = list(block.body)
+    suite = cast(cst.SimpleStatementSuite, block)  # the other kind of block
+    smalls = list(suite.body)
     smalls[-1] = smalls[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
-    return [cst.SimpleStatementLine(smalls, trailing_whitespace=block.trailing_whitespace)]
+    return [cst.SimpleStatementLine(smalls, trailing_whitespace=suite.trailing_whitespace)]

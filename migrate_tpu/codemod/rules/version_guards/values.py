@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import operator
 import re
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union, cast
 
 import libcst as cst
 
-from migrate_tpu.codemod.analysis.walk import iter_tree
+from migrate_tpu.codemod.analysis.walk import Analysis, Binding, ProjectFacts, Scope, iter_tree
 from migrate_tpu.codemod.analysis.names import canonical, lookup, qualified_name
 
 if TYPE_CHECKING:  # annotations only
@@ -95,29 +95,29 @@ class _Version:
             stage = (1, "", 0) if phase is None else (0, phase, int(match.group(3) or 0))
             self.key = (tuple(key), stage)
 
-    def _other(self, other: object):
+    def _other(self, other: object) -> Any:  # the other's sort key, of the type of ``self.key``
         if isinstance(other, _Version) and other.kind == self.kind:
             return other.key
         if isinstance(other, str) and self.kind in ("loose", "strict"):
             return _Version(self.kind, other).key
         raise Undecided
 
-    def __lt__(self, other):
+    def __lt__(self, other: object) -> bool:
         return self.key < self._other(other)
 
-    def __le__(self, other):
+    def __le__(self, other: object) -> bool:
         return self.key <= self._other(other)
 
-    def __gt__(self, other):
+    def __gt__(self, other: object) -> bool:
         return self.key > self._other(other)
 
-    def __ge__(self, other):
+    def __ge__(self, other: object) -> bool:
         return self.key >= self._other(other)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return self.key == self._other(other)
 
-    def __ne__(self, other):
+    def __ne__(self, other: object) -> bool:
         return self.key != self._other(other)
 
     __hash__ = None  # type: ignore[assignment]
@@ -145,7 +145,7 @@ class Evaluator:
         self.names: List[str] = []
         self.env: Dict[str, object] = {}  # comprehension variables being iterated
 
-    def value(self, expr: cst.CSTNode, scope, depth: int = 0) -> object:
+    def value(self, expr: cst.CSTNode, scope: Scope, depth: int = 0) -> object:
         if depth > 20:
             raise Undecided
         try:
@@ -153,7 +153,7 @@ class Evaluator:
         except (TypeError, ValueError, IndexError, AttributeError, KeyError):
             raise Undecided
 
-    def _value(self, expr, scope, depth):
+    def _value(self, expr: cst.CSTNode, scope: Scope, depth: int) -> object:
         if isinstance(expr, cst.SimpleString):
             return expr.evaluated_value
         if isinstance(expr, (cst.Integer, cst.Float)):
@@ -222,7 +222,7 @@ class Evaluator:
             return self._call(expr, scope, depth)
         raise Undecided
 
-    def _comprehension(self, expr, scope, depth):
+    def _comprehension(self, expr: Union[cst.ListComp, cst.GeneratorExp], scope: Scope, depth: int) -> List[object]:
         """``[int(p) for p in tf.__version__.split(".")]`` (one ``for``, a plain name, no ``if``)."""
         comp = expr.for_in
         if comp.inner_for_in is not None or comp.ifs or comp.asynchronous is not None or not isinstance(comp.target, cst.Name):
@@ -242,7 +242,7 @@ class Evaluator:
                 self.env[variable] = outer
         return results
 
-    def _bound(self, name: cst.Name, scope, depth):
+    def _bound(self, name: cst.Name, scope: Scope, depth: int) -> object:
         """A name bound once, to a pure expression (``TF_VERSION = LooseVersion(tf.__version__)``),
         or unpacked from one (``major, minor = map(int, tf.__version__.split(".")[:2])``)."""
         found = lookup(scope, name.value)
@@ -263,7 +263,7 @@ class Evaluator:
             raise Undecided
         return self.value(binding.value, binding.scope, depth)
 
-    def _call(self, call: cst.Call, scope, depth):
+    def _call(self, call: cst.Call, scope: Scope, depth: int) -> object:
         if any(arg.star or arg.keyword is not None for arg in call.args):
             raise Undecided
         func = call.func
@@ -308,7 +308,7 @@ def _numbers(value: object) -> object:
     return value
 
 
-def _unpacked_from(binding, name: str) -> Optional[Tuple[cst.BaseExpression, int, int]]:
+def _unpacked_from(binding: Binding, name: str) -> Optional[Tuple[cst.BaseExpression, int, int]]:
     """(value, index, count) when ``binding`` is ``a, b = value`` (plain names only) binding ``name``."""
     node = binding.node
     if binding.kind != "other" or not isinstance(node, cst.Assign) or len(node.targets) != 1:
@@ -325,7 +325,7 @@ def _unpacked_from(binding, name: str) -> Optional[Tuple[cst.BaseExpression, int
     return node.value, spelled.index(name), len(spelled)
 
 
-def _class_attribute(expr: cst.CSTNode, scope) -> Optional[Tuple[cst.BaseExpression, object]]:
+def _class_attribute(expr: cst.CSTNode, scope: Scope) -> Optional[Tuple[cst.BaseExpression, Scope]]:
     """For ``self.X`` (``cls.X``) in a method, or ``Klass.X``: the value and scope of the one
     binding ``X = ...`` in the class body, when no method assigns ``self.X`` (which could
     change it per instance); else None."""
@@ -343,7 +343,7 @@ def _class_attribute(expr: cst.CSTNode, scope) -> Optional[Tuple[cst.BaseExpress
         if "staticmethod" not in decorators:
             klass = binding.scope.enclosing_class()
     elif binding.kind == "class":
-        scopes = scope.module().memo.get("scopes_by_node")
+        scopes = cast("Optional[Dict[int, Scope]]", scope.module().memo.get("scopes_by_node"))  # ``guards.py`` keeps it there
         klass = scopes.get(id(binding.node)) if scopes else None
     if klass is None or attribute in klass.attributes:
         return None
@@ -353,7 +353,7 @@ def _class_attribute(expr: cst.CSTNode, scope) -> Optional[Tuple[cst.BaseExpress
     return bindings[0].value, bindings[0].scope
 
 
-def reads_version(expr: cst.CSTNode, scope, depth: int = 0, memo: Optional[Dict[int, bool]] = None) -> bool:
+def reads_version(expr: cst.CSTNode, scope: Scope, depth: int = 0, memo: Optional[Dict[int, bool]] = None) -> bool:
     """Whether ``expr`` reads the TensorFlow version, directly or through names bound
     once (also by unpacking) and functions of this file that read it.
 
@@ -408,14 +408,16 @@ ALL_VERSIONS = tuple(sorted({SOURCE_VERSION, *(v for vs in OLDER_VERSIONS.values
 _UNKNOWN: Dict[str, object] = {}  # a name that reads the version in a way not evaluated here
 
 
-def _imported_values(name: Optional[str], scope) -> Optional[Dict[str, object]]:
+def _imported_values(name: Optional[str], scope: Scope) -> Optional[Dict[str, object]]:
     """For a name imported from another module of the tree (``from .compat import IS_TF2``):
     its value on each release, ``_UNKNOWN`` when it reads the version otherwise, None when
     it does not read the version (or the tree is not in view)."""
     if name is None or name.startswith("tensorflow"):
         return None
-    project = scope.module().memo.get("project")
-    finder = getattr(project[0], "version_values", None) if project else None
+    project = cast("Optional[Tuple[Optional[ProjectFacts], str]]", scope.module().memo.get("project"))  # (lookup, path), kept there
+    if not project:
+        return None
+    finder = getattr(project[0], "version_values", None)
     if finder is None:
         return None
     found = finder(name, project[1])
@@ -424,7 +426,7 @@ def _imported_values(name: Optional[str], scope) -> Optional[Dict[str, object]]:
     return _UNKNOWN if found == "unknown" else found
 
 
-def module_version_summary(analysis) -> Dict[str, object]:
+def module_version_summary(analysis: Analysis) -> Dict[str, object]:
     """The module's top-level names that read the TensorFlow version, for its importers:
     name -> {release: value}, or "unknown" where the value is not evaluated (a function)."""
     module = analysis.module_scope
@@ -444,7 +446,7 @@ def module_version_summary(analysis) -> Dict[str, object]:
     return found
 
 
-def evaluate(test: cst.BaseExpression, scope, version: str, settled: bool = True) -> Tuple[bool, List[str]]:
+def evaluate(test: cst.BaseExpression, scope: Scope, version: str, settled: bool = True) -> Tuple[bool, List[str]]:
     """The truth of ``test`` on TensorFlow ``version`` and the parser names it used.
 
     Raises ``ValueError`` when ``test`` is not a pure function of the version (with ``settled``,

@@ -25,7 +25,7 @@ class Fixes:
         self.report = rule.report
         self._hoisting = hoisting
 
-    def decorate(self, fn, function: cst.FunctionDef, base: str, analysis: Analysis) -> None:
+    def decorate(self, fn: cst.Arg, function: cst.FunctionDef, base: str, analysis: Analysis) -> None:
         where = analysis.site(function)
         def_scope = where.scope if where is not None else analysis.module_scope
         try:
@@ -51,7 +51,7 @@ class Fixes:
             message += f"; in a `tf.function` its Python code runs only while tracing, and the body has {', '.join(reasons)}"
             message += first_trace(reasons)
 
-        def decorate(updated, text=text):
+        def decorate(updated: cst.FunctionDef, text: str = text) -> cst.FunctionDef:
             return add_decorator(updated, text)
 
         self.report(
@@ -65,7 +65,7 @@ class Fixes:
             fix_title=f"Decorate `{name}` with `@{text}`",
         )
 
-    def wrap(self, call, fn, scope: Scope, resolved: RunCallable, base: str, analysis: Analysis) -> None:
+    def wrap(self, call: cst.Call, fn: cst.Arg, scope: Scope, resolved: RunCallable, base: str, analysis: Analysis) -> None:
         try:
             text, needed = expression_for("tensorflow.function", scope, lambda name: analysis.name_ready(name, call))
         except LookupError:
@@ -80,7 +80,7 @@ class Fixes:
             message += first_trace(reasons)
         index = next(i for i, arg in enumerate(call.args) if arg is fn)
 
-        def wrap(updated, index=index, text=text):
+        def wrap(updated: cst.Call, index: int = index, text: str = text) -> cst.Call:
             args = list(updated.args)
             old = args[index]
             wrapped = cst.Call(func=cst.parse_expression(text), args=[cst.Arg(value=old.value)])

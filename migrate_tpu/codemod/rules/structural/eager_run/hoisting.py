@@ -13,17 +13,22 @@ make it anew each time (part of TPU301).
 from __future__ import annotations
 
 import builtins
-from typing import Dict, List, Set, Union, cast
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar, Union, cast
 
 import libcst as cst
 
 from migrate_tpu.codemod.analysis.names import expression_for, lookup
-from migrate_tpu.codemod.analysis.walk import Analysis, Scope, iter_tree
+from migrate_tpu.codemod.analysis.walk import Analysis, Scope, Site, iter_tree
 from migrate_tpu.codemod.foundation.helpers import add_decorator
-from migrate_tpu.codemod.framework.hoisting import fresh_name, free_names, insert_before, rebound_in
-from migrate_tpu.codemod.framework.rule import Change, Rule, Safety
+from migrate_tpu.codemod.framework.hoisting import Loop, Statement, fresh_name, free_names, insert_before, rebound_in
+from migrate_tpu.codemod.framework.rule import Change, Rewritten, Rule, Safety
 from migrate_tpu.codemod.rules.structural.eager_run.callables import Callables, RunCallable, assigned_name
 from migrate_tpu.codemod.rules.structural.eager_run.safety import FIRST_TRACE, VARIABLES, PerCall, hoist_reasons
+
+# A statement as a rewrite receives it: itself, or after lines another fix put above it.
+Placed = Union[Statement, cst.FlattenSentinel[Statement]]
+# What ``_without`` takes a statement out of: a loop's body or a function's.
+_Holder = TypeVar("_Holder", cst.For, cst.While, cst.FunctionDef)
 
 
 class Hoisting:
@@ -37,7 +42,9 @@ class Hoisting:
         self._made_per_call = per_call.why
         self._taken_names = taken_names
 
-    def before_loop(self, call, fn: cst.Arg, label: str, scope: Scope, loops, resolved: RunCallable, base: str, analysis: Analysis) -> bool:
+    def before_loop(
+        self, call: cst.Call, fn: cst.Arg, label: str, scope: Scope, loops: Sequence[Loop], resolved: RunCallable, base: str, analysis: Analysis
+    ) -> bool:
         """Make the callable once, right before the outermost loop that keeps every name it
         reads: ``name = tf.function(<lambda or factory call>)``, or the nested ``def`` moved
         there under ``@tf.function``. False where no such move applies (the caller reports)."""
@@ -97,10 +104,10 @@ class Hoisting:
             index = next(i for i, statement in enumerate(loops[0].body.body) if statement is moved_def)
             taken: Dict[str, cst.FunctionDef] = {}  # the def ``_without`` takes out of the loop
 
-            def take_out(updated, index=index):
+            def take_out(updated: Placed, index: int = index) -> Placed:
                 return _on_statement(updated, lambda loop: _without(loop, index, taken))
 
-            def put_before(updated, text=text):
+            def put_before(updated: Placed, text: str = text) -> Rewritten:
                 moved = add_decorator(taken["def"], text)
                 return insert_before(target, moved)(updated)
 
@@ -112,15 +119,15 @@ class Hoisting:
         else:
             name = fresh_name(_hoisted_base(value), analysis, self._taken_names)
             index = next(i for i, arg in enumerate(call.args) if arg is fn)
-            made = {}
+            made: Dict[str, cst.BaseExpression] = {}
 
-            def use_name(updated, index=index, name=name):
+            def use_name(updated: cst.Call, index: int = index, name: str = name) -> cst.Call:
                 args = list(updated.args)
                 made["value"] = args[index].value
                 args[index] = args[index].with_changes(value=cst.Name(name))
                 return updated.with_changes(args=args)
 
-            def assign_before(updated, text=text, name=name):  # (not ``put_before``: mypy wants one signature per name)
+            def assign_before(updated: Placed, text: str = text, name: str = name) -> Rewritten:  # (not ``put_before``: mypy wants one signature per name)
                 statement = cst.SimpleStatementLine(
                     body=[
                         cst.Assign(
@@ -154,7 +161,7 @@ class Hoisting:
         )
         return True
 
-    def _assigned_in(self, loop, name: str, resolved: RunCallable):
+    def _assigned_in(self, loop: Loop, name: str, resolved: RunCallable) -> Optional[Tuple[int, cst.SimpleStatementLine]]:
         """The line ``name = <lambda or call>`` (or ``name: T = ...``) directly in the loop's
         body, the name's only binding."""
         if len(resolved.bindings) != 1 or resolved.bindings[0].kind != "assign" or not isinstance(loop.body, cst.IndentedBlock):
@@ -167,14 +174,25 @@ class Hoisting:
                 return index, statement
         return None
 
-    def _assignment_before_loop(self, fn, label, scope, loops, moved, resolved, base, analysis) -> bool:
+    def _assignment_before_loop(
+        self,
+        fn: cst.Arg,
+        label: str,
+        scope: Scope,
+        loops: Sequence[Loop],
+        moved: Tuple[int, cst.SimpleStatementLine],
+        resolved: RunCallable,
+        base: str,
+        analysis: Analysis,
+    ) -> bool:
         index, statement = moved
-        assign = statement.body[0]
-        value = assign.value
+        assign = cast("Union[cst.Assign, cst.AnnAssign]", statement.body[0])  # with a value: ``_assigned_in`` took only these
+        value = cast(cst.BaseExpression, assign.value)
         names = free_names(self._code(value), False)
         if names is None:
             return False
-        target, changed = None, []
+        target: Optional[Loop] = None
+        changed: List[str] = []
         for loop in loops:
             changed = rebound_in(loop, names, scope)
             if changed:
@@ -207,10 +225,10 @@ class Hoisting:
         per_call = self._made_per_call(scope, analysis)
         taken: Dict[str, cst.SimpleStatementLine] = {}  # the line ``name = ...`` (``_assigned_in`` took only such lines)
 
-        def take_out(updated, index=index):
+        def take_out(updated: Placed, index: int = index) -> Placed:
             return _on_statement(updated, lambda loop: _without(loop, index, taken))
 
-        def put_before(updated, text=text):
+        def put_before(updated: Placed, text: str = text) -> Rewritten:
             line = taken["def"]
             small = cast("Union[cst.Assign, cst.AnnAssign]", line.body[0])  # with a value: ``_assigned_in`` took only these
             wrapped = cst.Call(func=cst.parse_expression(text), args=[cst.Arg(value=cast(cst.BaseExpression, small.value))])
@@ -234,7 +252,9 @@ class Hoisting:
         )
         return True
 
-    def _hoist_reasons(self, value, resolved: RunCallable, moved_def, scope: Scope, analysis: Analysis) -> List[str]:
+    def _hoist_reasons(
+        self, value: cst.BaseExpression, resolved: RunCallable, moved_def: Optional[cst.FunctionDef], scope: Scope, analysis: Analysis
+    ) -> List[str]:
         return hoist_reasons(value, resolved, moved_def, scope, analysis, self._code)
 
     def made_in_loop(self, fn: cst.Arg, label: str, scope: Scope, resolved: RunCallable, base: str, analysis: Analysis, anew: bool = True) -> None:
@@ -264,7 +284,18 @@ class Hoisting:
             suggestion=suggestion,
         )
 
-    def out_of_function(self, fn, function: cst.FunctionDef, def_scope: Scope, where, text: str, needed, reasons, base: str, analysis: Analysis) -> bool:
+    def out_of_function(
+        self,
+        fn: cst.Arg,
+        function: cst.FunctionDef,
+        def_scope: Scope,
+        where: Optional[Site],
+        text: str,
+        needed: Optional[Tuple[str, Optional[str]]],
+        reasons: List[str],
+        base: str,
+        analysis: Analysis,
+    ) -> bool:
         """A def nested in a function, that reads only module-level names: moved to the module,
         right above the top-level statement holding it, under ``@tf.function``, so it is made
         (and traced) once rather than on every call of its function. False where it cannot go."""
@@ -295,10 +326,10 @@ class Hoisting:
         self._taken_names.add(name)
         taken: Dict[str, cst.FunctionDef] = {}  # the def ``_without`` takes out of its function
 
-        def take_out(updated, index=index):
+        def take_out(updated: Placed, index: int = index) -> Placed:
             return _on_statement(updated, lambda owner: _without(owner, index, taken))
 
-        def put_above(updated, text=text):
+        def put_above(updated: Placed, text: str = text) -> cst.FlattenSentinel[Statement]:
             moved = add_decorator(taken["def"], text)
             nodes = list(updated.nodes) if isinstance(updated, cst.FlattenSentinel) else [updated]
             own = [line for line in moved.leading_lines if line.comment is not None]
@@ -328,7 +359,7 @@ class Hoisting:
         return True
 
 
-def _on_statement(updated, rewrite):
+def _on_statement(updated: Placed, rewrite: Callable[[Any], Statement]) -> Placed:
     """Apply ``rewrite`` to a statement that another fix may have turned into
     ``FlattenSentinel([inserted..., statement])`` already (the statement is last)."""
     if isinstance(updated, cst.FlattenSentinel):
@@ -337,15 +368,17 @@ def _on_statement(updated, rewrite):
     return rewrite(updated)
 
 
-def _without(statement, index: int, taken: dict):
+def _without(statement: _Holder, index: int, taken: dict) -> _Holder:
     """``statement`` (a loop or a def) without the ``index``-th statement of its body, kept in ``taken``."""
-    body = list(statement.body.body)
+    # An indented body (where the callers found the statement), whose statements are all ``Statement``\ s.
+    block = cast(cst.IndentedBlock, statement.body)
+    body = cast("List[Statement]", list(block.body))
     taken["def"] = body.pop(index)
     if index == 0 and body:
         # The body now starts with the next statement: not with a blank line.
         first = body[0]
         body[0] = first.with_changes(leading_lines=[line for line in first.leading_lines if line.comment is not None])
-    return statement.with_changes(body=statement.body.with_changes(body=body))
+    return statement.with_changes(body=block.with_changes(body=body))
 
 
 def _has_defaults(function: cst.FunctionDef) -> bool:

@@ -6,9 +6,13 @@ be a TPU strategy.
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING, FrozenSet, Optional, cast
 
 from migrate_tpu.codemod.analysis.strategies import STRATEGY_LIKE, TPU
 from migrate_tpu.codemod.foundation.receivers import name_and_attributes
+
+if TYPE_CHECKING:  # pragma: no cover
+    from migrate_tpu.codemod.stages.source_index import SourceIndex
 
 
 def strategy_word(name: str) -> bool:
@@ -16,7 +20,7 @@ def strategy_word(name: str) -> bool:
     return name.endswith("Strategy") or name == "get_strategy"
 
 
-def name_may_be_tpu(index, name: str) -> bool:
+def name_may_be_tpu(index: SourceIndex, name: str) -> bool:
     """Whether ``StrategyFacts`` may find a TPU strategy in ``name``: True unless every
     binding of it anywhere in the file is one its ``_bindings_kinds`` gives no TPU kind."""
     if STRATEGY_LIKE.match(name):
@@ -24,7 +28,7 @@ def name_may_be_tpu(index, name: str) -> bool:
     for kind, node in index.bindings(name):
         if kind == "import":
             # The project's modules are asked, as the rule does; a relative import (None) is not followed here.
-            if node is None or (index.lookup is not None and tpu_kind(index.lookup.factory_kinds(node, index.path, call=False))):
+            if not isinstance(node, str) or (index.lookup is not None and tpu_kind(index.lookup.factory_kinds(node, index.path, call=False))):
                 return True
         elif kind == "param":
             if node is not None:  # an annotation may name a strategy class
@@ -37,14 +41,14 @@ def name_may_be_tpu(index, name: str) -> bool:
     return False
 
 
-def attribute_may_be_tpu(index, place: int) -> bool:
+def attribute_may_be_tpu(index: SourceIndex, place: int) -> bool:
     """Whether ``StrategyFacts`` may find a TPU strategy in the receiver of ``calls[place]``
     when it is no plain name, as its ``_attribute_kinds`` reads ``a.b``: a name like a
     strategy's (``config.strategy``) may be one; otherwise only ``self.X`` in a method and an
     attribute of an imported module, which the tree is asked about, can be, never ``a.b.c``
     (``tf.compat.v1.app.run(main)``). On tensor2tensor 1.15.7, ``tf.app.run(main)`` sent two
     files of TF1 code to LibCST. Any other receiver (a call's result) may be one."""
-    receiver = index.calls_node(place).func.value
+    receiver = cast(ast.Attribute, index.calls_node(place).func).value  # ``receiver.run(...)``
     if not isinstance(receiver, ast.Attribute):
         return True
     if STRATEGY_LIKE.match(receiver.attr):
@@ -66,7 +70,7 @@ def attribute_may_be_tpu(index, place: int) -> bool:
     )
 
 
-def value_may_be_tpu(index, value) -> bool:
+def value_may_be_tpu(index: SourceIndex, value: object) -> bool:
     """``StrategyFacts.kinds(value)`` may hold a TPU strategy: names, attributes and
     conditionals are not followed here (True); only calls are told apart."""
     if isinstance(value, (ast.Name, ast.Attribute, ast.IfExp, ast.BoolOp)):
@@ -103,6 +107,6 @@ def value_may_be_tpu(index, value) -> bool:
     )
 
 
-def tpu_kind(kinds) -> bool:
+def tpu_kind(kinds: Optional[FrozenSet[str]]) -> bool:
     """Whether ``StrategyFacts``' kinds hold a TPU strategy (``may_be_tpu``)."""
     return kinds is not None and TPU in kinds

@@ -9,18 +9,18 @@ The parts it decides with are the package's other modules.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set, Tuple, cast
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple, cast
 
 import libcst as cst
 
 from migrate_tpu.codemod.analysis.names import lookup
 from migrate_tpu.codemod.analysis.strategies import STRATEGY_LIKE, StrategyFacts
 from migrate_tpu.codemod.analysis.tracing import GRAPH_MODE_CALLS, UNKNOWN, Decorators, builds_tf1_graph
-from migrate_tpu.codemod.analysis.walk import Analysis, Scope
+from migrate_tpu.codemod.analysis.walk import Analysis, ProjectFacts, Scope
 from migrate_tpu.codemod.foundation.helpers import argument
 from migrate_tpu.codemod.foundation.receivers import imported_receivers
-from migrate_tpu.codemod.framework.hoisting import loops_around
-from migrate_tpu.codemod.framework.rule import Rule, Safety, register
+from migrate_tpu.codemod.framework.hoisting import Loop, loops_around
+from migrate_tpu.codemod.framework.rule import Finding, Rule, Safety, register
 from migrate_tpu.codemod.rules.structural.eager_run.callables import Callables, label_of
 from migrate_tpu.codemod.rules.structural.eager_run.examples import EXAMPLES
 from migrate_tpu.codemod.rules.structural.eager_run.fixes import Fixes
@@ -29,6 +29,9 @@ from migrate_tpu.codemod.rules.structural.eager_run.may_fire import attribute_ma
 from migrate_tpu.codemod.rules.structural.eager_run.safety import PerCall
 from migrate_tpu.codemod.rules.structural.eager_run.traced import Wrapper, catching_handler, enclosing, in_comprehension, traced_functions
 from migrate_tpu.codemod.stages.prefilter import Evidence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from migrate_tpu.codemod.stages.source_index import SourceIndex
 
 _RUN_METHODS = ("run", "experimental_run_v2")
 
@@ -118,7 +121,7 @@ lambda that only calls a parameter: `lambda x: model(x)` is `model`).
     _fixes: Fixes
 
     @classmethod
-    def ruled_out_by_text(cls, source: str, lookup=None, path: str = "") -> bool:
+    def ruled_out_by_text(cls, source: str, lookup: Optional[ProjectFacts] = None, path: str = "") -> bool:
         """Whether the text alone tells what ``may_fire`` would: every ``.run`` in it is
         written ``X.run`` right after a name ``X`` that only imports of absl's ``app``
         bind (``from absl import app [as X]``, ``receivers.imported_receivers``), no
@@ -135,7 +138,7 @@ lambda that only calls a parameter: `lambda x: model(x)` is `model`).
         return lookup is None or lookup.factory_kinds("absl.app", path, call=False) is None
 
     @classmethod
-    def may_fire(cls, index) -> bool:
+    def may_fire(cls, index: SourceIndex) -> bool:
         """A ``run`` call with arguments on a receiver that may be a TPU strategy as
         ``StrategyFacts`` would tell (``syntax_stage.py``): not an imported module or object
         from outside the project (``app.run(main)`` of absl), nor a name bound only to what
@@ -154,7 +157,7 @@ lambda that only calls a parameter: `lambda x: model(x)` is `model`).
     def __init__(self) -> None:
         super().__init__()
         # (run call, its scope, the loops whose bodies hold it in the same function, innermost first)
-        self._runs: List[Tuple[cst.Call, Scope, List[cst.CSTNode]]] = []
+        self._runs: List[Tuple[cst.Call, Scope, List[Loop]]] = []
         self._taken_names: Set[str] = set()  # names given to hoisted tf.functions in this file
         self._comprehended: Set[int] = set()  # run calls in a comprehension: a loop no statement can precede
         # run calls in a ``try`` that catches what eager TPU ``run`` raises: the handler's code
@@ -188,7 +191,7 @@ lambda that only calls a parameter: `lambda x: model(x)` is `model`).
 
     # -- decisions ----------------------------------------------------------------
 
-    def finish(self, analysis: Analysis):
+    def finish(self, analysis: Analysis) -> Iterable[Finding]:
         if not self._runs:
             return self.findings
         facts = StrategyFacts(analysis)
@@ -251,7 +254,7 @@ lambda that only calls a parameter: `lambda x: model(x)` is `model`).
                 finding.statement = statements.get(id(finding.node))
         return self.findings
 
-    def _unknown_strategy(self, call: cst.Call, scope: Scope, facts: StrategyFacts, graph: Set[int], analysis) -> None:
+    def _unknown_strategy(self, call: cst.Call, scope: Scope, facts: StrategyFacts, graph: Set[int], analysis: Analysis) -> None:
         """Issue 22.8: ``strategy = get_strategy(); strategy.experimental_run_v2(fn)`` where
         ``get_strategy`` is not followed (not in view): the strategy may be a TPU one and the
         call eager. A note, no fix: nothing here says a change is needed."""
@@ -289,7 +292,7 @@ lambda that only calls a parameter: `lambda x: model(x)` is `model`).
             return None
         return f"{label_of(self._callables.code(binding.value.func))}(...)"
 
-    def _handle(self, call, fn: cst.Arg, scope: Scope, loops, graph: Set[int], decorators: Decorators, analysis: Analysis) -> None:
+    def _handle(self, call: cst.Call, fn: cst.Arg, scope: Scope, loops: Sequence[Loop], graph: Set[int], decorators: Decorators, analysis: Analysis) -> None:
         loop = loops[0] if loops else None
         resolved = self._callables.resolve(fn.value, scope)
         if resolved.kind == "compiled":

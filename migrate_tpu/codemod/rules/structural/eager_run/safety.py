@@ -10,7 +10,7 @@ again each time (``PerCall``). Each function here says why, in the words of the 
 
 from __future__ import annotations
 
-from typing import List, Optional, Set, Union, cast
+from typing import Callable, List, Optional, Sequence, Set, Union, cast
 
 import libcst as cst
 
@@ -43,7 +43,14 @@ def wrap_reasons(resolved: RunCallable, analysis: Analysis) -> List[str]:
     return reasons
 
 
-def hoist_reasons(value, resolved: RunCallable, moved_def, scope: Scope, analysis: Analysis, code) -> List[str]:
+def hoist_reasons(
+    value: cst.BaseExpression,
+    resolved: RunCallable,
+    moved_def: Optional[cst.FunctionDef],
+    scope: Scope,
+    analysis: Analysis,
+    code: Callable[[cst.CSTNode], str],
+) -> List[str]:
     """Why making the callable once, as a ``tf.function``, may change what the program does."""
     if moved_def is not None:
         found = side_effects(moved_def, analysis)
@@ -59,6 +66,7 @@ def hoist_reasons(value, resolved: RunCallable, moved_def, scope: Scope, analysi
     if resolved.node is None:
         return [resolved.why]
     reasons = []
+    value = cast(cst.Call, value)  # neither a moved def nor a lambda: a call (``Hoisting``)
     factory = lookup(scope, value.func.value) if isinstance(value.func, cst.Name) else None
     factory_defs = [b.node for b in factory[1] if b.kind == "def"] if factory else []
     # (a "def" binding always holds its ``FunctionDef``)
@@ -121,7 +129,7 @@ def entry_points(analysis: Analysis) -> Set[str]:
     in_loop: Set[int] = set()
     handed: Set[str] = set()
 
-    def visit(statements) -> None:
+    def visit(statements: Sequence[cst.CSTNode]) -> None:
         for statement in statements:
             if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
                 continue

@@ -9,7 +9,7 @@ such code; and those that may be (with why). ``catching_handler``: the ``except`
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Sequence, Set, Tuple, cast
+from typing import Container, Dict, Optional, Sequence, Set, Tuple, cast
 
 import libcst as cst
 
@@ -80,7 +80,7 @@ def traced_functions(analysis: Analysis, decorators: Decorators, wrappers: Seque
     return graph, maybe
 
 
-def enclosing(scope: Optional[Scope], functions) -> Optional[int]:
+def enclosing(scope: Optional[Scope], functions: Container[int]) -> Optional[int]:
     """The id of the innermost function around ``scope`` that is in ``functions``."""
     while scope is not None:
         if scope.kind == "function" and id(scope.node) in functions:
