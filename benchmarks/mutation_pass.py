@@ -75,6 +75,20 @@ MUTANTS: List[Mutant] = [
            "        return fn(*args, **kwargs)", ("tests/runtime/test_emulation.py::test_reduce_and_tensorflows_own_cross_replica_ops",)),
 ]
 
+NOTEBOOK = "migrate_tpu/engine/notebook.py"
+NOTEBOOK_TESTS = ("tests/surfaces/test_notebook_places.py", "tests/surfaces/test_notebook.py", "tests/surfaces/test_notebook_properties.py",
+                  "tests/surfaces/test_reports.py", "tests/test_fixtures.py", "tests/surfaces/test_patch.py")
+MUTANTS += [
+    # a finding's place in its cell: the cell's first line taken off its lines and its edits'
+    Mutant("notebooks", NOTEBOOK, "        line=report.line - offset if report.line else report.line,",
+           "        line=report.line - offset + 1 if report.line else report.line,", NOTEBOOK_TESTS),
+    Mutant("notebooks", NOTEBOOK, "        end_line=report.end_line - offset if report.end_line else report.end_line,",
+           "        end_line=report.end_line if report.end_line else report.end_line,", NOTEBOOK_TESTS),
+    Mutant("notebooks", NOTEBOOK, "            edit[\"line\"] = edit_line - offset", "            edit[\"line\"] = edit_line", NOTEBOOK_TESTS),
+    Mutant("notebooks", NOTEBOOK, "        as_read = (line - offset, column, end_line - offset, end_column)",
+           "        as_read = (line, column, end_line - offset, end_column)", NOTEBOOK_TESTS),
+]
+
 
 def run(mutant: Mutant) -> Tuple[bool, float]:
     """(whether the mutant survived, seconds)."""
