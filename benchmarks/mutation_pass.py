@@ -75,6 +75,24 @@ MUTANTS: List[Mutant] = [
            "        return fn(*args, **kwargs)", ("tests/runtime/test_emulation.py::test_reduce_and_tensorflows_own_cross_replica_ops",)),
 ]
 
+RULES = "migrate_tpu/codemod/rules/structural/"
+SAFETY_TESTS = ("tests/test_rule_snapshots.py", "tests/test_rule_examples.py", "tests/test_fixtures.py", "tests/test_eager_run.py",
+                "tests/test_optimizer_lr.py", "tests/test_real_code_cases.py", "tests/test_fix_layout.py")
+MUTANTS += [
+    # a fix that may change behaviour made safe (applied by plain `fix`)
+    Mutant("safety", RULES + "compile_arguments.py", "            safety=None if sure else Safety.UNSAFE,", "            safety=None,", SAFETY_TESTS),
+    Mutant("safety", RULES + "numpy_dataset.py", "                safety=Safety.UNSAFE if traced or unknown else Safety.SAFE,",
+           "                safety=Safety.UNSAFE if traced else Safety.SAFE,", SAFETY_TESTS),
+    Mutant("safety", RULES + "optimizer_learning_rate.py", "changes=change, safety=Safety.UNSAFE, fix_title=title)",
+           "changes=change, safety=Safety.SAFE, fix_title=title)", SAFETY_TESTS),
+    Mutant("safety", RULES + "eager_run/fixes.py", "        safety = Safety.UNSAFE if note else Safety.SAFE", "        safety = Safety.SAFE", SAFETY_TESTS),
+    Mutant("safety", RULES + "eager_run/hoisting.py", "        safety = Safety.UNSAFE if reasons or per_call else Safety.SAFE",
+           "        safety = Safety.UNSAFE if reasons else Safety.SAFE", SAFETY_TESTS),
+    Mutant("safety", RULES + "eager_run/hoisting.py", "            safety=Safety.UNSAFE if reasons or per_call else Safety.SAFE,",
+           "            safety=Safety.UNSAFE if per_call else Safety.SAFE,", SAFETY_TESTS),
+    Mutant("safety", RULES + "eager_run/hoisting.py", "        safety = Safety.UNSAFE if reasons else Safety.SAFE", "        safety = Safety.SAFE", SAFETY_TESTS),
+]
+
 NOTEBOOK = "migrate_tpu/engine/notebook.py"
 NOTEBOOK_TESTS = ("tests/surfaces/test_notebook_places.py", "tests/surfaces/test_notebook.py", "tests/surfaces/test_notebook_properties.py",
                   "tests/surfaces/test_reports.py", "tests/test_fixtures.py", "tests/surfaces/test_patch.py")
