@@ -1,6 +1,7 @@
 """A TF 2.1 TPU training program that seeds nothing itself and draws from every source of
 randomness of its day: Python's ``random``, NumPy, an unseeded TF op, the global
-``tf.random`` generator, an unseeded ``Dataset.shuffle`` distributed over the replicas,
+``tf.random`` generator, a random op in a parallel ``Dataset.map``, an unseeded
+``Dataset.shuffle`` distributed over the replicas,
 Keras initializers and dropout.  A custom loop (``strategy.experimental_run_v2`` in a
 ``tf.function``; its migrated twin says ``strategy.run``) trains a small Conv2D model with
 Adam for two epochs on 8 replicas and prints each step's loss bit for bit (``float.hex``).
@@ -25,8 +26,10 @@ print("tf op", float(tf.random.uniform([])).hex())
 noise = tf.random.experimental.get_global_generator().normal([128, 8, 8, 1])
 print("generator", float(tf.reduce_sum(noise)).hex())
 images = images + 0.1 * noise.numpy()
-dataset = tf.data.Dataset.from_tensor_slices((images, labels)).shuffle(1000).batch(
-    GLOBAL_BATCH, drop_remainder=True)
+# augmentation in a parallel map: its unseeded random op draws in whatever order the map's threads come
+dataset = tf.data.Dataset.from_tensor_slices((images, labels)).map(
+    lambda x, y: (tf.image.random_flip_left_right(x), y), num_parallel_calls=tf.data.experimental.AUTOTUNE)
+dataset = dataset.shuffle(1000).batch(GLOBAL_BATCH, drop_remainder=True)
 batches = strategy.experimental_distribute_dataset(dataset)
 
 with strategy.scope():
