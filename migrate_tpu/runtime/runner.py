@@ -10,7 +10,8 @@ A notebook's code cells run in order in one namespace.  IPython lines (as
 :mod:`migrate_tpu.magics` recognises them) are skipped: ``%line`` and ``!shell``
 lines become ``pass`` (``%time``/``%timeit``/``%prun STATEMENT`` run the
 statement once); a cell starting with ``%%time``/``%%timeit``/``%%capture``/
-``%%prun`` runs its body, any other ``%%`` cell is skipped.  Each cell's source
+``%%prun`` runs its body, ``%%writefile [-a] PATH`` writes it to PATH (a module the
+notebook imports next), any other ``%%`` cell is skipped.  Each cell's source
 is registered with ``linecache`` under its own file name, as IPython does, so
 AutoGraph and tracebacks can read it.  As in a notebook, the value of a cell's last expression is printed
 unless the line ends with ``;``.
@@ -133,10 +134,38 @@ def notebook_cells(path):
         source = _cell_source(cell) if "source" in cell else "".join(cell.get("input", ""))
         code = _strip_magics(source)
         if code is None:
+            code = _writefile_cell(source)
+        if code is None:
             sys.stderr.write("migrate-tpu run: skipping cell {} (cell magic)\n".format(index + 1))
             continue
         out.append(("{}:cell{}".format(path, index + 1), code))
     return out
+
+
+def _writefile_cell(source):
+    """Python that does what IPython's ``%%writefile [-a] PATH`` (or ``%%file``) cell does (a
+    notebook that writes a module, then imports it), or ``None`` for any other cell magic."""
+    first, _, body = source.partition("\n")
+    words = first.split()
+    if not words or words[0] not in ("%%writefile", "%%file"):
+        return None
+    arguments = words[1:]
+    append = any(a in ("-a", "--append") for a in arguments)
+    paths = [a for a in arguments if not a.startswith("-")]
+    if len(paths) != 1:
+        return None
+    # on the cell's first line, so that the cell keeps its line count for a traceback
+    return "__import__('migrate_tpu.runtime.runner', fromlist=['runner']).write_cell_file({!r}, {!r}, {!r})\n".format(
+        paths[0], body, append)
+
+
+def write_cell_file(path, text, append=False):
+    """``%%writefile``: the cell's text into ``path`` (relative to the current folder), with
+    IPython's message."""
+    exists = os.path.exists(path)
+    with io.open(path, "a" if append else "w", encoding="utf-8") as handle:
+        handle.write(text if text.endswith("\n") or not text else text + "\n")
+    print("{} {}".format("Appending to" if append and exists else ("Overwriting" if exists else "Writing"), path))
 
 
 def _register_source(code, label):

@@ -95,6 +95,28 @@ def test_notebook_cells(tmp_path):
     assert code.splitlines() == ["a = 1", "pass"]
 
 
+
+def test_a_writefile_cell_writes_its_module_where_the_notebook_runs(tmp_path, monkeypatch, capsys):
+    # a notebook that writes a module with %%writefile, then imports it (the multi-worker guide)
+    nb = tmp_path / "nb.ipynb"
+    nb.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 4, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "source": "%%writefile helper.py\nVALUE = 41\n", "outputs": [], "execution_count": None},
+        {"cell_type": "code", "metadata": {}, "source": "%%writefile -a helper.py\nVALUE += 1", "outputs": [], "execution_count": None},
+        {"cell_type": "code", "metadata": {}, "source": "import helper\nresult = helper.VALUE", "outputs": [], "execution_count": None},
+    ]}))
+    cells = notebook_cells(str(nb))
+    assert [label.rsplit(":", 1)[-1] for label, _ in cells] == ["cell1", "cell2", "cell3"]
+    work = tmp_path / "run"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.syspath_prepend(str(work))
+    namespace = {}
+    for label, code in cells:
+        exec(compile(code, label, "exec"), namespace)
+    assert namespace["result"] == 42
+    assert (work / "helper.py").read_text() == "VALUE = 41\nVALUE += 1\n"
+    assert capsys.readouterr().out.splitlines() == ["Writing helper.py", "Appending to helper.py"]
+
 # --------------------------------------------------------------------------
 # In a TensorFlow interpreter
 # --------------------------------------------------------------------------
