@@ -151,6 +151,7 @@ def summary(report):
     if report is None:
         return {}
     keep = {key: report.get(key) for key in ("verdict", "steps", "first_divergence", "retraced", "notes", "error", "advice",
+                                            "before_api", "before_api_reason",
                                             "variables_compared", "variables_only_in", "replicas", "hosts", "coverage")}
     for side in ("before", "after", "control"):
         if isinstance(report.get(side), dict):
@@ -318,7 +319,12 @@ def main():
                 print(f"{config:12} {program['id']:36} {case:32} {str(result['verdict']):14} {judged:14} "
                       f"{usage['seconds']:6.0f} s {usage['peak_rss_mb']:6} MB {why}", flush=True)
     (options.out / "results.md").write_text(markdown(results, programs))
-    print(f"{time.monotonic() - started:.0f} s; results in {options.out}")
+    seconds = time.monotonic() - started
+    log = {"cli": options.cli, "PYTHONPATH": os.environ.get("PYTHONPATH"), "configs": configs, "cases": sorted(wanted_cases),
+           "programs": [p["id"] for p in programs_run], "finished": time.strftime("%Y-%m-%d %H:%M:%S"), "seconds": round(seconds)}
+    with open(options.out / "runs.jsonl", "a") as runs:
+        runs.write(json.dumps(log) + "\n")
+    print(f"{seconds:.0f} s; results in {options.out}")
     bad = [r for r in results if r["judged"] not in ("ok", "n/a")]
     return 1 if bad else 0
 
