@@ -92,6 +92,32 @@ def _tpu_names_of_logical_devices(original):
     return list_logical_devices
 
 
+def _single_worker_on_this_hosts_devices(original):
+    """``CollectiveAllReduceExtended._initialize_local`` giving a single-worker
+    ``MultiWorkerMirroredStrategy`` this host's emulated devices, as ``MirroredStrategy()``
+    gets them.  TensorFlow gives a worker without GPUs its CPU alone, one replica, where a
+    reduction's SUM and MEAN agree; a worker with N accelerators gets N replicas, and the
+    emulated host's devices are its accelerators.  Explicit devices are kept."""
+    def initialize_local(self, cluster_resolver, devices=None):
+        if not devices:
+            devices = tuple(local_devices()[:cores_per_host()])
+        return original(self, cluster_resolver, devices=devices)
+    initialize_local.__doc__ = original.__doc__
+    return initialize_local
+
+
+def _collective_extended():
+    """TensorFlow's ``CollectiveAllReduceExtended`` class, or None where it cannot be found."""
+    try:
+        from tensorflow.python.distribute import collective_all_reduce_strategy
+    except ImportError:
+        return None
+    extended = getattr(collective_all_reduce_strategy, "CollectiveAllReduceExtended", None)
+    if extended is None or "_initialize_local" not in extended.__dict__:
+        return None
+    return extended
+
+
 def _patch(module, name, value, only_if_present=True):
     if module is None:
         return
@@ -185,6 +211,9 @@ def install(replicas=None, tf_api=None):
             _patch(mod, "TPUStrategy", stable)
     _patch(getattr(getattr(getattr(tf.compat, "v1", None), "distribute", None), "experimental", None),
            "TPUStrategy", TPUStrategyV1)
+    collective = _collective_extended()
+    if collective is not None:
+        _patch(collective, "_initialize_local", _single_worker_on_this_hosts_devices(collective.__dict__["_initialize_local"]))
     # what else user code sees of the release: its version, Keras optimizers, mixed precision
     releases.install(tf_api)
     STATE.installed = True

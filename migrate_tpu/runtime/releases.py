@@ -438,6 +438,60 @@ def _get_layer_policy(layer):
     return layer.dtype_policy
 
 
+def _loss_scales():
+    """TensorFlow's ``loss_scale.get`` (``'dynamic'``, a number or a LossScale to a LossScale),
+    or None where this TensorFlow has no LossScale classes."""
+    try:
+        module = importlib.import_module("tensorflow.python.training.experimental.loss_scale")
+    except ImportError:
+        return None
+    return getattr(module, "get", None)
+
+
+def _policy_v1(stable, get_loss_scale, tf_api):
+    """``tf.keras.mixed_precision.experimental.Policy(name, loss_scale='auto')`` of TF 2.1 to
+    2.4: the stable policy with a ``loss_scale`` (``'auto'`` is dynamic for
+    ``mixed_float16``, else None), shown as the release showed it (read on 2.1.0 to 2.4.1:
+    ``<Policy "mixed_float16", loss_scale=DynamicLossScale(...)>``, ``PolicyV1`` on 2.4)."""
+    shown = "PolicyV1" if api_version(tf_api) >= (2, 4) else "Policy"
+
+    def __init__(self, name, loss_scale="auto"):
+        stable.__init__(self, name)
+        self._using_default_loss_scale = loss_scale == "auto"
+        if self._using_default_loss_scale:
+            loss_scale = "dynamic" if name == "mixed_float16" else None
+        self._loss_scale = get_loss_scale(loss_scale)
+
+    def __repr__(self):
+        return '<{} "{}", loss_scale={}>'.format(shown, self.name, self._loss_scale)
+
+    def get_config(self):
+        config = {"name": self.name}
+        if not self._using_default_loss_scale:
+            scale = self._loss_scale
+            config["loss_scale"] = None if scale is None else {"class_name": type(scale).__name__, "config": scale.get_config()}
+        return config
+
+    def from_config(cls, config):
+        config = dict(config)
+        scale = config.get("loss_scale")
+        if isinstance(scale, dict):
+            config["loss_scale"] = _loss_scale_of_config(get_loss_scale, scale)
+        return cls(**config)
+
+    return type(shown, (stable,), {
+        "__init__": __init__, "__repr__": __repr__, "get_config": get_config, "from_config": classmethod(from_config),
+        "loss_scale": property(lambda self: self._loss_scale, doc="The policy's LossScale, or None."),
+        "__module__": "tensorflow.keras.mixed_precision.experimental",
+        "__doc__": "TF {}'s ``Policy(name, loss_scale='auto')``.".format(tf_api)})
+
+
+def _loss_scale_of_config(get_loss_scale, config):
+    """The LossScale a policy's config names (``{'class_name': ..., 'config': ...}``)."""
+    made = get_loss_scale("dynamic") if config["class_name"] == "DynamicLossScale" else get_loss_scale(1.0)
+    return type(made)(**config["config"])
+
+
 def _mixed_precision_of_the_release(tf_api):
     optimizers = None
     for found in _keras_namespaces("optimizers"):
@@ -451,7 +505,8 @@ def _mixed_precision_of_the_release(tf_api):
             ns: Any = types.ModuleType("tf.keras.mixed_precision.experimental")  # Any: names set below
             ns.set_policy = mp.set_global_policy
             ns.global_policy = mp.global_policy
-            ns.Policy = mp.Policy
+            get_loss_scale = _loss_scales()
+            ns.Policy = mp.Policy if get_loss_scale is None else _policy_v1(mp.Policy, get_loss_scale, tf_api)
             lso = _keras_2_loss_scale_optimizer(mp, optimizers)
             if lso is not None:
                 ns.LossScaleOptimizer = _loss_scale_optimizer_v1(lso, tf_api)

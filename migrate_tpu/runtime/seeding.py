@@ -12,6 +12,9 @@ global ``RandomState`` (``recorder._seed``), and :func:`seed_tensorflow`:
   ``TF_DETERMINISTIC_OPS``);
 * the global ``tf.random.Generator``: made from the seed when first asked for (TF makes
   it from a non-deterministic state, and with op determinism, TF >= 2.9, refuses to);
+* ``tf.random.Generator.from_non_deterministic_state()`` (the random-numbers guide's first
+  generator): made from a seed that follows the run's seed and the call's rank (1st, 2nd,
+  ...), so both runs get the same generators; with op determinism TF >= 2.9 refuses the call;
 * TF 2.1's distributed datasets: ``experimental_distribute_dataset`` asks tf.data for its
   ``make_stateless`` rewrite, which drops every shuffle's seeds (the shuffle then uses
   fresh random ones: checked on TF 2.1.0, also with ``shuffle(n, seed=5)``); on one
@@ -50,6 +53,7 @@ def seed_tensorflow(tf, seed, undo=None):
         except Exception:
             pass
     _global_generator_from(tf, seed, undo)
+    _non_deterministic_states_from(tf, seed, undo)
     _keep_distributed_shuffle_seeds(tf, undo)
     _sequential_maps(tf, undo)
     return undo
@@ -116,6 +120,35 @@ def _global_generator_from(tf, seed, undo):
     for owner, name in owners:
         undo.append((owner, name, real))
         setattr(owner, name, get_global_generator)
+
+
+#: Spreads the seeds of successive ``from_non_deterministic_state`` generators apart, away
+#: from the global generator's (the run's seed itself).
+_STATE_SEED_STRIDE = 0x9E3779B97F4A7C15
+
+
+def _non_deterministic_states_from(tf, seed, undo):
+    """``Generator.from_non_deterministic_state(alg=None)`` made ``from_seed`` with the n-th
+    call's seed (see the module's docstring)."""
+    classes: List[Any] = []
+    for module in _random_modules(tf):
+        klass = getattr(module, "Generator", None)
+        if isinstance(klass, type) and all(klass is not c for c in classes):
+            classes.append(klass)
+    calls = [0]
+    for klass in classes:
+        real = klass.__dict__.get("from_non_deterministic_state")
+        if not isinstance(real, classmethod) or getattr(real.__func__, "_migrate_tpu_seeded", False):
+            continue
+
+        def from_non_deterministic_state(cls, alg=None):
+            calls[0] += 1
+            return cls.from_seed((seed + _STATE_SEED_STRIDE * calls[0]) % (1 << 63), alg=alg)
+
+        from_non_deterministic_state.__doc__ = real.__func__.__doc__
+        from_non_deterministic_state._migrate_tpu_seeded = True  # type: ignore[attr-defined]
+        undo.append((klass, "from_non_deterministic_state", real))
+        klass.from_non_deterministic_state = classmethod(from_non_deterministic_state)
 
 
 def _keep_distributed_shuffle_seeds(tf, undo):

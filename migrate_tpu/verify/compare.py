@@ -367,9 +367,9 @@ def _lacks_an_api(message: str) -> bool:
                                                                                 "'tensorflow", "DistributedDataset"))
 
 
-def failed_for_lack_of_an_api(record: Optional[dict]) -> bool:
-    """Whether a run stopped before its first step because the surface lacks a name it uses."""
-    if not record or record.get("steps") or record.get("exit_status") == 0:
+def stopped_for_lack_of_an_api(record: Optional[dict]) -> bool:
+    """Whether a run stopped, at any step, because the surface lacks a name it uses."""
+    if not record or record.get("exit_status") == 0:
         return False
     exception = record.get("exception") or {}
     return exception.get("type") == "AttributeError" and _lacks_an_api(exception.get("message") or "")

@@ -22,13 +22,20 @@ from migrate_tpu.runtime import recorder as recording  # the default seed only (
 from migrate_tpu.runtime.launch import builds_its_own_cluster, resolve_python
 from migrate_tpu.verify.blame import blame, partial_copy
 from migrate_tpu.verify.changes import Hunk, hunks_between, ran, shown_label, watch_list
-from migrate_tpu.verify.compare import compare, error, failed_for_lack_of_an_api, release_drift, run_summary
+from migrate_tpu.verify.compare import compare, error, release_drift, run_summary, stopped_for_lack_of_an_api
 from migrate_tpu.verify.plan import Copy, Plan, changed_links, fresh_copy, plan
 from migrate_tpu.verify.running import run_one
 from migrate_tpu.verify.verdict import AFTER_API, AUTO_API, BEFORE_APIS, DEFAULT_ATOL, DEFAULT_RTOL, DIVERGED, ERROR, NOT_EXERCISED, RETRACED, SAME, TIMED_OUT, RunResult, Verdict
 
-#: Worker processes of a program that builds MultiWorkerMirroredStrategy itself, when no
-#: --hosts is given: one worker would have one replica, where SUM and MEAN agree.
+#: Devices of the one worker a program that builds MultiWorkerMirroredStrategy itself runs
+#: on when neither --hosts nor --replicas is given: on a worker with its CPU alone the
+#: strategy has one replica, where SUM and MEAN agree.  One worker, as the program runs
+#: where no cluster is configured (a notebook, a first try), and as a cluster refuses a
+#: program that ran TensorFlow ops before building the strategy ("Collective ops must be
+#: configured at program startup", TF 2.1 to 2.21).
+SINGLE_WORKER_DEVICES = 2
+#: Worker processes of such a program when one worker cannot run it because it reads its
+#: cluster (TF_CONFIG) itself.
 DEFAULT_CLUSTER_HOSTS = 2
 
 
@@ -52,10 +59,11 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
     the_plan = plan(target, entry, after, fix_options or {}, control=two_releases)
     notes: List[str] = []
     try:
-        if hosts is None and builds_its_own_cluster(str(the_plan.before.program)):
-            hosts = DEFAULT_CLUSTER_HOSTS
-            notes.append(f"the program builds MultiWorkerMirroredStrategy: each run is a cluster of {hosts} worker processes, "
-                         "one replica each, so that reductions have two replicas to show in (--hosts sets another number)")
+        one_worker_by_default = hosts is None and replicas is None and builds_its_own_cluster(str(the_plan.before.program))
+        if one_worker_by_default:
+            replicas = SINGLE_WORKER_DEVICES
+            notes.append(f"the program builds MultiWorkerMirroredStrategy: each run is one worker with {replicas} devices, so that "
+                         "reductions have two replicas to show in (--hosts N runs it as a cluster of N worker processes)")
         hunks = hunks_between(the_plan.before.root, the_plan.after.root, the_plan.fixes)
         watch = the_plan.workdir / "watch.json"
         watch.write_text(json.dumps(watch_list(hunks, the_plan.after.root)), "utf-8")
@@ -70,6 +78,13 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
             return result
 
         before, api, api_reason = _original_run(the_plan, run, before_api, before_python)
+        if one_worker_by_default and not _runs_at_all(before) and "TF_CONFIG" in before.stderr:
+            # the program reads its cluster itself: run it as one
+            replicas, hosts = None, DEFAULT_CLUSTER_HOSTS
+            notes[-1] = (f"the program builds MultiWorkerMirroredStrategy and reads TF_CONFIG: each run is a cluster of {hosts} "
+                         "worker processes, one replica each, so that reductions have two replicas to show in (--hosts sets another "
+                         "number)")
+            before, api, api_reason = _original_run(the_plan, run, before_api, before_python)
         if not _runs_at_all(before):
             # no point running the migrated program against an original that does not run
             verdict = compare(before, RunResult(-1, 0.0, None, "", "", the_plan.after.root), exact_rtol, exact_atol, the_plan.original_label, hosts,
@@ -112,8 +127,9 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
 def _original_run(the_plan: Plan, run: Callable[..., RunResult], before_api: str,
                   python: Optional[str]) -> Tuple[RunResult, str, Optional[str]]:
     """The original's run, under ``before_api`` or, for ``auto``, under the oldest surface
-    where it does not stop at once for a name the surface lacks; each try in a fresh copy.
-    Returns the run, its surface, and what ``auto`` chose and why."""
+    where it does not stop for a name the surface lacks (at once, or after some steps: a
+    TF 2.3-era notebook may train before it asks for ``strategy.cluster_resolver``); each
+    try in a fresh copy.  Returns the run, its surface, and what ``auto`` chose and why."""
     if before_api != AUTO_API:
         return run(the_plan.before, before_api, python, "original"), before_api, None
     first: Optional[RunResult] = None
@@ -121,7 +137,7 @@ def _original_run(the_plan: Plan, run: Callable[..., RunResult], before_api: str
         copy = the_plan.before if index == 0 else fresh_copy(the_plan, f"original-{api}")
         result = run(copy, api, python, f"original-{api}")
         first = first or result
-        if not failed_for_lack_of_an_api(result.record):
+        if not stopped_for_lack_of_an_api(result.record):
             if index == 0:
                 return result, api, None
             exception = (first.record or {}).get("exception") or {}

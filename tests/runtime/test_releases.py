@@ -33,7 +33,7 @@ _runs = {}
 # the 2.1 surface keeps TF 2.4's non-experimental mixed-precision API where the
 # interpreter has it, and on TF 2.4.1 its experimental class is TF 2.4.1's own.
 KEPT_DIFFERENCES = {
-    (TF24, "2.1"): {"LSO(opt, 'bogus')", "from tensorflow.keras.mixed_precision import experimental",
+    (TF24, "2.1"): {"LSO(opt, 'bogus')", "from tensorflow.keras.mixed_precision import experimental", "repr(Policy('mixed_float16'))",
                     "mixed_precision.LossScaleOptimizer(opt, dynamic=, initial_scale=, dynamic_growth_steps=)",
                     "mixed_precision.LossScaleOptimizer(opt, dynamic=False, initial_scale=8)"},
     (TF221, "2.1"): {"mixed_precision.LossScaleOptimizer(opt, dynamic=, initial_scale=, dynamic_growth_steps=)",

@@ -315,3 +315,20 @@ def test_traces_that_come_later_once_warm_are_retraced_though_the_totals_agree()
     verdict = compare(result(before), result(later), 0.0, 0.0, "t.py")
     assert verdict.verdict == "retraced"
     assert verdict.retraced["traces_after_first_step"] == {"before": 0, "after": 2}
+
+
+def test_a_run_that_stops_for_a_later_releases_name_is_told_from_a_program_error_at_any_step():
+    # --before-api auto tries the next surface for such an original, also when it trained first
+    from migrate_tpu.verify.compare import stopped_for_lack_of_an_api
+
+    def stopped(steps, message, kind="AttributeError"):
+        return {"steps": steps, "exit_status": 1, "exception": {"type": kind, "message": message}}
+
+    later_name = "'CollectiveAllReduceStrategy' object has no attribute 'cluster_resolver'"
+    assert stopped_for_lack_of_an_api(stopped(0, later_name))
+    assert stopped_for_lack_of_an_api(stopped(2, later_name))
+    assert stopped_for_lack_of_an_api(stopped(1, "module 'tensorflow' has no attribute 'random'"))
+    assert not stopped_for_lack_of_an_api(stopped(2, "'Trainer' object has no attribute 'epochs'"))
+    assert not stopped_for_lack_of_an_api(stopped(2, later_name, kind="ValueError"))
+    assert not stopped_for_lack_of_an_api({"steps": 2, "exit_status": 0, "exception": None})
+    assert not stopped_for_lack_of_an_api(None)

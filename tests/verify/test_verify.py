@@ -261,14 +261,31 @@ def test_each_run_works_in_its_own_copy_of_the_folder(tmp_path):
     assert sorted(p.name for p in work.iterdir()) == ["data.npy", "train.py"]
 
 
-def test_a_multi_worker_program_runs_on_two_workers_so_a_planted_mean_shows(tmp_path):
+def test_a_multi_worker_program_runs_on_a_worker_with_two_devices_so_a_planted_mean_shows(tmp_path):
     python = require("tf2.21")
     status, report, stderr = verify(tmp_path, "--python", python, "--steps", "2", str(PROGRAMS / "mwms_sum.py"))
-    assert (status, report["verdict"], report["hosts"]) == (0, "same", 2), json.dumps(report, indent=1) + stderr
+    assert (status, report["verdict"], report["hosts"]) == (0, "same", 1), json.dumps(report, indent=1) + stderr
     assert report["replicas"] == {"before": [2], "after": [2]}
+    assert any("one worker with 2 devices" in note for note in report["notes"]), report["notes"]
     status, report, stderr = verify(tmp_path, "--python", python, "--steps", "2", "--after", str(PROGRAMS / "wrong_mwms_mean.py"),
                                     str(PROGRAMS / "mwms_sum.py"))
     assert (status, report["verdict"], report["first_divergence"]["step"]) == (1, "diverged", 1), json.dumps(report, indent=1) + stderr
+
+
+def test_a_multi_worker_program_that_ran_ops_before_its_strategy_verifies_on_one_worker(tmp_path):
+    # as a cluster, every release refuses it ("Collective ops must be configured at program startup")
+    python = require("tf2.21")
+    status, report, stderr = verify(tmp_path, "--python", python, str(PROGRAMS / "mwms_after_ops.py"))
+    assert (status, report["verdict"], report["steps"]) == (0, "same", 4), json.dumps(report, indent=1) + stderr
+    assert report["replicas"] == {"before": [1, 2], "after": [1, 2]}
+
+
+def test_a_multi_worker_script_that_reads_tf_config_runs_as_a_cluster(tmp_path):
+    python = require("tf2.21")
+    status, report, stderr = verify(tmp_path, "--python", python, str(PROGRAMS / "mwms_reads_tf_config.py"))
+    assert (status, report["verdict"], report["steps"], report["hosts"]) == (0, "same", 2, 2), json.dumps(report, indent=1) + stderr
+    assert report["replicas"] == {"before": [2], "after": [2]}
+    assert any("reads TF_CONFIG" in note for note in report["notes"]), report["notes"]
 
 
 def test_the_same_late_failure_in_both_runs_is_same_and_the_version_line_is_no_divergence(tmp_path):

@@ -154,6 +154,15 @@ probe("isinstance(LSO(...), experimental.LossScaleOptimizer)",
       lambda: isinstance(LSO()(tf.keras.optimizers.SGD(0.1), "dynamic"), LSO()))
 
 
+# the experimental Policy and its loss scale (TF 2.1 to 2.4; the guide prints policy.loss_scale)
+POLICY = lambda: tf.keras.mixed_precision.experimental.Policy  # noqa: E731
+probe("repr(Policy('mixed_float16'))", lambda: repr(POLICY()("mixed_float16")))
+probe("Policy('mixed_float16').loss_scale", lambda: str(POLICY()("mixed_float16").loss_scale))
+probe("Policy('mixed_float16', loss_scale=1024)", lambda: [str(POLICY()("mixed_float16", loss_scale=1024).loss_scale),
+                                                            POLICY()("mixed_float16", loss_scale=1024).get_config()])
+probe("Policy('float32').loss_scale", lambda: [str(POLICY()("float32").loss_scale), POLICY()("float32").get_config()])
+
+
 def imported_experimental():
     from tensorflow.keras.mixed_precision import experimental as mixed_precision
     return sorted(n for n in dir(mixed_precision) if not n.startswith("_"))

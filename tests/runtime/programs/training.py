@@ -1,6 +1,6 @@
 """A TF 2.1 TPU training program that seeds nothing itself and draws from every source of
 randomness of its day: Python's ``random``, NumPy, an unseeded TF op, the global
-``tf.random`` generator, a random op in a parallel ``Dataset.map``, an unseeded
+``tf.random`` generator and one from a non-deterministic state, a random op in a parallel ``Dataset.map``, an unseeded
 ``Dataset.shuffle`` distributed over the replicas,
 Keras initializers and dropout.  A custom loop (``strategy.experimental_run_v2`` in a
 ``tf.function``; its migrated twin says ``strategy.run``) trains a small Conv2D model with
@@ -25,6 +25,10 @@ print("numpy", float(images.sum(dtype=np.float64)).hex())
 print("tf op", float(tf.random.uniform([])).hex())
 noise = tf.random.experimental.get_global_generator().normal([128, 8, 8, 1])
 print("generator", float(tf.reduce_sum(noise)).hex())
+# the random-numbers guide's first generator: TF gives it a fresh state, and under op
+# determinism (TF >= 2.9) refuses it; seeded runs make it from the run's seed
+fresh = tf.random.experimental.Generator.from_non_deterministic_state()
+print("fresh generator", float(tf.reduce_sum(fresh.normal([16]))).hex())
 images = images + 0.1 * noise.numpy()
 # augmentation in a parallel map: its unseeded random op draws in whatever order the map's threads come
 dataset = tf.data.Dataset.from_tensor_slices((images, labels)).map(

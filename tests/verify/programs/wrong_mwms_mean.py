@@ -1,6 +1,6 @@
 """A MultiWorkerMirroredStrategy program of TF 2.1 form (the experimental strategy,
-run): planted mistake: SUM became MEAN.  On one worker it has one
-replica, where SUM and MEAN agree; verify runs it as a cluster of two workers."""
+run): planted mistake: SUM became MEAN.  On a worker with its CPU alone it has one
+replica, where SUM and MEAN agree; verify runs it on one worker with two devices."""
 import numpy as np
 import tensorflow as tf
 
