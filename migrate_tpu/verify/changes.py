@@ -31,6 +31,12 @@ class Hunk:
     new_lines: Tuple[str, ...]  # what replaces the original's lines (ends of line kept)
     rules: Tuple[str, ...]
     watch: Tuple[int, ...]  # lines of the migrated file (from 1) whose running shows the hunk ran
+    # the migrated notebook's cell, where a hand migration added or removed cells (else: cell)
+    after_cell: Optional[int] = None
+
+    @property
+    def migrated_cell(self) -> Optional[int]:
+        return self.after_cell if self.after_cell is not None else self.cell
 
     def place(self, file: Optional[str] = None) -> str:
         """``train.py:32``, ``train.py:31-32`` or ``nb.ipynb cell 4:3`` (the migrated lines);
@@ -38,7 +44,8 @@ class Hunk:
         first = self.after[0] + 1 if self.after[1] > self.after[0] else max(self.after[0], 1)
         last = max(self.after[1], first)
         lines = f"{first}-{last}" if last > first else str(first)
-        return f"{file or self.file}{f' cell {self.cell}' if self.cell is not None else ''}:{lines}"
+        cell = self.migrated_cell
+        return f"{file or self.file}{f' cell {cell}' if cell is not None else ''}:{lines}"
 
     def label(self, file: Optional[str] = None) -> str:
         return self.place(file) + (f" ({', '.join(self.rules)})" if self.rules else "")
@@ -101,28 +108,64 @@ def _rules(file: str, cell: Optional[int], start: int, end: int, fixes: Iterable
     return tuple(found)
 
 
-def text_hunks(file: str, cell: Optional[int], before: str, after: str, fixes: Sequence[FixPlace] = ()) -> List[Hunk]:
+def text_hunks(file: str, cell: Optional[int], before: str, after: str, fixes: Sequence[FixPlace] = (),
+               after_cell: Optional[int] = None) -> List[Hunk]:
     """The hunks turning ``before`` into ``after`` (one file, or one cell of a notebook)."""
     old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
     hunks = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
         if tag == "equal":
             continue
-        hunks.append(Hunk(file, cell, (i1, i2), (j1, j2), tuple(new[j1:j2]), _rules(file, cell, i1, i2, fixes), _watched(after, j1, j2)))
+        hunks.append(Hunk(file, cell, (i1, i2), (j1, j2), tuple(new[j1:j2]), _rules(file, cell, i1, i2, fixes), _watched(after, j1, j2),
+                          after_cell))
     return hunks
 
 
+def _added_cell(file: str, host: Tuple[int, str], added: Tuple[int, str]) -> Hunk:
+    """A cell a hand migration added, as lines appended to the original's code cell before it
+    (``host``): cells run one after the other in one namespace, so a partial migration that
+    keeps it runs it at the same point."""
+    number, text = host
+    at = len(text.splitlines())
+    lines = added[1].splitlines(keepends=True)
+    if lines and text and not text.endswith("\n"):
+        lines[0] = "\n" + lines[0]
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    return Hunk(file, number, (at, at), (0, len(added[1].splitlines())), tuple(lines), (), _watched(added[1], 0, len(added[1].splitlines())),
+                added[0])
+
+
+def _notebook_hunks(file: str, old_cells: List[Tuple[int, str]], new_cells: List[Tuple[int, str]],
+                    fixes: Sequence[FixPlace]) -> List[Hunk]:
+    """A notebook's hunks, code cell by code cell, the cells of the two notebooks paired in
+    order by their code (a hand migration may add, remove or rewrite cells)."""
+    found: List[Hunk] = []
+    matcher = difflib.SequenceMatcher(None, [code for _, code in old_cells], [code for _, code in new_cells], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        paired = min(i2 - i1, j2 - j1)
+        for (number, old), (new_number, new) in zip(old_cells[i1:i1 + paired], new_cells[j1:j1 + paired]):
+            found.extend(text_hunks(file, number, old, new, fixes, new_number if new_number != number else None))
+        for number, old in old_cells[i1 + paired:i2]:  # removed: emptied, nothing of it runs
+            found.append(Hunk(file, number, (0, len(old.splitlines())), (0, 0), (), _rules(file, number, 0, len(old.splitlines()), fixes), ()))
+        for added in new_cells[j1 + paired:j2]:
+            host = old_cells[i2 - 1] if i2 > 0 else (old_cells[0][0], "") if old_cells else None
+            if host is not None:
+                found.append(_added_cell(file, host, added))
+    return found
+
+
 def file_hunks(file: str, before: str, after: str, fixes: Sequence[FixPlace] = ()) -> List[Hunk]:
-    """A source file's hunks; a notebook's, cell by cell (cells the migration adds or
-    removes make the whole notebook one change: it has no cell to name)."""
+    """A source file's hunks; a notebook's, cell by cell."""
     if file.endswith(".ipynb"):
         old_cells, new_cells = _cells(before), _cells(after)
-        if old_cells is not None and new_cells is not None and [n for n, _ in old_cells] == [n for n, _ in new_cells]:
-            found: List[Hunk] = []
-            for (number, old), (_, new) in zip(old_cells, new_cells):
-                if old != new:
-                    found.extend(text_hunks(file, number, old, new, fixes))
-            return found
+        if old_cells is not None and new_cells is not None:
+            if [n for n, _ in old_cells] == [n for n, _ in new_cells]:  # the same cells (a fix never adds one)
+                return [hunk for (number, old), (_, new) in zip(old_cells, new_cells) if old != new
+                        for hunk in text_hunks(file, number, old, new, fixes)]
+            return _notebook_hunks(file, old_cells, new_cells, fixes)
     return text_hunks(file, None, before, after, fixes)
 
 
@@ -151,7 +194,8 @@ def hunks_between(before_root: Path, after_root: Path, fixes: Sequence[FixPlace]
 
 def _apply_to_text(text: str, hunks: Sequence[Hunk]) -> str:
     lines = text.splitlines(keepends=True)
-    for hunk in sorted(hunks, key=lambda h: h.before, reverse=True):
+    # from the end, so that earlier places stay put; two insertions at one place: the later first
+    for _, hunk in sorted(enumerate(hunks), key=lambda item: (item[1].before, item[0]), reverse=True):
         lines[hunk.before[0]:hunk.before[1]] = list(hunk.new_lines)
     return "".join(lines)
 
@@ -178,14 +222,16 @@ def watch_list(hunks: Sequence[Hunk], root: Path) -> Dict[str, List[int]]:
     objects carry (a notebook cell's: ``PATH:cellN``) -> lines."""
     watched: Dict[str, set] = {}
     for hunk in hunks:
-        name = str(root / hunk.file) + (f":cell{hunk.cell}" if hunk.cell is not None else "")
+        cell = hunk.migrated_cell
+        name = str(root / hunk.file) + (f":cell{cell}" if cell is not None else "")
         watched.setdefault(name, set()).update(hunk.watch)
     return {name: sorted(lines) for name, lines in watched.items()}
 
 
 def ran(hunk: Hunk, root: Path, lines_ran: Dict[str, List[int]]) -> bool:
     """Whether any watched line of ``hunk`` ran (``lines_ran``: the recorder's)."""
-    name = str(root / hunk.file) + (f":cell{hunk.cell}" if hunk.cell is not None else "")
+    cell = hunk.migrated_cell
+    name = str(root / hunk.file) + (f":cell{cell}" if cell is not None else "")
     seen = lines_ran.get(name) or ()
     return any(line in seen for line in hunk.watch)
 

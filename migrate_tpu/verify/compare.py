@@ -3,6 +3,7 @@ the comparison is tested on records written by hand (tests/verify/test_compare.p
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import json
 import math
@@ -562,10 +563,12 @@ def _printed_divergence(before: RunResult, after: RunResult, rtol: float, atol: 
     b_lines = _printed_lines(before.record or {}, before.stdout)
     a_lines = _printed_lines(after.record or {}, after.stdout)
     b_numbered, a_numbered = _numbered(b_lines, versions), _numbered(a_lines, versions)
-    if len(b_numbered) != len(a_numbered):
-        return None
-    for (index_b, shape_b, nb), (index_a, shape_a, na) in zip(b_numbered, a_numbered):
-        if shape_b != shape_a or len(nb) != len(na):
+    # lines paired in order by their words: a migration that prints a line more or less (a
+    # hand migration of a guide) still has the others compared
+    matcher = difflib.SequenceMatcher(None, [shape for _, shape, _ in b_numbered], [shape for _, shape, _ in a_numbered], autojunk=False)
+    pairs = [(b_numbered[block.a + k], a_numbered[block.b + k]) for block in matcher.get_matching_blocks() for k in range(block.size)]
+    for (index_b, _, nb), (index_a, _, na) in pairs:
+        if len(nb) != len(na):
             continue
         for x, y in zip(nb, na):
             if not _numbers_close(x, y, rtol, atol):

@@ -70,6 +70,34 @@ def test_notebook_hunks_are_counted_cell_by_cell():
     assert "".join(applied["cells"][2]["source"]) == "y = strategy.run(f)\nprint(y)\n"
 
 
+def test_a_hand_migration_that_adds_and_removes_cells_is_counted_in_the_cells_it_ran_in():
+    # the repository's own migration of a guide: a cell removed, one rewritten, one added
+    import json
+
+    def notebook(*cells):
+        return json.dumps({"cells": [{"cell_type": "code", "source": c.splitlines(keepends=True)} for c in cells]}, indent=1)
+
+    def codes(text):
+        return ["".join(c["source"]) for c in json.loads(text)["cells"]]
+
+    before = notebook("import tf\n", "print(policy.loss_scale)\n", "x = 1\n", "train()\n")
+    after = notebook("import tf\n", "print(dense.dtype_policy)\n", "train()\n", "evaluate()\n", "report()\n")
+    hunks = file_hunks("nb.ipynb", before, after)
+    assert len(hunks) == 4
+    rewritten, removed, added, last = [next(h for h in hunks if h.new_lines == lines)
+                                       for lines in (("print(dense.dtype_policy)\n",), (), ("evaluate()\n",), ("report()\n",))]
+    # watched in the migrated notebook's cells, applied to the original's
+    assert [(h.cell, h.migrated_cell, h.watch) for h in (rewritten, removed, added, last)] == [
+        (2, 2, (1,)), (3, 3, ()), (4, 4, (1,)), (4, 5, (1,))]
+    assert [h.label() for h in (rewritten, added, last)] == ["nb.ipynb cell 2:1", "nb.ipynb cell 4:1", "nb.ipynb cell 5:1"]
+    assert codes(apply("nb.ipynb", before, hunks)) == ["import tf\n", "print(dense.dtype_policy)\n", "",
+                                                       "train()\nevaluate()\nreport()\n"]
+    assert codes(apply("nb.ipynb", before, [last])) == ["import tf\n", "print(policy.loss_scale)\n", "x = 1\n", "train()\nreport()\n"]
+    # an added cell in the middle is watched where the migrated notebook has it
+    inserted = file_hunks("nb.ipynb", before, notebook("import tf\n", "print(policy.loss_scale)\n", "x = 1\n", "y = 2\n", "train()\n"))
+    assert [(h.cell, h.migrated_cell, h.new_lines) for h in inserted] == [(3, 4, ("y = 2\n",))]
+
+
 def test_ddmin_finds_the_one_change_to_blame_in_few_tests():
     asked = []
 

@@ -78,6 +78,18 @@ def test_printed_numbers_are_compared_where_the_words_agree():
     assert compare(*timings, 0.0, 0.0, "t.py").verdict == "same"  # times and speeds differ from run to run
 
 
+def test_a_printed_line_more_in_one_run_leaves_the_others_compared():
+    # the repository's own migration of a guide prints a policy line more, then the loss
+    same_values = record([1.0])
+    before = RunResult(0, 1.0, same_values, "Loss scale: 32768.0\nEpoch 0: loss=2.3759775\n", "", Path("/nowhere"))
+    after = RunResult(0, 1.0, same_values, "<Policy mixed_float16>\ncompute float16, variables float32\nEpoch 0: loss=2.3762006\n", "", Path("/nowhere"))
+    verdict = compare(before, after, 0.0, 0.0, "t.py")
+    assert (verdict.verdict, verdict.first_divergence["before"], verdict.first_divergence["after"]) == (
+        "diverged", "Epoch 0: loss=2.3759775", "Epoch 0: loss=2.3762006")
+    right = RunResult(0, 1.0, same_values, "x\nprinted 1 more\nEpoch 0: loss=2.3759775\n", "", Path("/nowhere"))
+    assert compare(before, right, 0.0, 0.0, "t.py").verdict == "same"
+
+
 def test_a_pod_divergence_names_the_host():
     def pod(losses_per_host):
         first, *others = [record(losses) for losses in losses_per_host]
