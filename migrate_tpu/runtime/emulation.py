@@ -47,6 +47,7 @@ name how a TPU combines per-replica logs and creates metric variables.
 
 from __future__ import absolute_import, division, print_function
 
+import importlib
 import inspect
 import sys
 from typing import Any, List, cast
@@ -133,6 +134,18 @@ def _patch(module, name, value, only_if_present=True):
     setattr(module, name, value)
 
 
+def import_compat_packages():
+    """``import tensorflow.compat.v2 as tf`` (or ``v1``: the TF 2.1-era TPU examples do) makes
+    module objects of its own, and binds ``tf.compat.v2`` to them, after which a script sees
+    TensorFlow's own ``initialize_tpu_system`` there.  Imported before anything is patched,
+    they are the ones patched."""
+    for name in ("tensorflow.compat.v2", "tensorflow.compat.v1"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
+
 def _modules(path, v1=True):
     """The module objects reachable as ``tf.<path>``, ``tf.compat.v2.<path>`` and
     (with ``v1``) ``tf.compat.v1.<path>``."""
@@ -152,6 +165,7 @@ def install(replicas=None, tf_api=None):
     """Switch the emulation on.  Idempotent; ``configure_devices`` runs if it has not."""
     if STATE.installed:
         return STATE
+    import_compat_packages()
     if tf_api is None:
         tf_api = default_tf_api()
     if tf_api not in releases.RELEASES:

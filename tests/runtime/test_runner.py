@@ -159,6 +159,15 @@ def script_runs(tmp_path_factory):
         s = tf.distribute.TPUStrategy(r)
         print(json.dumps({"replicas": s.num_replicas_in_sync, "mesh": topo.mesh_shape.tolist()}))
         """), replicas=4, label="four.py")
+    cases["compat_v2"] = start(py24, _write(folder, "compat_v2.py", """\
+        # tensorflow/tpu's TF 2.1 examples: importing compat.v2 makes module objects of its own
+        import tensorflow.compat.v2 as tf
+        r = tf.distribute.cluster_resolver.TPUClusterResolver(tpu='')
+        tf.config.experimental_connect_to_cluster(r)
+        tf.tpu.experimental.initialize_tpu_system(r)
+        s = tf.distribute.experimental.TPUStrategy(r)
+        print("compat.v2", s.num_replicas_in_sync, type(r).__module__)
+        """), replicas=2, label="compat_v2.py")
     real = _write(folder, "real.py", """\
         import tensorflow as tf
         print(tf.distribute.cluster_resolver.TPUClusterResolver.__module__)
@@ -208,6 +217,13 @@ def test_script_argv_path_and_exit_status(script_runs):
     assert info["file"] == str(folder / "argv.py")
     assert info["argv"] == [str(folder / "argv.py")]
     assert info["helper"] == 42
+
+
+@TF
+def test_a_script_that_imports_tensorflow_compat_v2_gets_the_emulated_tpu(script_runs):
+    run = script_runs[1]["compat_v2"]
+    rc, out, err = run.wait()
+    assert (rc, out.strip().splitlines()[-1]) == (0, "compat.v2 2 migrate_tpu.runtime.resolver"), run.describe()
 
 
 @TF
