@@ -1,5 +1,6 @@
 import os
 import re
+import signal
 import sys
 from pathlib import Path
 
@@ -196,3 +197,11 @@ def pytest_runtest_makereport(item, call):
             f"{TRIPWIRE_EXIT} instead of starting TensorFlow.)"
         ) + (f"\n\nWhat the test itself reported:\n{report.longreprtext}" if report.longreprtext else "")
     return report
+
+
+def pytest_configure(config):
+    # A suite started in the background without job control (`nohup ... &`, some CI runners)
+    # inherits SIGINT ignored, and so would every process the tests start: the tests that
+    # press Ctrl-C on a run (and check that it stops) need it live in their children.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
