@@ -200,7 +200,7 @@ def test_real_tf_2_1_before_and_2_4_after(tmp_path):
     assert any("compared on TF 2.4.1" in note and "exactly" in note for note in report["notes"])
     status, report, stderr = verify(tmp_path, "--before-python", before, "--python", after, "--steps", "3",
                                     "--after", str(PROGRAMS / "wrong_update_twice.py"), str(PROGRAMS / "train_loop.py"))
-    assert (status, report["verdict"], report["first_divergence"]["step"]) == (1, "diverged", 2), json.dumps(report, indent=1) + stderr
+    assert (status, report["verdict"], report["first_divergence"]["step"]) == (1, "diverged", 1), json.dumps(report, indent=1) + stderr  # its first update
 
 
 def test_a_notebook_divergence_names_the_cell(tmp_path):
@@ -286,6 +286,19 @@ def test_a_multi_worker_script_that_reads_tf_config_runs_as_a_cluster(tmp_path):
     assert (status, report["verdict"], report["steps"], report["hosts"]) == (0, "same", 2, 2), json.dumps(report, indent=1) + stderr
     assert report["replicas"] == {"before": [2], "after": [2]}
     assert any("reads TF_CONFIG" in note for note in report["notes"]), report["notes"]
+
+
+def test_an_original_that_differs_from_itself_is_judged_within_its_own_spread(tmp_path):
+    # kernels that are not deterministic (TF 2.4.1's Keras fit on eight CPU replicas): an exact
+    # comparison would cry wolf on a right migration, so verify runs the original again
+    python = require("tf2.21")
+    status, report, stderr = verify(tmp_path, "--python", python, str(PROGRAMS / "noisy_loop.py"))
+    assert (status, report["verdict"]) == (0, "same"), json.dumps(report, indent=1) + stderr
+    assert any("gives other bits when run again" in note for note in report["notes"]), report["notes"]
+    assert report["tolerance"]["rtol"] >= 1e-5
+    status, report, stderr = verify(tmp_path, "--python", python, "--no-blame", "--after", str(PROGRAMS / "wrong_noisy_learning_rate.py"),
+                                    str(PROGRAMS / "noisy_loop.py"))
+    assert (status, report["verdict"], report["first_divergence"]["step"]) == (1, "diverged", 1), json.dumps(report, indent=1) + stderr  # its first update
 
 
 def test_the_same_late_failure_in_both_runs_is_same_and_the_version_line_is_no_divergence(tmp_path):

@@ -1,0 +1,48 @@
+"""train_loop.py whose kernels are not deterministic, as TF 2.4.1's Keras fit on eight CPU
+replicas is: each step's gradient carries a difference of a few units in the last place that no seed
+fixes (from the operating system's randomness).  Two runs of it differ in their last bits."""
+import os
+
+import numpy as np
+import tensorflow as tf
+
+resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="")
+tf.config.experimental_connect_to_cluster(resolver)
+tf.tpu.experimental.initialize_tpu_system(resolver)
+strategy = tf.distribute.experimental.TPUStrategy(resolver)
+
+features = np.linspace(-1.0, 1.0, 64 * 4, dtype=np.float32).reshape(64, 4)
+labels = (features.sum(axis=1, keepdims=True) > 0).astype(np.float32)
+dataset = tf.data.Dataset.from_tensor_slices((features, labels)).repeat().batch(16)
+
+with strategy.scope():
+    kernel = tf.Variable(tf.ones([4, 1]) * 0.1, name="kernel")
+    bias = tf.Variable(tf.zeros([1]), name="bias")
+    optimizer = tf.keras.optimizers.SGD(0.1)
+
+
+def unseeded_noise():
+    return np.float32(os.urandom(1)[0] % 4) * np.float32(2.0 ** -23)  # 0 to 3 units in the last place
+
+
+@tf.function
+def train_step(iterator):
+    def step_fn(batch):
+        x, y = batch
+        with tf.GradientTape() as tape:
+            logits = tf.matmul(x, kernel) + bias
+            loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(y, logits)) / strategy.num_replicas_in_sync
+        grads = tape.gradient(loss, [kernel, bias])
+        grads = [g * (1.0 + tf.py_function(unseeded_noise, [], tf.float32)) for g in grads]
+        optimizer.apply_gradients(zip(grads, [kernel, bias]))
+        return loss
+
+    per_replica = strategy.experimental_run_v2(step_fn, args=(next(iterator),))
+    return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
+
+
+iterator = iter(strategy.experimental_distribute_dataset(dataset))
+for step in range(6):
+    loss = train_step(iterator)
+    print("step", step + 1, "loss", float(loss))
+print("kernel", kernel.numpy().ravel().tolist())
