@@ -256,6 +256,10 @@ def _steps_done(record: dict) -> int:
     return int(record.get("steps") or 0)
 
 
+#: Exit statuses of a run killed by SIGKILL (a shell's 128 + 9; Python's -9).
+KILLED = (137, -9)
+
+
 def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label: str, hosts: Optional[int] = None,
             before_api: str = BEFORE_API) -> Verdict:
     """The verdict on two runs' records (``label``: the original as the user named it;
@@ -274,6 +278,11 @@ def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label
     if before.status == TIMED_OUT or after.status == TIMED_OUT:
         which = "original" if before.status == TIMED_OUT else "migrated program"
         return error(verdict, f"the {which} timed out", "raise --timeout, or verify fewer steps with --steps N")
+    killed = [(which, run) for which, run in (("original", before), ("migrated program", after)) if run.status in KILLED]
+    if killed:
+        which, run = killed[0]
+        return error(verdict, f"the {which} was killed (SIGKILL, exit status {run.status}), as the system's out-of-memory killer does",
+                     "give it more memory (stop what else runs), or verify it on fewer devices (--replicas, --hosts)")
     if before.record is None:
         return error(verdict, "the original did not run: " + _last_line(before.stderr),
                      _no_record_advice(before.stderr))

@@ -344,3 +344,11 @@ def test_a_run_that_stops_for_a_later_releases_name_is_told_from_a_program_error
     assert not stopped_for_lack_of_an_api(stopped(2, later_name, kind="ValueError"))
     assert not stopped_for_lack_of_an_api({"steps": 2, "exit_status": 0, "exception": None})
     assert not stopped_for_lack_of_an_api(None)
+
+
+def test_a_run_killed_by_sigkill_is_an_error_that_names_memory_not_a_divergence():
+    after_killed = compare(result(record([1.0, 0.5])), RunResult(137, 80.0, None, "", "rename to run\n", Path("/nowhere")), 0.0, 0.0, "t.py")
+    assert (after_killed.verdict, after_killed.first_divergence) == ("error", None)
+    assert "migrated program was killed" in after_killed.error and "out-of-memory" in after_killed.error
+    before_killed = compare(RunResult(-9, 80.0, None, "", "Instructions for updating:\n", Path("/nowhere")), result(record([1.0])), 0.0, 0.0, "t.py")
+    assert before_killed.verdict == "error" and before_killed.error.startswith("the original was killed")
