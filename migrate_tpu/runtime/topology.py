@@ -237,8 +237,8 @@ def build_device_assignment(topology, computation_shape=None, computation_stride
             "computation_stride {} fit in a TPU mesh of shape {}".format(
                 num_replicas, max_replicas, shape, stride, mesh))
     replicas = []
-    for copy in itertools.product(*[range(int(c)) for c in copies]):
-        copy = np.asarray(copy, dtype=np.int32)
+    for place in itertools.product(*[range(int(c)) for c in copies]):
+        copy = np.asarray(place, dtype=np.int32)
         base = (copy // stride) * footprint + copy % stride
         cores = [base + np.asarray(offset, dtype=np.int32) * stride
                  for offset in itertools.product(*[range(int(s)) for s in shape])]

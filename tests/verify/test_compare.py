@@ -268,6 +268,14 @@ def test_arrays_stored_as_bytes_are_compared_number_by_number(tmp_path):
     assert (verdict.verdict, verdict.first_divergence["what"], verdict.first_divergence["replica"]) == ("diverged", "variable kernel:0", 0)
     assert verdict.first_divergence["before"][:3] == [0.0, 0.5, 1.0] and verdict.first_divergence["before"][-1] == "..."
     assert compare(stored("a.bin", numbers), stored("c.bin", changed), 0.01, 0.0, "t.py").verdict == "same"  # 35.25 vs 35.0
+    # how far two runs' stored arrays are apart (a release's drift, an original's own spread)
+    from migrate_tpu.verify.compare import release_drift
+    drift = release_drift(stored("a.bin", numbers), stored("c.bin", changed), 1)
+    assert (drift["absolute"], drift["relative"], drift["where"]) == (0.25, 0.25 / 35.25, "variable kernel:0")
+    nan = list(numbers)
+    nan[3] = float("nan")
+    assert compare(stored("a.bin", nan), stored("d.bin", nan), 0.01, 0.0, "t.py").verdict == "same"
+    assert compare(stored("a.bin", numbers), stored("d.bin", nan), 0.01, 0.0, "t.py").verdict == "diverged"
 
 
 def test_a_keras_divergence_names_the_log_key():
