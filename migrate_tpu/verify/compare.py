@@ -9,12 +9,12 @@ import json
 import math
 import os
 import re
-import struct
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 
+from migrate_tpu.verify.arrays import array_chunks, arrays_close, is_array, numbers, numbers_close
 from migrate_tpu.verify.verdict import BEFORE_API, DIVERGED, ERROR, RETRACED, SAME, SURFACE_VERSIONS, TIMED_OUT, RunResult, Verdict
 
 # A number in a printed line (the lowest-priority signal).
@@ -30,144 +30,27 @@ class _Mismatch(Exception):
         self.keys: List[str] = []  # the dict keys (a Keras log's 'loss') from the outside in
 
 
-def _numbers_close(a: object, b: object, rtol: float, atol: float) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool) or not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
-        return a == b
-    if math.isnan(a) or math.isnan(b):
-        return math.isnan(a) and math.isnan(b)
-    if rtol == 0 and atol == 0:
-        return a == b
-    return abs(a - b) <= atol + rtol * abs(b)
-
-
-def _flat(value: object) -> Iterator[object]:
-    if isinstance(value, list):
-        for item in value:
-            yield from _flat(item)
-    else:
-        yield value
-
-
-# --------------------------------------------------------------------------
-# Arrays recorded as bytes beside the record (the recorder's "blob"s)
-# --------------------------------------------------------------------------
-
-_STRUCT_FORMAT = {"float16": "e", "float32": "f", "float64": "d", "int8": "b", "uint8": "B", "int16": "h", "uint16": "H",
-                  "int32": "i", "uint32": "I", "int64": "q", "uint64": "Q", "bool": "?"}
-_CHUNK = 1 << 20  # bytes read at a time: a multiple of every item size
-
-
-def attach_blobs(record: Optional[dict]) -> None:
-    """Name the record's binary file in each array stored there (read lazily when compared)."""
-    if not record or not record.get("blob_file"):
-        return
-    path = record["blob_file"]
-    stack: List[object] = [record.get("events"), record.get("variables")]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            if "blob" in item:
-                item["file"] = path
-            else:
-                stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-
-
-def _blob_numbers(plain: dict) -> Iterator[object]:
-    """The numbers of an array stored as bytes, read a chunk at a time."""
-    offset, size = plain["blob"]
-    layout = "<" + _STRUCT_FORMAT[plain["dtype"]]
-    with open(plain["file"], "rb") as handle:
-        handle.seek(offset)
-        remaining = size
-        while remaining > 0:
-            chunk = handle.read(min(remaining, _CHUNK))
-            if not chunk:
-                raise ValueError(f"{plain['file']}: the record's array is cut short")
-            remaining -= len(chunk)
-            for (number,) in struct.iter_unpack(layout, chunk):
-                yield number
-
-
-def _blob_chunks(plain: dict) -> Iterator[bytes]:
-    """The bytes of an array stored in the record's binary file, a chunk at a time."""
-    offset, size = plain["blob"]
-    with open(plain["file"], "rb") as handle:
-        handle.seek(offset)
-        remaining = size
-        while remaining > 0:
-            chunk = handle.read(min(remaining, _CHUNK))
-            if not chunk:
-                raise ValueError(f"{plain['file']}: the record's array is cut short")
-            remaining -= len(chunk)
-            yield chunk
-
-
-def _array_chunks(before: dict, after: dict) -> Optional[Iterator[Tuple["numpy.ndarray", "numpy.ndarray"]]]:
-    """Two stored arrays of one shape and dtype as numpy arrays, chunk by chunk, leaving out
-    the chunks whose bytes agree; None where they are not both stored as bytes.  A 1.5M- or
-    40M-parameter model's variables are compared in seconds, not number by number."""
-    if "blob" not in before or "blob" not in after or before["dtype"] not in _STRUCT_FORMAT:
-        return None
-    dtype = numpy.dtype(before["dtype"]).newbyteorder("<")
-
-    def differing() -> Iterator[Tuple["numpy.ndarray", "numpy.ndarray"]]:
-        for chunk_b, chunk_a in itertools.zip_longest(_blob_chunks(before), _blob_chunks(after), fillvalue=b""):
-            if chunk_b != chunk_a:
-                if len(chunk_b) != len(chunk_a):
-                    raise ValueError(f"{before['file']}: the two records' arrays differ in size")
-                yield numpy.frombuffer(chunk_b, dtype=dtype), numpy.frombuffer(chunk_a, dtype=dtype)
-    return differing()
-
-
-def _arrays_close(before: "numpy.ndarray", after: "numpy.ndarray", rtol: float, atol: float) -> bool:
-    """:func:`_numbers_close` for every pair of two arrays' numbers."""
-    if before.dtype.kind not in "fc":
-        return bool(numpy.array_equal(before, after))
-    x, y = before.astype(numpy.float64), after.astype(numpy.float64)
-    nan_x, nan_y = numpy.isnan(x), numpy.isnan(y)
-    if not numpy.array_equal(nan_x, nan_y):
-        return False
-    x, y = x[~nan_x], y[~nan_y]
-    if rtol == 0 and atol == 0:
-        return bool(numpy.array_equal(x, y))
-    with numpy.errstate(invalid="ignore"):
-        return bool(numpy.all(numpy.abs(x - y) <= atol + rtol * numpy.abs(y)))
-
-
-def _numbers(plain: dict) -> Iterator[object]:
-    """An array's numbers in C order, from the record or from its binary file."""
-    if "blob" in plain:
-        return _blob_numbers(plain)
-    return _flat(plain["value"])
-
-
-def _is_array(plain: dict) -> bool:
-    return "dtype" in plain and "shape" in plain and ("value" in plain or "blob" in plain)
-
-
 def _compare_plain(before: Any, after: Any, rtol: float, atol: float, replica: Optional[int] = None) -> None:
     """Raise :class:`_Mismatch` where the two recorded values differ."""
     if before is None or after is None:
         if before is not after:
             raise _Mismatch(replica, before, after, "structure")
         return
-    if _is_array(before) and _is_array(after):
+    if is_array(before) and is_array(after):
         if before["shape"] != after["shape"]:
             raise _Mismatch(replica, before, after, "shape")
         if before["dtype"] != after["dtype"]:
             raise _Mismatch(replica, before, after, "dtype")
         if before.get("sha1") is not None and before.get("sha1") == after.get("sha1"):
             return  # the same bytes: the same numbers, at any tolerance
-        chunks = _array_chunks(before, after)
+        chunks = array_chunks(before, after)
         if chunks is not None:
             for chunk_b, chunk_a in chunks:
-                if not _arrays_close(chunk_b, chunk_a, rtol, atol):
+                if not arrays_close(chunk_b, chunk_a, rtol, atol):
                     raise _Mismatch(replica, before, after)
             return
-        for b, a in itertools.zip_longest(_numbers(before), _numbers(after)):
-            if not _numbers_close(b, a, rtol, atol):
+        for b, a in itertools.zip_longest(numbers(before), numbers(after)):
+            if not numbers_close(b, a, rtol, atol):
                 raise _Mismatch(replica, before, after)
         return
     if set(before) != set(after):
@@ -195,7 +78,7 @@ def _compare_plain(before: Any, after: Any, rtol: float, atol: float, replica: O
                 raise
         return
     if "python" in before:
-        if not _numbers_close(before["python"], after["python"], rtol, atol):
+        if not numbers_close(before["python"], after["python"], rtol, atol):
             raise _Mismatch(replica, before, after)
         return
     if before != after and "object" not in before:
@@ -212,8 +95,8 @@ def _short(plain: Any, limit: int = 12) -> Any:
         return [_short(p, limit) for p in plain["list"]]
     if "dict" in plain:
         return {k: _short(v, limit) for k, v in plain["dict"]}
-    if _is_array(plain):
-        flat = list(itertools.islice(_numbers(plain), limit + 1))
+    if is_array(plain):
+        flat = list(itertools.islice(numbers(plain), limit + 1))
         if not plain["shape"]:
             return flat[0] if flat else plain.get("value")
         return flat[:limit] + (["..."] if len(flat) > limit else [])
@@ -634,7 +517,7 @@ def _printed_divergence(before: RunResult, after: RunResult, rtol: float, atol: 
         if len(nb) != len(na):
             continue
         for x, y in zip(nb, na):
-            if not _numbers_close(x, y, rtol, atol):
+            if not numbers_close(x, y, rtol, atol):
                 event_b, event_a = b_lines[index_b][1], a_lines[index_a][1]
                 if event_a is None or event_b is None:
                     return {"step": steps, "kind": "printed", "what": f"printed line {index_a + 1}", "where": {"stdout_line": index_a + 1},
@@ -683,13 +566,13 @@ def _number_pairs(before: Any, after: Any) -> Iterator[Tuple[object, object]]:
     structures differ: that is no rounding)."""
     if not isinstance(before, dict) or not isinstance(after, dict):
         return
-    if _is_array(before) and _is_array(after):
+    if is_array(before) and is_array(after):
         if before.get("shape") == after.get("shape") and before.get("dtype") == after.get("dtype"):
-            chunks = _array_chunks(before, after)
+            chunks = array_chunks(before, after)
             if chunks is not None:
                 yield from chunks  # numpy arrays: release_drift takes them whole
             else:
-                yield from zip(_numbers(before), _numbers(after))
+                yield from zip(numbers(before), numbers(after))
         return
     if set(before) != set(after):
         return
@@ -704,8 +587,8 @@ def _number_pairs(before: Any, after: Any) -> Iterator[Tuple[object, object]]:
             if kb == ka:
                 yield from _number_pairs(b, a)
         return
-    if _is_array(before) and _is_array(after) and before.get("shape") == after.get("shape"):
-        yield from zip(_numbers(before), _numbers(after))
+    if is_array(before) and is_array(after) and before.get("shape") == after.get("shape"):
+        yield from zip(numbers(before), numbers(after))
     elif "python" in before:
         yield before["python"], after["python"]
 

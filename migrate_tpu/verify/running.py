@@ -13,7 +13,7 @@ from typing import Dict, Iterator, Optional, Sequence
 
 from migrate_tpu.runtime import recorder as recording  # the record's variable names only (no TensorFlow)
 from migrate_tpu.runtime.launch import launch
-from migrate_tpu.verify.compare import attach_blobs
+from migrate_tpu.verify.arrays import attach_blobs
 from migrate_tpu.verify.plan import Copy
 from migrate_tpu.verify.verdict import RunResult
 

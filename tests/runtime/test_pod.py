@@ -30,7 +30,7 @@ def _alive(pid):
         return True
 
 
-def _wait_dead(pids, seconds=20):
+def _wait_dead(pids, seconds=60):  # returns as soon as they are gone; the margin is for a loaded machine
     deadline = time.time() + seconds
     while time.time() < deadline and any(_alive(p) for p in pids):
         time.sleep(0.1)

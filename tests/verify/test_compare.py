@@ -245,7 +245,7 @@ def test_a_notebook_divergence_annotates_the_notebook_with_its_cell_and_both_val
 def test_arrays_stored_as_bytes_are_compared_number_by_number(tmp_path):
     import struct
 
-    from migrate_tpu.verify.compare import attach_blobs
+    from migrate_tpu.verify.arrays import attach_blobs
 
     def stored(name, numbers):
         data = struct.pack("<%df" % len(numbers), *numbers)
