@@ -327,8 +327,11 @@ def _failure_advice(record: dict, label: str, before_api: str = BEFORE_API) -> s
     exception = record.get("exception") or {}
     kind, message = exception.get("type") or "", exception.get("message") or ""
     missing = _MISSING_MODULE.search(message) if kind in ("ModuleNotFoundError", "ImportError") else None
-    if missing:
-        return (f"the interpreter lacks the package {missing.group(1).split('.')[0]!r}: install it there, or pick an "
+    package = missing.group(1).split(".")[0] if missing else None
+    if package is None and "TensorBoard is not installed" in message:  # tf.summary's ops (TF >= 2.19 leaves it out)
+        package = "tensorboard"
+    if package:
+        return (f"the interpreter lacks the package {package!r}: install it there, or pick an "
                 "interpreter that has it with --python (--before-python for the original's)")
     if kind == "AttributeError" and _lacks_an_api(message):
         return (f"the original uses an API the TF {before_api} surface lacks: name the release it was written for with "

@@ -360,3 +360,12 @@ def test_a_run_killed_by_sigkill_is_an_error_that_names_memory_not_a_divergence(
     assert "migrated program was killed" in after_killed.error and "out-of-memory" in after_killed.error
     before_killed = compare(RunResult(-9, 80.0, None, "", "Instructions for updating:\n", Path("/nowhere")), result(record([1.0])), 0.0, 0.0, "t.py")
     assert before_killed.verdict == "error" and before_killed.error.startswith("the original was killed")
+
+
+def test_a_missing_tensorboard_is_named_as_a_missing_package():
+    # TF 2.21 no longer installs TensorBoard: tf.summary.image in a layer stops the original
+    failing = record([])
+    failing.update(exit_status=1, exception={"type": "StagingError", "message": "in user code:\n    TBNotInstalledError: "
+                                             "TensorBoard is not installed, missing implementation for tf.summary.image"})
+    verdict = compare(result(failing), result(record([1.0])), 0.0, 0.0, "t.py")
+    assert verdict.verdict == "error" and "lacks the package 'tensorboard'" in verdict.advice, verdict.advice
