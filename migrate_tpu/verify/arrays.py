@@ -56,22 +56,6 @@ def attach_blobs(record: Optional[dict]) -> None:
             stack.extend(item)
 
 
-def _blobnumbers(plain: dict) -> Iterator[object]:
-    """The numbers of an array stored as bytes, read a chunk at a time."""
-    offset, size = plain["blob"]
-    layout = "<" + _STRUCT_FORMAT[plain["dtype"]]
-    with open(plain["file"], "rb") as handle:
-        handle.seek(offset)
-        remaining = size
-        while remaining > 0:
-            chunk = handle.read(min(remaining, _CHUNK))
-            if not chunk:
-                raise ValueError(f"{plain['file']}: the record's array is cut short")
-            remaining -= len(chunk)
-            for (number,) in struct.iter_unpack(layout, chunk):
-                yield number
-
-
 def _blob_chunks(plain: dict) -> Iterator[bytes]:
     """The bytes of an array stored in the record's binary file, a chunk at a time."""
     offset, size = plain["blob"]
@@ -84,6 +68,14 @@ def _blob_chunks(plain: dict) -> Iterator[bytes]:
                 raise ValueError(f"{plain['file']}: the record's array is cut short")
             remaining -= len(chunk)
             yield chunk
+
+
+def _blob_numbers(plain: dict) -> Iterator[object]:
+    """The numbers of an array stored as bytes, read a chunk at a time."""
+    layout = "<" + _STRUCT_FORMAT[plain["dtype"]]
+    for chunk in _blob_chunks(plain):
+        for (number,) in struct.iter_unpack(layout, chunk):
+            yield number
 
 
 def array_chunks(before: dict, after: dict) -> Optional[Iterator[Tuple["numpy.ndarray", "numpy.ndarray"]]]:
@@ -121,7 +113,7 @@ def arrays_close(before: "numpy.ndarray", after: "numpy.ndarray", rtol: float, a
 def numbers(plain: dict) -> Iterator[object]:
     """An array's numbers in C order, from the record or from its binary file."""
     if "blob" in plain:
-        return _blobnumbers(plain)
+        return _blob_numbers(plain)
     return flat(plain["value"])
 
 
