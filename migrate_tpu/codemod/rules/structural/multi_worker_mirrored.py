@@ -18,6 +18,8 @@ if TYPE_CHECKING:  # pragma: no cover
 OLD = "tensorflow.distribute.experimental.MultiWorkerMirroredStrategy"
 NEW = "tensorflow.distribute.MultiWorkerMirroredStrategy"
 OPTIONS = "tensorflow.distribute.experimental.CommunicationOptions"
+# an example's first line (kept out of column 0 of this module: the codemod imports no TensorFlow)
+COLLECTIVE_IMPORT = "from tensorflow.distribute.experimental import CollectiveCommunication\n"
 OLD_PARAMETERS = ("communication", "cluster_resolver")
 
 
@@ -63,16 +65,14 @@ strategy = tf.distribute.MultiWorkerMirroredStrategy(
         # On one line in a file that aligns its arguments: aligned under the ``(``, the
         # arguments would still run past the file's longest line, so they hang (issue 31).
         tf_example(
-            before="""\
-from tensorflow.distribute.experimental import CollectiveCommunication
+            before=COLLECTIVE_IMPORT + """\
 
 
 def make_strategy(resolver):
     return tf.distribute.experimental.MultiWorkerMirroredStrategy(CollectiveCommunication.RING,
                                                                   resolver)
 """,
-            after="""\
-from tensorflow.distribute.experimental import CollectiveCommunication
+            after=COLLECTIVE_IMPORT + """\
 
 
 def make_strategy(resolver):
