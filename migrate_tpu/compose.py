@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from migrate_tpu.codemod.migration.migrator import TPUMigrator
     from migrate_tpu.codemod.framework.rule import Rule
     from migrate_tpu.engine.contracts import Outcome
-    from migrate_tpu.engine.pipeline import FileResult
+    from migrate_tpu.engine.one_file import FileResult
     from migrate_tpu.engine.progress import Progress
     from migrate_tpu.engine.report import RuleInfo
     from migrate_tpu.settings import CommandLine, Settings
@@ -379,7 +379,7 @@ class Run:
         """``(files to process, problems found while walking, notes)``."""
         from migrate_tpu.engine.config import path_matches
         from migrate_tpu.engine.discover import discover, in_shard
-        from migrate_tpu.engine.pipeline import FileResult
+        from migrate_tpu.engine.one_file import FileResult
 
         settings = self.settings
         base = Path(settings.base) if settings.base else None

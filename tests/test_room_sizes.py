@@ -18,9 +18,6 @@ MODULE_LINES = 700
 
 # Modules over MODULE_LINES, relative to migrate_tpu/, with why they are left.
 MODULES_OVER = {
-    # The engine's process pool, time limits, signals and the parent's writes in one
-    # module: the engine is owned apart from the codemod's split (issue 31, item 2).
-    "engine/pipeline.py",
     # The recorder that runs inside each TensorFlow interpreter (Python 3.7 too): the
     # runtime is owned apart from the codemod's split (issue 31, item 2).
     "runtime/recorder.py",

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Dict, IO, Iterable, List, Match, Optional, Tuple, cast
 
 from migrate_tpu.engine.file_finding import FileFinding
-from migrate_tpu.engine.pipeline import FileResult
+from migrate_tpu.engine.one_file import FileResult
 
 
 @dataclass
