@@ -16,12 +16,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "migrate_tpu"
 CLASS_LINES = 400
 MODULE_LINES = 700
 
-# Modules over MODULE_LINES, relative to migrate_tpu/, with why they are left.
-MODULES_OVER = {
-    # The recorder that runs inside each TensorFlow interpreter (Python 3.7 too): the
-    # runtime is owned apart from the codemod's split (issue 31, item 2).
-    "runtime/recorder.py",
-}
+# Modules over MODULE_LINES, relative to migrate_tpu/, with why they are left: none.
+MODULES_OVER: Set[str] = set()
 # Classes over CLASS_LINES, as "path:Class", with why they are left: none.
 CLASSES_OVER: Set[str] = set()
 

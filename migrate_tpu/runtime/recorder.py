@@ -41,12 +41,13 @@ import json
 import os
 import random
 import sys
-import sysconfig
 import threading
 import time
 import traceback
-from types import CodeType, FrameType
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Set, Tuple
+
+from migrate_tpu.runtime.user_code import (called_from_user_code, is_library_file,
+                                         traced_user_line, user_frame)
 
 RECORD_VARIABLE = "MIGRATE_TPU_RECORD"
 STEPS_VARIABLE = "MIGRATE_TPU_RECORD_STEPS"
@@ -66,68 +67,10 @@ _RUN_NAMES = ("run", "experimental_run_v2", "experimental_run")
 _RESULT_NAMES = ("reduce", "gather", "experimental_local_results")
 _KIND = {"experimental_local_results": "local_results"}
 
-_PACKAGE_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_LIBRARY_FOLDERS = tuple(sorted(set(
-    os.path.abspath(p) + os.sep for p in (sysconfig.get_paths().get("stdlib"),
-                                            sysconfig.get_paths().get("purelib"),
-                                            sysconfig.get_paths().get("platlib")) if p)))
-
-
 class StopAfterSteps(BaseException):
     """Raised after the last step asked for; the runner ends the program cleanly.
 
     A BaseException so that a script's ``except Exception`` does not swallow it."""
-
-
-_LIBRARY_FILE: Dict[str, bool] = {}  # filename -> is_library_file(filename): asked on every call recorded
-
-
-def is_library_file(filename):
-    """Whether code in ``filename`` is TensorFlow's, the standard library's or this
-    package's, never the user's (whose frames name a step's source line)."""
-    known = _LIBRARY_FILE.get(filename)
-    if known is None:
-        known = _LIBRARY_FILE[filename] = _is_library_file(filename)
-    return known
-
-
-def _is_library_file(filename):
-    if not filename or filename.startswith("<"):
-        return True
-    path = os.path.abspath(filename)
-    if path.startswith(_PACKAGE_FOLDER + os.sep):
-        return True
-    if "site-packages" in path or "dist-packages" in path or "__autograph_generated" in path:
-        return True
-    return path.startswith(_LIBRARY_FOLDERS)
-
-
-def user_frame(start=None):
-    """``file:line`` of the innermost frame of the user's code calling us."""
-    frame = start or sys._getframe(1)
-    while frame is not None:
-        if not is_library_file(frame.f_code.co_filename):
-            return "{}:{}".format(frame.f_code.co_filename, frame.f_lineno)
-        frame = frame.f_back
-    return None
-
-
-def _called_from_user_code(depth=2):
-    """Whether the direct caller (past the emulation's and recorder's frames) is the user's."""
-    frame: Optional[FrameType] = sys._getframe(depth)
-    while frame is not None and _in_package(frame.f_code.co_filename):
-        frame = frame.f_back
-    return frame is not None and not is_library_file(frame.f_code.co_filename)
-
-
-_IN_PACKAGE: Dict[str, bool] = {}
-
-
-def _in_package(filename):
-    known = _IN_PACKAGE.get(filename)
-    if known is None:
-        known = _IN_PACKAGE[filename] = os.path.abspath(filename).startswith(_PACKAGE_FOLDER + os.sep)
-    return known
 
 
 class _Blobs(object):
@@ -423,58 +366,6 @@ def _run_wrapper(recorder, tf):
     return make
 
 
-_GENERATED_SOURCES: Dict[Any, Dict[int, Tuple[str, int]]] = {}  # AutoGraph's code -> its lines' origins
-
-
-def _is_generated(filename):
-    """Whether ``filename`` holds code AutoGraph generated from the user's (TF >= 2.5 names
-    it ``__autograph_generated_file...``; TF 2.1-2.4 a ``tmp....py`` in the temporary folder)."""
-    name = os.path.basename(filename)
-    return "__autograph_generated" in name or (name.startswith("tmp") and name.endswith(".py")
-                                              and os.path.dirname(filename) == _temporary_folder())
-
-
-def _temporary_folder():
-    import tempfile
-    return tempfile.gettempdir()
-
-
-def _source_lines_of(code: CodeType) -> Dict[int, Tuple[str, int]]:
-    """The user's ``(file, line)`` for each line of AutoGraph's converted ``code``, from the
-    source map on the converted function (found once per code object)."""
-    known = _GENERATED_SOURCES.get(code)
-    if known is None:
-        known = {}
-        for referrer in gc.get_referrers(code):
-            source_map = getattr(referrer, "ag_source_map", None)
-            if getattr(referrer, "__code__", None) is code and source_map:
-                for location, origin in source_map.items():
-                    if getattr(location, "filename", None) == code.co_filename:
-                        known[location.lineno] = (origin.loc.filename, origin.loc.lineno)
-                break
-        _GENERATED_SOURCES[code] = known
-    return known
-
-
-def _traced_user_line():
-    """``file:line`` of the user's code that makes the call being traced (AutoGraph's
-    converted copy mapped back to the user's file), or ``None`` when TensorFlow's or a
-    library's own code makes it (Keras' reduce of its logs)."""
-    frame: Optional[FrameType] = sys._getframe(2)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if _in_package(filename) or os.sep + "autograph" + os.sep in filename:
-            frame = frame.f_back
-            continue
-        if _is_generated(filename):
-            origin = _source_lines_of(frame.f_code).get(frame.f_lineno)
-            if origin is None or is_library_file(origin[0]):
-                return None
-            return "{}:{}".format(*origin)
-        return None if is_library_file(filename) else "{}:{}".format(filename, frame.f_lineno)
-    return None
-
-
 def _record_when_run(recorder, tf, kind, where, result):
     """Record ``result``, a value of the graph being traced, each time the graph runs: a
     py_function beside it (stateful, so a tf.function runs it in program order)."""
@@ -497,13 +388,13 @@ def _result_wrapper(recorder, tf, kind):
             if not tf.executing_eagerly():
                 # traced into a step: recorded when the step runs, at the line that asked for it
                 if recorder.depth and not recorder.compiled and _on_main_thread(recorder):
-                    where = _traced_user_line()
+                    where = traced_user_line()
                     result = original(self, *args, **kwargs)
                     if where is not None:
                         _record_when_run(recorder, tf, kind, where, result)
                     return result
                 return original(self, *args, **kwargs)
-            if recorder.depth or not _on_main_thread(recorder) or not _called_from_user_code():
+            if recorder.depth or not _on_main_thread(recorder) or not called_from_user_code():
                 return original(self, *args, **kwargs)
             where = user_frame()
             result = _nested(recorder, original, self, args, kwargs)
