@@ -439,16 +439,16 @@ def _get_layer_policy(layer):
 
 
 def _loss_scales():
-    """TensorFlow's ``loss_scale.get`` (``'dynamic'``, a number or a LossScale to a LossScale),
-    or None where this TensorFlow has no LossScale classes."""
+    """TensorFlow's module of LossScale classes (``get`` takes ``'dynamic'``, a number or a
+    LossScale), or None where this TensorFlow has none."""
     try:
         module = importlib.import_module("tensorflow.python.training.experimental.loss_scale")
     except ImportError:
         return None
-    return getattr(module, "get", None)
+    return module if hasattr(module, "get") else None
 
 
-def _policy_v1(stable, get_loss_scale, tf_api):
+def _policy_v1(stable, loss_scales, tf_api):
     """``tf.keras.mixed_precision.experimental.Policy(name, loss_scale='auto')`` of TF 2.1 to
     2.4: the stable policy with a ``loss_scale`` (``'auto'`` is dynamic for
     ``mixed_float16``, else None), shown as the release showed it (read on 2.1.0 to 2.4.1:
@@ -460,7 +460,7 @@ def _policy_v1(stable, get_loss_scale, tf_api):
         self._using_default_loss_scale = loss_scale == "auto"
         if self._using_default_loss_scale:
             loss_scale = "dynamic" if name == "mixed_float16" else None
-        self._loss_scale = get_loss_scale(loss_scale)
+        self._loss_scale = loss_scales.get(loss_scale)
 
     def __repr__(self):
         return '<{} "{}", loss_scale={}>'.format(shown, self.name, self._loss_scale)
@@ -476,7 +476,7 @@ def _policy_v1(stable, get_loss_scale, tf_api):
         config = dict(config)
         scale = config.get("loss_scale")
         if isinstance(scale, dict):
-            config["loss_scale"] = _loss_scale_of_config(get_loss_scale, scale)
+            config["loss_scale"] = getattr(loss_scales, scale["class_name"])(**scale["config"])
         return cls(**config)
 
     return type(shown, (stable,), {
@@ -484,12 +484,6 @@ def _policy_v1(stable, get_loss_scale, tf_api):
         "loss_scale": property(lambda self: self._loss_scale, doc="The policy's LossScale, or None."),
         "__module__": "tensorflow.keras.mixed_precision.experimental",
         "__doc__": "TF {}'s ``Policy(name, loss_scale='auto')``.".format(tf_api)})
-
-
-def _loss_scale_of_config(get_loss_scale, config):
-    """The LossScale a policy's config names (``{'class_name': ..., 'config': ...}``)."""
-    made = get_loss_scale("dynamic") if config["class_name"] == "DynamicLossScale" else get_loss_scale(1.0)
-    return type(made)(**config["config"])
 
 
 def _mixed_precision_of_the_release(tf_api):
@@ -505,8 +499,8 @@ def _mixed_precision_of_the_release(tf_api):
             ns: Any = types.ModuleType("tf.keras.mixed_precision.experimental")  # Any: names set below
             ns.set_policy = mp.set_global_policy
             ns.global_policy = mp.global_policy
-            get_loss_scale = _loss_scales()
-            ns.Policy = mp.Policy if get_loss_scale is None else _policy_v1(mp.Policy, get_loss_scale, tf_api)
+            loss_scales = _loss_scales()
+            ns.Policy = mp.Policy if loss_scales is None else _policy_v1(mp.Policy, loss_scales, tf_api)
             lso = _keras_2_loss_scale_optimizer(mp, optimizers)
             if lso is not None:
                 ns.LossScaleOptimizer = _loss_scale_optimizer_v1(lso, tf_api)

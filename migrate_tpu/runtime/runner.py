@@ -353,7 +353,6 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, t
                          "'migrate-tpu[runtime]') or pick an interpreter that has it with --python"
                          .format(sys.executable, error))
     from migrate_tpu.runtime import emulation as emu  # imports TensorFlow
-    emu.import_compat_packages()  # before any surface is installed (also without the emulation)
     tf_api = tf_api or emu.default_tf_api()
     if tf_api not in TF_API_CHOICES:
         raise ValueError("unknown TF API {!r} (choose from {})".format(tf_api, ", ".join(TF_API_CHOICES)))
@@ -384,6 +383,7 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, t
     else:
         emu.STATE.tf_api = tf_api
         text = "no TPU emulation: TF {} with the TF {} API".format(emu.tf.__version__, tf_api)
+        emu.import_compat_packages()  # before the surfaces patch them (emu.install does it otherwise)
         from migrate_tpu.runtime import releases
         releases.install(tf_api)  # what the release shows user code (its version, optimizers), as under emulation
     if tf_api in ("2.1", "2.2", "2.3") or mixed:

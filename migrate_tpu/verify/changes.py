@@ -126,14 +126,14 @@ def _added_cell(file: str, host: Tuple[int, str], added: Tuple[int, str]) -> Hun
     (``host``): cells run one after the other in one namespace, so a partial migration that
     keeps it runs it at the same point."""
     number, text = host
-    at = len(text.splitlines())
-    lines = added[1].splitlines(keepends=True)
+    added_number, code = added
+    at, count = len(text.splitlines()), len(code.splitlines())
+    lines = code.splitlines(keepends=True)
     if lines and text and not text.endswith("\n"):
         lines[0] = "\n" + lines[0]
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
-    return Hunk(file, number, (at, at), (0, len(added[1].splitlines())), tuple(lines), (), _watched(added[1], 0, len(added[1].splitlines())),
-                added[0])
+    return Hunk(file, number, (at, at), (0, count), tuple(lines), (), _watched(code, 0, count), added_number)
 
 
 def _notebook_hunks(file: str, old_cells: List[Tuple[int, str]], new_cells: List[Tuple[int, str]],
