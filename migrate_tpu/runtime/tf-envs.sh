@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Create (once) and cache the three TensorFlow interpreters that the round-trip
+# Create (once) and cache the TensorFlow interpreters that the round-trip
 # tests and `migrate-tpu run --python` use:
 #
 #   tf2.1   Python 3.7 + tensorflow-cpu 2.1.0   (code before migration)
@@ -7,6 +7,8 @@
 #   tf2.3   Python 3.8 + tensorflow-cpu 2.3.4   (code of the TF 2.3 era: likewise)
 #   tf2.4   Python 3.8 + tensorflow-cpu 2.4.1   (code after migration)
 #   tf2.21  Python 3.11 + tensorflow-cpu 2.21.0 + tf-keras (current TF, Keras 2 code)
+#
+# Each also gets matplotlib, which nearly every tutorial and notebook imports.
 #
 # Usage: migrate-tpu envs (or, in the source tree, scripts/tf-envs) [--check] [ENV...]      (default: all five)
 #   --check   only report what exists; create nothing
@@ -33,7 +35,7 @@ for arg in "$@"; do
   case "$arg" in
     --check) CHECK_ONLY=1 ;;
     --strict) STRICT=1 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     tf2.1|tf2.2|tf2.3|tf2.4|tf2.21) WANT+=("$arg") ;;
     *) echo "tf-envs: unknown argument: $arg (env names: tf2.1 tf2.2 tf2.3 tf2.4 tf2.21; options: --check --strict --help)" >&2; exit 2 ;;
   esac
@@ -49,6 +51,15 @@ REQ_tf2_2="tensorflow-cpu==2.2.3 numpy==1.18.5 protobuf==3.19.6 h5py==2.10.0 sci
 REQ_tf2_3="tensorflow-cpu==2.3.4 numpy==1.18.5 protobuf==3.19.6 h5py==2.10.0 scipy==1.4.1 gast==0.3.3 six>=1.12"
 REQ_tf2_4="tensorflow-cpu==2.4.1 numpy==1.19.5 protobuf==3.19.6 h5py==2.10.0 six~=1.15.0"
 REQ_tf2_21="tensorflow-cpu==2.21.0 tf-keras"
+# What tutorials and Colab notebooks import beside TensorFlow (nearly every one plots):
+# installed into a ready env without rebuilding it, with its own stamp, and with the env's
+# numpy held where it is (a newer numpy breaks the old releases). Versions that still
+# support the env's Python and numpy: matplotlib 3.5.3 needs numpy >= 1.17 and runs on 3.7.
+EXTRAS_tf2_1="matplotlib==3.5.3"
+EXTRAS_tf2_2="matplotlib==3.5.3"
+EXTRAS_tf2_3="matplotlib==3.5.3"
+EXTRAS_tf2_4="matplotlib==3.5.3"
+EXTRAS_tf2_21="matplotlib==3.9.2"
 PYVER_tf2_1=3.7
 PYVER_tf2_2=3.8
 PYVER_tf2_3=3.8
@@ -127,6 +138,32 @@ wait_for() {  # $1 = pid, $2 = seconds; 0 once the process has ended, 1 if it st
   return 0
 }
 
+extras_ready() {  # $1 = name: the env's companions are installed (same list as its stamp)
+  local extras_var="EXTRAS_${1//./_}" stamp="$ENVS_DIR/$1/.migrate-tpu-extras-stamp"
+  [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${!extras_var}" ]
+}
+
+add_extras() {  # $1 = name, $2 = started. A failure is loud but leaves the env usable (returns 0).
+  local name="$1" started="$2" extras_var="EXTRAS_${1//./_}" dir="$ENVS_DIR/$1" numpy log
+  extras_ready "$name" && return 0
+  if [ "$CHECK_ONLY" = 1 ]; then
+    say "$name: lacks ${!extras_var} (what notebooks plot with; run $COMMAND_NAME $name)"
+    return 0
+  fi
+  # Hold numpy at the version TensorFlow was installed with: pip would otherwise upgrade it.
+  numpy="$("$dir/bin/python" -c 'import numpy; print(numpy.__version__)' 2>/dev/null)"
+  log="$dir/extras.log"
+  say "$name: pip install ${!extras_var}${numpy:+ (numpy held at $numpy)}  (log: $log)"
+  if with_heartbeat "$name" "$log" "$started" \
+       "$dir/bin/python" -m pip install --progress-bar off ${!extras_var} ${numpy:+"numpy==$numpy"}; then
+    printf '%s' "${!extras_var}" >"$dir/.migrate-tpu-extras-stamp"
+  else
+    tail -n 20 "$log" >&2
+    loud "$name: pip install ${!extras_var} failed (see $log); TensorFlow works, but programs that import it will not run there"
+  fi
+  return 0
+}
+
 process_env() {  # $1 = name; returns 0 when the env is ready
   local name="$1" key req_var py_var tf_var req pyver tfver dir stamp started got py log
   key="${name//./_}"
@@ -137,6 +174,7 @@ process_env() {  # $1 = name; returns 0 when the env is ready
   started=$(date +%s)
 
   if is_ready "$name"; then
+    add_extras "$name" "$started"
     say "$name: ready ($dir/bin/python, TensorFlow $tfver)"
     return 0
   fi
@@ -175,6 +213,7 @@ process_env() {  # $1 = name; returns 0 when the env is ready
     return 1
   fi
   printf '%s' "$req" >"$stamp"
+  add_extras "$name" "$started"
   say "$name: ready ($dir/bin/python, TensorFlow $got) in $(( $(date +%s) - started ))s"
   return 0
 }

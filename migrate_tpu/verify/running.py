@@ -79,7 +79,9 @@ def run_one(copy: Copy, args: Sequence[str], tf_api: str, python: Optional[str],
     temporary.mkdir(exist_ok=True)
     env = {recording.RECORD_VARIABLE: str(record_path), recording.STEPS_VARIABLE: str(steps) if steps else None,
            recording.SEED_VARIABLE: str(seed), "PYTHONHASHSEED": str(seed), "TMPDIR": str(temporary),
-           recording.WATCH_VARIABLE: str(watch) if watch else None}
+           recording.WATCH_VARIABLE: str(watch) if watch else None,
+           # A plot's window would wait for somebody to close it: verify's runs draw off screen.
+           "MPLBACKEND": "Agg"}
     copy.cwd.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     with _environment(env), _working_folder(copy.cwd), _captured(out_path, err_path):

@@ -308,6 +308,22 @@ def test_the_same_late_failure_in_both_runs_is_same_and_the_version_line_is_no_d
     assert any("same exception after step 3" in note and "a_plotting_package_nobody_has" in note for note in report["notes"])
 
 
+@pytest.mark.parametrize("before, after", [("tf2.21", "tf2.21"), ("tf2.1", "tf2.4")])
+def test_a_program_that_plots_verifies_and_draws_off_screen(tmp_path, before, after):
+    # nearly every tutorial plots: the envs have matplotlib, and verify's runs never open a
+    # window that would wait to be closed (DISPLAY set or not)
+    interpreters = ["--before-python", require(before), "--python", require(after)]
+    report = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-m", "migrate_tpu", "verify", "--format", "json", "--output-file", str(report)]
+                          + interpreters + [str(PROGRAMS / "plots.py")],
+                          cwd=str(tmp_path), env=dict(cli_env(tmp_path), DISPLAY=":0"), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=TIMEOUT)
+    result = json.loads(report.read_text("utf-8"))
+    assert "matplotlib" not in (result.get("error") or ""), \
+        "an env lacks matplotlib: run `migrate-tpu envs {} {}` to add it".format(before, after)
+    assert (done.returncode, result["verdict"], result["steps"]) == (0, "same", 3), json.dumps(result, indent=1) + done.stderr
+
+
 def test_a_planted_mistake_is_blamed_on_the_change_that_made_it(tmp_path):
     # the hand migration renames the strategy and run, and changes SUM to MEAN: delta
     # debugging over its three changes keeps the one with MEAN
