@@ -369,3 +369,20 @@ def test_a_missing_tensorboard_is_named_as_a_missing_package():
                                              "TensorBoard is not installed, missing implementation for tf.summary.image"})
     verdict = compare(result(failing), result(record([1.0])), 0.0, 0.0, "t.py")
     assert verdict.verdict == "error" and "lacks the package 'tensorboard'" in verdict.advice, verdict.advice
+
+
+def test_a_release_drift_is_called_rounding_only_while_it_is_small():
+    # a Keras default that changed between releases (the batch size fit infers) puts the runs
+    # far apart from the first step: the note must not call that rounding
+    from migrate_tpu.verify.session import _note_drift
+    from migrate_tpu.verify.verdict import Verdict
+
+    def drift_note(control_loss):
+        verdict = Verdict("same", steps=1)
+        _note_drift(verdict, result(dict(record([2.0]), tensorflow="2.1.0")), result(dict(record([control_loss]), tensorflow="2.4.1")))
+        return verdict.notes[-1]
+
+    assert "the releases' rounding" in drift_note(2.0000002)
+    far = drift_note(5.0)
+    assert "more than rounding" in far and "rounding, so" not in far
+    assert "compared on TF 2.4.1 alone, exactly" in far
