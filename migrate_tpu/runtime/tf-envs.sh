@@ -8,7 +8,8 @@
 #   tf2.4   Python 3.8 + tensorflow-cpu 2.4.1   (code after migration)
 #   tf2.21  Python 3.11 + tensorflow-cpu 2.21.0 + tf-keras (current TF, Keras 2 code)
 #
-# Each also gets matplotlib, which nearly every tutorial and notebook imports.
+# Each also gets matplotlib, which nearly every tutorial and notebook imports, and SciPy
+# (Keras' image transformations need it).
 #
 # Usage: migrate-tpu envs (or, in the source tree, scripts/tf-envs) [--check] [ENV...]      (default: all five)
 #   --check   only report what exists; create nothing
@@ -51,15 +52,17 @@ REQ_tf2_2="tensorflow-cpu==2.2.3 numpy==1.18.5 protobuf==3.19.6 h5py==2.10.0 sci
 REQ_tf2_3="tensorflow-cpu==2.3.4 numpy==1.18.5 protobuf==3.19.6 h5py==2.10.0 scipy==1.4.1 gast==0.3.3 six>=1.12"
 REQ_tf2_4="tensorflow-cpu==2.4.1 numpy==1.19.5 protobuf==3.19.6 h5py==2.10.0 six~=1.15.0"
 REQ_tf2_21="tensorflow-cpu==2.21.0 tf-keras"
-# What tutorials and Colab notebooks import beside TensorFlow (nearly every one plots):
+# What tutorials and Colab notebooks import beside TensorFlow (nearly every one plots;
+# Keras' ImageDataGenerator transforms images with SciPy, which tf2.1-tf2.3 pin above):
 # installed into a ready env without rebuilding it, with its own stamp, and with the env's
 # numpy held where it is (a newer numpy breaks the old releases). Versions that still
-# support the env's Python and numpy: matplotlib 3.5.3 needs numpy >= 1.17 and runs on 3.7.
+# support the env's Python and numpy: matplotlib 3.5.3 needs numpy >= 1.17 and runs on 3.7,
+# SciPy 1.6.3 needs numpy >= 1.16.5.
 EXTRAS_tf2_1="matplotlib==3.5.3"
 EXTRAS_tf2_2="matplotlib==3.5.3"
 EXTRAS_tf2_3="matplotlib==3.5.3"
-EXTRAS_tf2_4="matplotlib==3.5.3"
-EXTRAS_tf2_21="matplotlib==3.9.2"
+EXTRAS_tf2_4="matplotlib==3.5.3 scipy==1.6.3"
+EXTRAS_tf2_21="matplotlib==3.9.2 scipy==1.17.1"
 PYVER_tf2_1=3.7
 PYVER_tf2_2=3.8
 PYVER_tf2_3=3.8

@@ -306,6 +306,9 @@ def _no_record_advice(stderr: str) -> str:
 
 
 _MISSING_MODULE = re.compile(r"No module named '([^']+)'")
+# A library's own ImportError that names what to install: Keras' "Image transformations
+# require SciPy. Install SciPy.", "You must `pip install pydot`".
+_INSTALL_ADVICE = re.compile(r"\bpip install ([A-Za-z][\w.-]*)|\bInstall ([A-Za-z][\w.-]*?)\.?(?:\s|$)")
 
 
 def _lacks_an_api(message: str) -> bool:
@@ -328,6 +331,9 @@ def _failure_advice(record: dict, label: str, before_api: str = BEFORE_API) -> s
     kind, message = exception.get("type") or "", exception.get("message") or ""
     missing = _MISSING_MODULE.search(message) if kind in ("ModuleNotFoundError", "ImportError") else None
     package = missing.group(1).split(".")[0] if missing else None
+    named = _INSTALL_ADVICE.search(message) if kind == "ImportError" and package is None else None
+    if named:
+        package = (named.group(1) or named.group(2)).lower()
     if package is None and "TensorBoard is not installed" in message:  # tf.summary's ops (TF >= 2.19 leaves it out)
         package = "tensorboard"
     if package:

@@ -62,6 +62,13 @@ def test_a_failing_migration_diverges_and_an_original_failing_before_its_first_s
     missing = dict(record([]), exit_status=1, exception={"type": "ModuleNotFoundError", "message": "No module named 'matplotlib.pyplot'"})
     advice = compare(result(missing), result(record([1.0])), 0.0, 0.0, "t.py").advice
     assert "'matplotlib'" in advice and "install" in advice and "make `migrate-tpu run" not in advice
+    # a library's own ImportError that says what to install (Keras' ImageDataGenerator without SciPy)
+    for message, package in [("Image transformations require SciPy. Install SciPy.", "'scipy'"),
+                             ("Failed to import pydot. You must `pip install pydot` and install graphviz", "'pydot'")]:
+        needs = dict(record([]), exit_status=1, exception={"type": "ImportError", "message": message})
+        assert package in compare(result(needs), result(record([1.0])), 0.0, 0.0, "t.py").advice
+    unrelated = dict(record([]), exit_status=1, exception={"type": "ImportError", "message": "cannot import name 'x' from 'y'"})
+    assert "lacks the package" not in compare(result(unrelated), result(record([1.0])), 0.0, 0.0, "t.py").advice
 
 
 def test_printed_numbers_are_compared_where_the_words_agree():
