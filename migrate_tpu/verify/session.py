@@ -269,6 +269,8 @@ def _last_line(text: str) -> str:
 
 # A frame of the runtime's own code in a traceback, and TensorFlow's log lines: noise in an excerpt.
 _OWN_FRAME = re.compile(r'^\s*File "[^"]*[/\\]migrate_tpu[/\\]')
+# A frame of an installed library's code (TensorFlow, Keras, NumPy, the standard library).
+_LIBRARY_FRAME = re.compile(r'^\s*File "[^"]*([/\\](site|dist)-packages[/\\]|[/\\]lib[/\\]python\d+(\.\d+)?[/\\])')
 _LOG_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] |[IWEF]\d{4} \d\d:\d\d:\d\d|WARNING:tensorflow:|INFO:tensorflow:)")
 
 
@@ -290,10 +292,37 @@ def _with_stderr_tail(error: Optional[str], stderr: str, runs: Sequence[RunResul
             skip_source = True
             continue
         kept.append(_user_paths(line, runs))
-    kept = kept[-lines:]
+    kept = _fold_library_frames(kept)[-lines:]
     if kept and error and kept[-1].strip() in error.splitlines()[0]:
         kept.pop()
     return error + ("\n" + "\n".join(kept) if kept else "")
+
+
+def _fold_library_frames(lines: List[str]) -> List[str]:
+    """A traceback's runs of library frames folded to a count and their last frame (where it
+    raised, or where it called back into the program), so that the program's own frames,
+    which say where in the user's code it failed, are what the excerpt shows."""
+    folded: List[str] = []
+    run: List[List[str]] = []  # the library frames of the current run: each its File line and source
+
+    def flush() -> None:
+        if len(run) > 1:
+            indent = run[-1][0][:len(run[-1][0]) - len(run[-1][0].lstrip())]
+            folded.append(f"{indent}... {len(run) - 1} frames of installed libraries ...")
+        if run:
+            folded.extend(run[-1])
+        run.clear()
+
+    for line in lines:
+        if _LIBRARY_FRAME.match(line):
+            run.append([line])
+        elif run and len(run[-1]) == 1 and line.startswith("    ") and not line.lstrip().startswith("File "):
+            run[-1].append(line)  # the library frame's source line
+        else:
+            flush()
+            folded.append(line)
+    flush()
+    return folded
 
 
 def _user_paths(text: str, runs: Sequence[RunResult]) -> str:

@@ -393,3 +393,32 @@ def test_a_release_drift_is_called_rounding_only_while_it_is_small():
     far = drift_note(5.0)
     assert "more than rounding" in far and "rounding, so" not in far
     assert "compared on TF 2.4.1 alone, exactly" in far
+
+
+def test_an_error_excerpt_shows_the_users_frames_and_paths_not_the_copy_the_log_or_the_libraries():
+    from migrate_tpu.verify.session import _with_stderr_tail
+
+    copy = Path("/tmp/migrate-tpu-verify-x/before")
+    run = RunResult(1, 1.0, None, "", "", copy, shown_root="work", program=copy / "train.py", shown_program="work/train.py")
+    stderr = "\n".join([
+        "2020-01-01 10:00:00.000001: I tensorflow/core/platform/cpu_feature_guard.cc:142] Your CPU supports",
+        "Traceback (most recent call last):",
+        '  File "/venv/lib/python3.8/site-packages/migrate_tpu/runtime/runner.py", line 9, in run',
+        "    exec(code, namespace)",
+        f'  File "{copy}/train.py", line 100, in <module>',
+        "    batch_loss = distributed_train_step(next(train_dataset))",
+        '  File "/e/lib/python3.8/site-packages/keras_preprocessing/image/iterator.py", line 104, in __next__',
+        "    return self.next(*args, **kwargs)",
+        '  File "/e/lib/python3.8/site-packages/keras_preprocessing/image/iterator.py", line 116, in next',
+        "    return self._get_batches_of_transformed_samples(index_array)",
+        '  File "/e/lib/python3.8/site-packages/keras_preprocessing/image/affine_transformations.py", line 281, in apply',
+        "    raise ImportError('Image transformations require SciPy. '",
+        "ImportError: Image transformations require SciPy. Install SciPy."])
+    excerpt = _with_stderr_tail("the original fails: ImportError: Image transformations require SciPy. Install SciPy.", stderr, [run])
+    lines = excerpt.splitlines()
+    assert lines[0].startswith("the original fails")
+    assert '  File "work/train.py", line 100, in <module>' in lines  # the user's path, not the copy's
+    assert "  ... 2 frames of installed libraries ..." in lines
+    assert any("affine_transformations.py" in line for line in lines)  # where it raised
+    assert not any("iterator.py" in line or "migrate_tpu" in line or "cpu_feature_guard" in line for line in lines)
+    assert str(copy) not in excerpt and not lines[-1].startswith("ImportError")  # the headline is not said twice
