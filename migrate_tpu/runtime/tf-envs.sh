@@ -9,7 +9,7 @@
 #   tf2.21  Python 3.11 + tensorflow-cpu 2.21.0 + tf-keras (current TF, Keras 2 code)
 #
 # Each also gets matplotlib, which nearly every tutorial and notebook imports, and SciPy
-# (Keras' image transformations need it).
+# (Keras' image transformations need it); tf2.21 also TensorBoard.
 #
 # Usage: migrate-tpu envs (or, in the source tree, scripts/tf-envs) [--check] [ENV...]      (default: all five)
 #   --check   only report what exists; create nothing
@@ -57,12 +57,13 @@ REQ_tf2_21="tensorflow-cpu==2.21.0 tf-keras"
 # installed into a ready env without rebuilding it, with its own stamp, and with the env's
 # numpy held where it is (a newer numpy breaks the old releases). Versions that still
 # support the env's Python and numpy: matplotlib 3.5.3 needs numpy >= 1.17 and runs on 3.7,
-# SciPy 1.6.3 needs numpy >= 1.16.5.
+# SciPy 1.6.3 needs numpy >= 1.16.5. TensorFlow 2.21 no longer brings TensorBoard, which
+# tf.summary's image ops and Keras' TensorBoard callback need.
 EXTRAS_tf2_1="matplotlib==3.5.3"
 EXTRAS_tf2_2="matplotlib==3.5.3"
 EXTRAS_tf2_3="matplotlib==3.5.3"
 EXTRAS_tf2_4="matplotlib==3.5.3 scipy==1.6.3"
-EXTRAS_tf2_21="matplotlib==3.9.2 scipy==1.17.1"
+EXTRAS_tf2_21="matplotlib==3.9.2 scipy==1.17.1 tensorboard==2.21.0"
 PYVER_tf2_1=3.7
 PYVER_tf2_2=3.8
 PYVER_tf2_3=3.8
