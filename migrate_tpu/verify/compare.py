@@ -14,6 +14,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 import numpy
 
+from migrate_tpu.verify.advice import failure_advice, no_record_advice
 from migrate_tpu.verify.arrays import array_chunks, arrays_close, is_array, numbers, numbers_close
 from migrate_tpu.verify.verdict import BEFORE_API, DIVERGED, ERROR, RETRACED, SAME, SURFACE_VERSIONS, TIMED_OUT, RunResult, Verdict
 
@@ -222,14 +223,14 @@ def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label
                      "give it more memory (stop what else runs), or verify it on fewer devices (--replicas, --hosts)")
     if before.record is None:
         return error(verdict, "the original did not run: " + _last_line(before.stderr),
-                     _no_record_advice(before.stderr))
+                     no_record_advice(before.stderr))
     before_failure = _exception_text(b, (before, after))
     if before_failure is not None and not _steps_done(b):
         return error(verdict, f"the original fails under the TF {before_api} surface: {before_failure}",
-                     _failure_advice(b, label, before_api))
+                     failure_advice(b, label, before_api, before.program))
     if after.record is None:
         if after.status in (2, 127) and "TensorFlow" in after.stderr:
-            return error(verdict, "the migrated program did not run: " + _last_line(after.stderr), _no_record_advice(after.stderr))
+            return error(verdict, "the migrated program did not run: " + _last_line(after.stderr), no_record_advice(after.stderr))
         verdict.verdict = DIVERGED
         verdict.first_divergence = {"step": 1, "kind": "exit", "where": None, "before": 0, "after": after.status,
                                     "message": _last_line(after.stderr)}
@@ -296,57 +297,6 @@ def error(verdict: Verdict, message: str, advice: str) -> Verdict:
 def _last_line(text: str) -> str:
     lines = [line for line in text.splitlines() if line.strip()]
     return lines[-1].strip() if lines else "(no output)"
-
-
-def _no_record_advice(stderr: str) -> str:
-    if "TensorFlow" in stderr:
-        return ("give an interpreter that has TensorFlow with --python (the original's own with --before-python), "
-                "e.g. --python tf2.21 (`migrate-tpu envs` builds it)")
-    return "run it with `migrate-tpu run` to see why"
-
-
-_MISSING_MODULE = re.compile(r"No module named '([^']+)'")
-# A library's own ImportError that names what to install: Keras' "Image transformations
-# require SciPy. Install SciPy.", "You must `pip install pydot`".
-_INSTALL_ADVICE = re.compile(r"\bpip install ([A-Za-z][\w.-]*)|\bInstall ([A-Za-z][\w.-]*?)\.?(?:\s|$)")
-
-
-def _lacks_an_api(message: str) -> bool:
-    """Whether an AttributeError's message says a TensorFlow name is missing (a later release's API)."""
-    return "has no attribute" in message and any(word in message for word in ("Strategy", "module 'tensorflow", "ReplicaContext",
-                                                                                "'tensorflow", "DistributedDataset"))
-
-
-def stopped_for_lack_of_an_api(record: Optional[dict]) -> bool:
-    """Whether a run stopped, at any step, because the surface lacks a name it uses."""
-    if not record or record.get("exit_status") == 0:
-        return False
-    exception = record.get("exception") or {}
-    return exception.get("type") == "AttributeError" and _lacks_an_api(exception.get("message") or "")
-
-
-def _failure_advice(record: dict, label: str, before_api: str = BEFORE_API) -> str:
-    """What would help an original that fails before its first step."""
-    exception = record.get("exception") or {}
-    kind, message = exception.get("type") or "", exception.get("message") or ""
-    missing = _MISSING_MODULE.search(message) if kind in ("ModuleNotFoundError", "ImportError") else None
-    package = missing.group(1).split(".")[0] if missing else None
-    named = _INSTALL_ADVICE.search(message) if kind == "ImportError" and package is None else None
-    if named:
-        package = (named.group(1) or named.group(2)).lower()
-    if package is None and "TensorBoard is not installed" in message:  # tf.summary's ops (TF >= 2.19 leaves it out)
-        package = "tensorboard"
-    if package:
-        return (f"the interpreter lacks the package {package!r}: install it there, or pick an "
-                "interpreter that has it with --python (--before-python for the original's)")
-    if kind == "AttributeError" and _lacks_an_api(message):
-        return (f"the original uses an API the TF {before_api} surface lacks: name the release it was written for with "
-                "--before-api 2.2 or 2.3 (--before-api auto tries them in turn), or pick its interpreter with --before-python")
-    if kind in ("FileNotFoundError", "OSError", "NotFoundError"):
-        return ("the program reads a file verify did not find: each run starts in a copy of the script's folder "
-                "(or of your current folder inside it); name the folder that holds the data with --entry SCRIPT FOLDER")
-    return (f"see why with `migrate-tpu run --tf-api {before_api} {label}`, or pick the original's interpreter with "
-            "--before-python; verify compares against a working original")
 
 
 def run_summary(run: RunResult) -> dict:

@@ -22,7 +22,8 @@ from migrate_tpu.runtime import recorder as recording  # the default seed only (
 from migrate_tpu.runtime.launch import builds_its_own_cluster, resolve_python
 from migrate_tpu.verify.blame import blame, partial_copy
 from migrate_tpu.verify.changes import Hunk, hunks_between, ran, shown_label, watch_list
-from migrate_tpu.verify.compare import compare, error, release_drift, run_summary, stopped_for_lack_of_an_api
+from migrate_tpu.verify.advice import stopped_for_lack_of_an_api
+from migrate_tpu.verify.compare import compare, error, release_drift, run_summary
 from migrate_tpu.verify.plan import Copy, Plan, changed_links, fresh_copy, plan
 from migrate_tpu.verify.running import run_one
 from migrate_tpu.verify.verdict import AFTER_API, AUTO_API, BEFORE_APIS, DEFAULT_ATOL, DEFAULT_RTOL, DIVERGED, ERROR, NOT_EXERCISED, RETRACED, SAME, TIMED_OUT, RunResult, Verdict

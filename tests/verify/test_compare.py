@@ -346,7 +346,7 @@ def test_traces_that_come_later_once_warm_are_retraced_though_the_totals_agree()
 
 def test_a_run_that_stops_for_a_later_releases_name_is_told_from_a_program_error_at_any_step():
     # --before-api auto tries the next surface for such an original, also when it trained first
-    from migrate_tpu.verify.compare import stopped_for_lack_of_an_api
+    from migrate_tpu.verify.advice import stopped_for_lack_of_an_api
 
     def stopped(steps, message, kind="AttributeError"):
         return {"steps": steps, "exit_status": 1, "exception": {"type": kind, "message": message}}

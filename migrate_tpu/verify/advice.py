@@ -1,0 +1,107 @@
+"""What would help, where verify cannot judge: the advice an ``error`` verdict carries.
+
+Read from the failing run's record (its exception) and, for a notebook, from the cells that
+verify's runs skip: a module a shell command fetches or installs is not "missing" from the
+interpreter the way an uninstalled package is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import List, Optional
+
+from migrate_tpu import magics
+from migrate_tpu.verify.verdict import BEFORE_API
+
+# Cell magics whose body is a shell script.
+_SHELL_CELLS = frozenset({"bash", "sh", "shell", "script", "system"})
+
+
+def no_record_advice(stderr: str) -> str:
+    if "TensorFlow" in stderr:
+        return ("give an interpreter that has TensorFlow with --python (the original's own with --before-python), "
+                "e.g. --python tf2.21 (`migrate-tpu envs` builds it)")
+    return "run it with `migrate-tpu run` to see why"
+
+
+_MISSING_MODULE = re.compile(r"No module named '([^']+)'")
+# A library's own ImportError that names what to install: Keras' "Image transformations
+# require SciPy. Install SciPy.", "You must `pip install pydot`".
+_INSTALL_ADVICE = re.compile(r"\bpip install ([A-Za-z][\w.-]*)|\bInstall ([A-Za-z][\w.-]*?)\.?(?:\s|$)")
+
+
+def _lacks_an_api(message: str) -> bool:
+    """Whether an AttributeError's message says a TensorFlow name is missing (a later release's API)."""
+    return "has no attribute" in message and any(word in message for word in ("Strategy", "module 'tensorflow", "ReplicaContext",
+                                                                                "'tensorflow", "DistributedDataset"))
+
+
+def stopped_for_lack_of_an_api(record: Optional[dict]) -> bool:
+    """Whether a run stopped, at any step, because the surface lacks a name it uses."""
+    if not record or record.get("exit_status") == 0:
+        return False
+    exception = record.get("exception") or {}
+    return exception.get("type") == "AttributeError" and _lacks_an_api(exception.get("message") or "")
+
+
+def failure_advice(record: dict, label: str, before_api: str = BEFORE_API, program: Optional[Path] = None) -> str:
+    """What would help an original that fails before its first step."""
+    exception = record.get("exception") or {}
+    kind, message = exception.get("type") or "", exception.get("message") or ""
+    missing = _MISSING_MODULE.search(message) if kind in ("ModuleNotFoundError", "ImportError") else None
+    package = missing.group(1).split(".")[0] if missing else None
+    named = _INSTALL_ADVICE.search(message) if kind == "ImportError" and package is None else None
+    if named:
+        package = (named.group(1) or named.group(2)).lower()
+    if package is None and "TensorBoard is not installed" in message:  # tf.summary's ops (TF >= 2.19 leaves it out)
+        package = "tensorboard"
+    command = _skipped_command_for(package, program) if missing and package else None
+    if command and re.search(r"\bpip3? install\b", command):
+        return (f"the notebook installs {package!r} in a shell command that verify's runs skip ({command}): install it "
+                "into the interpreter, or pick one that has it with --python (--before-python for the original's)")
+    if command:
+        return (f"the notebook fetches {package!r} in a shell command that verify's runs skip ({command}): put what it "
+                "fetches beside the notebook, where each run's copy of the folder finds it")
+    if package:
+        return (f"the interpreter lacks the package {package!r}: install it there, or pick an "
+                "interpreter that has it with --python (--before-python for the original's)")
+    if kind == "AttributeError" and _lacks_an_api(message):
+        return (f"the original uses an API the TF {before_api} surface lacks: name the release it was written for with "
+                "--before-api 2.2 or 2.3 (--before-api auto tries them in turn), or pick its interpreter with --before-python")
+    if kind in ("FileNotFoundError", "OSError", "NotFoundError"):
+        return ("the program reads a file verify did not find: each run starts in a copy of the script's folder "
+                "(or of your current folder inside it); name the folder that holds the data with --entry SCRIPT FOLDER")
+    return (f"see why with `migrate-tpu run --tf-api {before_api} {label}`, or pick the original's interpreter with "
+            "--before-python; verify compares against a working original")
+
+
+def _shell_lines(program: Optional[Path]) -> List[str]:
+    """A notebook's shell commands (``!cmd``, ``x = !cmd``, the body of a ``%%bash`` cell),
+    which verify's runs skip as a kernel without a shell would; none for a script."""
+    if program is None or program.suffix != ".ipynb":
+        return []
+    try:
+        cells = json.loads(program.read_text("utf-8")).get("cells") or []
+    except (OSError, ValueError, AttributeError):
+        return []
+    found: List[str] = []
+    for cell in cells:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source") or ""
+        source = "".join(source) if isinstance(source, list) else str(source)
+        if magics.cell_magic(source) in _SHELL_CELLS:
+            found.extend(line.strip() for line in source.splitlines()[1:] if line.strip())
+            continue
+        kinds = magics.line_kinds(source) or []
+        found.extend(line.strip() for line, kind in zip(source.splitlines(), kinds)
+                     if kind == magics.IPYTHON and "!" in line.split("%", 1)[0])
+    return found
+
+
+def _skipped_command_for(module: str, program: Optional[Path]) -> Optional[str]:
+    """The notebook's shell command that installs or fetches ``module``, if one does."""
+    names = re.compile(r"(?<![\w.-])" + re.escape(module) + r"(?![\w-])")
+    return next((line for line in _shell_lines(program) if names.search(line)), None)
