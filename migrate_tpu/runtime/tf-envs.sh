@@ -151,7 +151,7 @@ add_extras() {  # $1 = name, $2 = started. A failure is loud but leaves the env 
   local name="$1" started="$2" extras_var="EXTRAS_${1//./_}" dir="$ENVS_DIR/$1" numpy log
   extras_ready "$name" && return 0
   if [ "$CHECK_ONLY" = 1 ]; then
-    say "$name: lacks ${!extras_var} (what notebooks plot with; run $COMMAND_NAME $name)"
+    say "$name: lacks ${!extras_var} (what notebooks import beside TensorFlow; run $COMMAND_NAME $name)"
     return 0
   fi
   # Hold numpy at the version TensorFlow was installed with: pip would otherwise upgrade it.
