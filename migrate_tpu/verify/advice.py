@@ -7,12 +7,12 @@ interpreter the way an uninstalled package is.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import List, Optional
 
 from migrate_tpu import magics
+from migrate_tpu.verify.changes import code_cells
 from migrate_tpu.verify.verdict import BEFORE_API
 
 # Cell magics whose body is a shell script.
@@ -83,15 +83,11 @@ def _shell_lines(program: Optional[Path]) -> List[str]:
     if program is None or program.suffix != ".ipynb":
         return []
     try:
-        cells = json.loads(program.read_text("utf-8")).get("cells") or []
-    except (OSError, ValueError, AttributeError):
+        cells = code_cells(program.read_text("utf-8")) or []
+    except (OSError, ValueError):  # unreadable, or not UTF-8
         return []
     found: List[str] = []
-    for cell in cells:
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        source = cell.get("source") or ""
-        source = "".join(source) if isinstance(source, list) else str(source)
+    for _, source in cells:
         if magics.cell_magic(source) in _SHELL_CELLS:
             found.extend(line.strip() for line in source.splitlines()[1:] if line.strip())
             continue

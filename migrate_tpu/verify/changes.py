@@ -51,7 +51,7 @@ class Hunk:
         return self.place(file) + (f" ({', '.join(self.rules)})" if self.rules else "")
 
 
-def _cells(text: str) -> Optional[List[Tuple[int, str]]]:
+def code_cells(text: str) -> Optional[List[Tuple[int, str]]]:
     """``(cell number, code)`` of a notebook's code cells; ``None`` if it is no notebook."""
     try:
         notebook = json.loads(text)
@@ -160,7 +160,7 @@ def _notebook_hunks(file: str, old_cells: List[Tuple[int, str]], new_cells: List
 def file_hunks(file: str, before: str, after: str, fixes: Sequence[FixPlace] = ()) -> List[Hunk]:
     """A source file's hunks; a notebook's, cell by cell."""
     if file.endswith(".ipynb"):
-        old_cells, new_cells = _cells(before), _cells(after)
+        old_cells, new_cells = code_cells(before), code_cells(after)
         if old_cells is not None and new_cells is not None:
             if [n for n, _ in old_cells] == [n for n, _ in new_cells]:  # the same cells (a fix never adds one)
                 return [hunk for (number, old), (_, new) in zip(old_cells, new_cells) if old != new

@@ -285,7 +285,7 @@ def _with_stderr_tail(error: Optional[str], stderr: str, runs: Sequence[RunResul
     for line in stderr.splitlines():
         if skip_source:
             skip_source = False
-            if line.startswith("    ") and not line.lstrip().startswith("File "):
+            if _is_frame_source(line):
                 continue
         if not line.strip() or line.startswith("migrate-tpu run: TPU emulation") or _LOG_LINE.match(line):
             continue
@@ -297,6 +297,11 @@ def _with_stderr_tail(error: Optional[str], stderr: str, runs: Sequence[RunResul
     if kept and error and kept[-1].strip() in error.splitlines()[0]:
         kept.pop()
     return error + ("\n" + "\n".join(kept) if kept else "")
+
+
+def _is_frame_source(line: str) -> bool:
+    """Whether a traceback line is the source line under a ``File ...`` line."""
+    return line.startswith("    ") and not line.lstrip().startswith("File ")
 
 
 def _fold_library_frames(lines: List[str]) -> List[str]:
@@ -317,7 +322,7 @@ def _fold_library_frames(lines: List[str]) -> List[str]:
     for line in lines:
         if _LIBRARY_FRAME.match(line):
             run.append([line])
-        elif run and len(run[-1]) == 1 and line.startswith("    ") and not line.lstrip().startswith("File "):
+        elif run and len(run[-1]) == 1 and _is_frame_source(line):
             run[-1].append(line)  # the library frame's source line
         else:
             flush()
