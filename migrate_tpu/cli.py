@@ -117,17 +117,27 @@ def _start(
     return Run(paths, settings, quiet=quiet, stdin_filename=stdin_filename, **run_options)
 
 
+def exit_status(errors: bool, work_left: bool, exit_zero: bool) -> int:
+    """The exit status of ``diff``, ``fix`` and ``check``: 2 when a file failed, else 1 when
+    work is left (``diff``: changes due; ``fix``: findings it did not fix; ``check``: any
+    finding), unless ``--exit-zero``; else 0."""
+    if errors:
+        return 2
+    return 1 if work_left and not exit_zero else 0
+
+
 def _stdin(run, mode: str, exit_zero: bool = False) -> int:
     """``-`` as the only path: source from stdin, result to stdout; the exit status.
 
     The source goes through a worker process like any file, so that a parser
     crash or a time-out is reported instead of taking the command down.
     """
-    status = _stdin_status(run, mode)
-    return 0 if exit_zero and status == 1 else status
+    failed, work_left = _stdin_outcome(run, mode)
+    return exit_status(failed, work_left, exit_zero)
 
 
-def _stdin_status(run, mode: str) -> int:
+def _stdin_outcome(run, mode: str) -> Tuple[bool, bool]:
+    """(whether the source failed, whether work is left), as :func:`exit_status` takes them."""
     from migrate_tpu.engine.report import error_line, finding_line, patch_bytes
 
     name = run.stdin_filename or "<stdin>"
@@ -137,20 +147,20 @@ def _stdin_status(run, mode: str) -> int:
         click.echo(error_line(result), err=True)
         if mode == "fix":
             _write_stdout(data)
-        return 2
+        return True, False
     reports = result.reports
     if mode == "fix":
         _write_stdout(new_data if new_data is not None else data)
         for report in reports:
             if not report.applied and not run.quiet:
                 click.echo(finding_line(name, report), err=True)
-        return 1 if any(not r.applied for r in reports) else 0
+        return False, any(not r.applied for r in reports)
     if mode == "diff":
         _write_stdout(patch_bytes(result))
-        return 1 if result.changed else 0
+        return False, bool(result.changed)
     for report in reports:
         click.echo(finding_line(name, report))
-    return 1 if reports else 0
+    return False, bool(reports)
 
 
 class _Group(click.Group):
@@ -268,7 +278,7 @@ def diff(paths, exit_zero, output_file, notebook_diff, **options) -> None:
     if not run.quiet:
         write_text_findings(remaining, sys.stderr, only_remaining=True)
         click.echo(summary_text(summary, "diff"), err=True)
-    sys.exit(2 if summary.errors else 0 if exit_zero else 1 if summary.changed else 0)
+    sys.exit(exit_status(bool(summary.errors), bool(summary.changed), exit_zero))
 
 
 @main.command()
@@ -303,7 +313,7 @@ def fix(paths, exit_zero, show_fixes, **options) -> None:
         click.echo(fixes_text(written, _rule_names(), "Fixed"), nl=False, err=True)
     if not run.quiet:
         click.echo(summary_text(summary, "fix"), err=True)
-    sys.exit(2 if summary.errors else 0 if exit_zero else 1 if summary.remaining else 0)
+    sys.exit(exit_status(bool(summary.errors), bool(summary.remaining), exit_zero))
 
 
 @main.command()
@@ -357,7 +367,7 @@ def check(paths, exit_zero, output_format, output_file, statistics, show_fixes, 
         click.echo(reporting.fixes_text(results, _rule_names(), "`migrate-tpu fix` would fix"), nl=False, err=True)
     if not run.quiet:
         click.echo(reporting.summary_text(summary, "check"), err=True)
-    sys.exit(2 if summary.errors else 0 if exit_zero else 1 if summary.by_rule else 0)
+    sys.exit(exit_status(bool(summary.errors), bool(summary.by_rule), exit_zero))
 
 
 @main.command(name="rules")
