@@ -9,6 +9,7 @@ an entry that is no longer over its limit fails too, and is to be struck off.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 from typing import Dict, List, Set
 
@@ -22,8 +23,10 @@ MODULES_OVER: Set[str] = set()
 CLASSES_OVER: Set[str] = set()
 
 
+@functools.lru_cache(maxsize=None)
 def _sizes() -> Dict[str, int]:
-    """``{"path": lines, "path:Class": lines}`` for every module and class of the package."""
+    """``{"path": lines, "path:Class": lines}`` for every module and class of the package;
+    measured once a session (its readers leave it as it is)."""
     found: Dict[str, int] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         name = path.relative_to(PACKAGE).as_posix()

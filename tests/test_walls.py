@@ -18,6 +18,7 @@ the top: a lazy import still crosses the wall.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 from typing import Iterator, List, Tuple
 
@@ -39,6 +40,18 @@ VERIFY_MAY_IMPORT_OF_RUNTIME = ("migrate_tpu.runtime.launch", "migrate_tpu.runti
 NOWHERE_BUT_RUNTIME = ("tensorflow", "tf_keras")
 
 
+@functools.lru_cache(maxsize=None)
+def parse(source: str) -> ast.Module:
+    """``ast.parse``, once a text a session: several tests read every module of the package
+    (the trees are only read, never changed)."""
+    return ast.parse(source)
+
+
+@functools.lru_cache(maxsize=None)
+def _source(path: Path) -> str:
+    return path.read_text("utf-8")
+
+
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
@@ -52,7 +65,7 @@ def imports_of(source: str, module: str, is_package: bool = False) -> Iterator[T
     ``importlib.import_module("x")`` and ``__import__("x")`` with a literal name count too.
     """
     package = module if is_package else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parse(source)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield node.lineno, alias.name
@@ -109,7 +122,7 @@ def wall_breaks(source: str, module: str, is_package: bool = False) -> List[str]
         elif part != "runtime" and any(_within(name, prefix) for prefix in NOWHERE_BUT_RUNTIME):
             breaks.append(f"{line}: {name} imported outside the runtime")
     if part == "engine":
-        tree = ast.parse(source)
+        tree = parse(source)
         docstrings = _docstrings(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
@@ -124,7 +137,7 @@ MODULES = sorted(PACKAGE.rglob("*.py"))
 @pytest.mark.parametrize("path", MODULES, ids=lambda path: str(path.relative_to(PACKAGE)))
 def test_module_keeps_the_walls(path):
     module = _module_name(path)
-    assert wall_breaks(path.read_text("utf-8"), module, path.name == "__init__.py") == []
+    assert wall_breaks(_source(path), module, path.name == "__init__.py") == []
 
 
 def test_every_part_is_checked():
@@ -236,8 +249,10 @@ def test_the_cli_goes_through_the_composition_root():
     assert cli_reaches_around("def f():\n    from migrate_tpu.engine.pipeline import migrate_isolated\n")[0] == "2: cli imports migrate_tpu.engine.pipeline"
 
 
+@functools.lru_cache(maxsize=None)
 def _package_graph() -> dict:
-    return import_graph([(_module_name(path), path.read_text("utf-8"), path.name == "__init__.py") for path in MODULES])
+    """The package's import graph, made once a session (its readers leave it as it is)."""
+    return import_graph([(_module_name(path), _source(path), path.name == "__init__.py") for path in MODULES])
 
 
 def test_no_import_circle_in_the_package():
@@ -334,7 +349,7 @@ TPU_EMULATION_LAYERS = ("tpu_system", "releases", "topology", "resolver", "strat
 
 def test_tpu_emulation_modules_import_only_those_below():
     modules = [
-        (_module_name(path), path.read_text("utf-8"), path.name == "__init__.py")
+        (_module_name(path), _source(path), path.name == "__init__.py")
         for path in MODULES
         if path.relative_to(PACKAGE).parts[0] == "runtime"
     ]
