@@ -14,7 +14,7 @@ import tempfile
 from typing import IO, Dict, List, Mapping, Optional, Sequence, Union, cast
 
 import migrate_tpu
-from migrate_tpu.runtime import DEFAULT_REPLICAS, envs, pod
+from migrate_tpu.runtime import DEFAULT_REPLICAS, envs, pod, warm
 
 #: A script's path, as the command line and ``verify`` give it.
 ScriptPath = Union[str, "os.PathLike[str]"]
@@ -141,10 +141,16 @@ def launch(script: ScriptPath, args: Sequence[object], replicas: Optional[int] =
         sys.stderr.write("migrate-tpu run: {}\n".format(envs.unknown_interpreter_message(python)))
         return 127
     root = package_root()
-    temporary = isolated_root() if _is_shared(root) else None
+    multi_client = hosts is not None and pod.is_multi_client_script(script)
+    use_warm = warm.wanted() and warm.available() and not multi_client
+    temporary = None
+    if _is_shared(root):
+        # a warm pool keeps one such folder for its servers; a cold run makes its own
+        root = warm.pool().isolated_root(isolated_root) if use_warm else None
+        temporary = None if root else isolated_root()
     try:
         env = environment(root=temporary or root)
-        if hosts is not None and pod.is_multi_client_script(script):
+        if multi_client:
             count = int(hosts)
             argvs = [command(script, args, pod_replicas(count, replicas), tf_api, resolved,
                              emulation, hosts=count, quiet=k > 0, tpu_env=tpu_env, verbose=verbose)
@@ -161,6 +167,10 @@ def launch(script: ScriptPath, args: Sequence[object], replicas: Optional[int] =
             replicas = pod_replicas(hosts, replicas)
         argv = command(script, args, replicas, tf_api, resolved, emulation, hosts=hosts,
                        tpu_env=tpu_env, verbose=verbose)
+        if use_warm:  # forked from a warm interpreter (runtime/warm.py), where that is safe
+            status = warm.launch(argv, env, timeout=timeout, verbose=verbose)
+            if status is not None:
+                return status
         if timeout is not None:
             return pod.run_hosts([argv], [env], timeout=timeout, filter_noise=not verbose)
         read_end, write_end = os.pipe()  # closes when this process ends: the runner ends too
