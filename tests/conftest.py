@@ -200,6 +200,14 @@ def pytest_runtest_makereport(item, call):
 
 
 def pytest_configure(config):
+    # Warm interpreters (migrate_tpu/runtime/warm.py) for the whole session: every run the tests
+    # start, in this process or through the CLI, forks from them; they end with the session.
+    from migrate_tpu.runtime import warm
+
+    if warm.available() and warm.wanted() and not os.environ.get(warm.POOL_VARIABLE):
+        pool = warm.Pool.create()
+        pool.export()
+        config.add_cleanup(pool.close)
     # A suite started in the background without job control (`nohup ... &`, some CI runners)
     # inherits SIGINT ignored, and so would every process the tests start: the tests that
     # press Ctrl-C on a run (and check that it stops) need it live in their children.

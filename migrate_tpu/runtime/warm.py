@@ -88,7 +88,7 @@ def per_run(name):
 
 
 #: Whether runs are warm when ``MIGRATE_TPU_WARM`` says nothing.
-DEFAULT = False
+DEFAULT = True
 
 
 def wanted(environ=None):
