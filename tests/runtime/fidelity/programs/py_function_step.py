@@ -1,0 +1,16 @@
+"""tf.py_function in the replica function (TPU Node: no user Python on the TPU host)."""
+import tensorflow as tf
+
+resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="")
+tf.config.experimental_connect_to_cluster(resolver)
+tf.tpu.experimental.initialize_tpu_system(resolver)
+strategy = tf.distribute.experimental.TPUStrategy(resolver)
+run = getattr(strategy, "run", None) or strategy.experimental_run_v2  # TF 2.1: experimental_run_v2
+
+
+@tf.function
+def step(x):
+    return run(lambda v: tf.py_function(lambda a: a * 2.0, [v], tf.float32), args=(x,))
+
+
+print(strategy.experimental_local_results(step(tf.constant(1.0)))[0])

@@ -1,0 +1,194 @@
+"""The fidelity suite: 2020 TPU code that failed (or behaved differently) on a TPU, run under the
+emulation, with the TPU's behaviour asserted (docs/tpu-fidelity.md has each mode's source).
+
+Every program in ``programs/`` runs under ``migrate-tpu run --python tf2.4`` and ``--python tf2.21``
+(the TF 2.4 API) and, where it is TF 2.1 code too, ``--python tf2.1 --tf-api 2.1``; programs that
+only TF 2.1 had run with ``--tf-api 2.1`` on all three.  A case where the emulation does not yet do
+what the TPU did is ``xfail(strict=True)`` with what differs: it turns red (XPASS) once fixed, and
+then its mark goes.  All runs start together on a small pool at the first test (one interpreter
+start per program and configuration; about 3 minutes on 2 cores).
+"""
+
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "roundtrip"))
+from roundtrip_helpers import require_python  # noqa: E402
+
+pytestmark = [pytest.mark.tf, pytest.mark.slow]
+
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+REPO = Path(__file__).resolve().parents[3]
+TIMEOUT = 240
+
+TF24, TF221, TF21 = "tf2.4", "tf2.21", "tf2.1"
+#: (interpreter, --tf-api)
+ALL = ((TF24, "2.4"), (TF221, "2.4"), (TF21, "2.1"))
+API_2_4 = ((TF24, "2.4"), (TF221, "2.4"))
+API_2_1 = ((TF21, "2.1"), (TF24, "2.1"), (TF221, "2.1"))
+
+TPU_NODE = "no TPU Node model: the emulation runs it on the client, which has Python and a local disk"
+COMPILER = "no TPU compile step: MirroredStrategy runs what XLA for the TPU refused"
+REPLICATE = "MirroredStrategy traces the replica function once per replica, tpu.replicate once"
+
+
+class Case(object):
+    """One failure mode: its program, where it runs, what the TPU did, and the emulation's gaps.
+
+    ``expect`` is one of ``("error", ErrorClass or None, [words, any of which])``,
+    ``("exit0",)``, ``("line", "FIDELITY key=value")`` or ``("silent", marker)`` (the marker
+    never reaches the client's output).  ``gaps`` maps a configuration (or ``"*"``) to why the
+    emulation differs there today.
+    """
+
+    def __init__(self, name, program, configs, expect, gaps=None, run_args=()):
+        self.name, self.program, self.configs, self.expect = name, program, configs, expect
+        self.gaps = gaps or {}
+        self.run_args = tuple(run_args)
+
+    def gap(self, config):
+        return self.gaps.get(config, self.gaps.get("*"))
+
+
+CASES = [
+    Case("py_function in the step", "py_function_step.py", ALL,
+         ("error", None, ["EagerPyFunc", "py_function"]), {"*": TPU_NODE}),
+    Case("float64 all-reduce", "float64_all_reduce.py", ALL,
+         ("error", "TypeError", ["DataType float64 not in list of allowed values"]), {"*": COMPILER}),
+    Case("int64 all-reduce", "int64_all_reduce.py", ALL,
+         ("error", "TypeError", ["DataType int64 not in list of allowed values"]), {"*": COMPILER}),
+    Case("soft placement off, op without a TPU kernel", "no_soft_placement.py", ALL,
+         ("error", "InvalidArgumentError", ["TPU compilation failed"]), {"*": COMPILER}),
+    Case("string feature with a dynamic batch", "string_feature_partial_batch.py", API_2_4,
+         ("error", "InternalError", ["Compilation failure"]), {"*": COMPILER}),
+    Case("TensorArray grown in an unbounded loop", "tensor_array_unbounded.py", ALL,
+         ("error", None, ["TensorList"]), {"*": COMPILER}),
+    Case("checkpoint to local disk", "checkpoint_local.py", ALL,
+         ("error", "UnimplementedError", ["File system scheme '[local]' not implemented"]), {"*": TPU_NODE}),
+    Case("SavedModel to local disk", "saved_model_local.py", ALL,
+         ("error", "UnimplementedError", ["File system scheme '[local]' not implemented"]), {"*": TPU_NODE}),
+    Case("TFRecord file on local disk", "tfrecord_local.py", ALL,
+         ("error", "UnimplementedError", ["File system scheme '[local]' not implemented"]), {"*": TPU_NODE}),
+    Case("Dataset.from_generator in the input pipeline", "from_generator_input.py", ALL,
+         ("error", None, ["PyFunc", "generator"]), {"*": TPU_NODE}),
+    Case("py_function in Dataset.map", "py_function_input.py", ALL,
+         ("error", None, ["EagerPyFunc", "PyFunc"]), {"*": TPU_NODE}),
+    Case("tf.summary with a local logdir in the step", "summary_local_logdir.py", ALL,
+         ("error", None, []), {"*": TPU_NODE}),
+    Case("tf.print in the step", "print_in_step.py", ALL,
+         ("silent", "FIDELITY-PRINT"), {"*": TPU_NODE + " (8 lines, one per replica)"}),
+    Case("replica function traced once", "trace_count.py", ALL,
+         ("line", "FIDELITY traces=1"), {"*": REPLICATE}),
+    Case("replica id has no static value", "replica_id_static.py", ALL,
+         ("line", "FIDELITY static_ids=['none']"), {"*": "the replica id is a constant per replica (0..7) under MirroredStrategy"}),
+    Case("eager run of a plain function", "eager_run_plain_fn.py", ALL,
+         ("error", "NotImplementedError", ["eager execution"])),
+    Case("Keras metric created outside the scope", "metric_outside_scope.py", API_2_4,
+         ("error", "ValueError", ["Trying to run metric.update_state in replica context"])),
+    Case("partial last batch, dynamic batch size on", "partial_batch_dynamic.py", ALL, ("exit0",)),
+    Case("partial last batch, dynamic batch size off", "partial_batch_static.py", API_2_4, ("exit0",)),
+    Case("string op in the step (host round trip)", "string_op_in_step.py", ALL, ("exit0",)),
+    Case("TF 2.1 eager experimental_run_v2 of a tf.function with apply_gradients",
+         "eager_run_v2_apply_gradients.py", API_2_1, ("exit0",),
+         {(TF21, "2.1"): "TF 2.1.0's MirroredStrategy raises `merge_call` called while defining a new graph; "
+                         "TF 2.1's TPUStrategy compiled the call as a whole"}),
+    Case("--replicas 3 (no TPU host has 3 cores)", "plain_step.py", API_2_4,
+         ("error", None, []), {"*": "any --replicas N is accepted"}, run_args=("--replicas", "3")),
+]
+
+_POOL = []
+_RUNS = {}
+
+
+def _execute(argv, env):
+    try:
+        done = subprocess.run(argv, env=env, cwd=str(REPO), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, timeout=TIMEOUT)
+        return done.returncode, done.stdout, done.stderr
+    except subprocess.TimeoutExpired as expired:
+        return -9, str(expired.stdout or ""), str(expired.stderr or "") + "\n[killed after {}s]".format(TIMEOUT)
+
+
+def _key(case, config):
+    return case.name, config
+
+
+def _start_all():
+    """Queue every case's runs at once (an interpreter's start is mostly waiting)."""
+    if _POOL:
+        return
+    jobs = max(1, int(os.environ.get("MIGRATE_TPU_ROUNDTRIP_JOBS", "3")))
+    _POOL.append(ThreadPoolExecutor(max_workers=jobs))
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0")
+    env.pop("TPU_NAME", None)
+    env.pop("KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS", None)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    for case in CASES:
+        for name, api in case.configs:
+            argv = [sys.executable, "-m", "migrate_tpu", "run", "--python", name, "--tf-api", api]
+            argv += list(case.run_args) + [str(PROGRAMS / case.program)]
+            _RUNS[_key(case, (name, api))] = (argv, _POOL[0].submit(_execute, argv, env))
+
+
+def _params():
+    for case in CASES:
+        for config in case.configs:
+            marks = []
+            why = case.gap(config)
+            if why:
+                marks.append(pytest.mark.xfail(strict=True, reason=why))
+            yield pytest.param(case, config, marks=marks, id="{}-{}-api{}".format(case.program[:-3], *config))
+
+
+def _describe(argv, rc, out, err):
+    return "$ {}\nexit {}\n--- stdout (tail)\n{}\n--- stderr (tail)\n{}".format(" ".join(argv), rc, out[-2000:], err[-4000:])
+
+
+def _last_error(err):
+    """The class name of the traceback's last ``Name: message`` line, or None."""
+    for line in reversed(err.splitlines()):
+        match = re.match(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception|Exit))\b", line.strip())
+        if match:
+            return match.group(1)
+    return None
+
+
+@pytest.mark.parametrize("case,config", list(_params()))
+def test_behaves_as_the_tpu(case, config):
+    require_python(config[0])
+    _start_all()
+    argv, future = _RUNS[_key(case, config)]
+    rc, out, err = future.result()
+    where = _describe(argv, rc, out, err)
+    assert rc != -9, where
+    kind = case.expect[0]
+    if kind == "exit0":
+        assert rc == 0, where
+    elif kind == "error":
+        error_class, words = case.expect[1], case.expect[2]
+        assert rc != 0, "the TPU failed here; the emulation exited 0\n" + where
+        if error_class:
+            assert error_class in err, "expected {}\n{}".format(error_class, where)
+        if words:
+            assert any(word in err for word in words), "expected one of {}\n{}".format(words, where)
+    elif kind == "line":
+        assert rc == 0, where
+        assert case.expect[1] in out.splitlines(), where
+    elif kind == "silent":
+        assert rc == 0, where
+        assert case.expect[1] not in out + err, "the TPU printed nothing on the client\n" + where
+    else:  # pragma: no cover - a new kind of expectation
+        raise AssertionError(kind)
+
+
+def test_every_program_is_a_case():
+    """A program without a case would never run."""
+    used = {case.program for case in CASES}
+    assert sorted(p.name for p in PROGRAMS.glob("*.py")) == sorted(used)
+    assert len(CASES) >= 20
