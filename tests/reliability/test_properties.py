@@ -20,7 +20,6 @@ import keyword
 import re
 from pathlib import Path
 
-import hypothesmith
 import libcst
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -31,6 +30,19 @@ from migrate_tpu.engine.pipeline import migrate_data
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 QUICK = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def _hypothesmith(name: str):
+    """hypothesmith's strategy ``name``, built when a test first draws from it: importing
+    hypothesmith and building its grammar takes seconds, which only the slow tests that use
+    it pay, not every collection of the suite."""
+
+    def build():
+        import hypothesmith
+
+        return getattr(hypothesmith, name)()
+
+    return st.deferred(build)
 
 
 def fix(source: str) -> str:
@@ -119,6 +131,7 @@ def tf_programs(draw) -> str:
 
 @QUICK
 @given(tf_programs())
+@pytest.mark.slow  # 60 generated programs: seconds on 2 cores
 def test_generated_programs_migrate_to_stable_parsing_code(source):
     assert parses(source), source
     once = fix(source)
@@ -131,6 +144,7 @@ def test_generated_programs_migrate_to_stable_parsing_code(source):
 
 @QUICK
 @given(tf_programs())
+@pytest.mark.slow  # 60 generated programs: seconds on 2 cores
 def test_the_engine_writes_what_the_codemod_gives(source):
     from migrate_tpu.codemod.migration.migrator import TPUMigrator
     from migrate_tpu.compose import EngineMigrator
@@ -146,7 +160,7 @@ def test_the_engine_writes_what_the_codemod_gives(source):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(hypothesmith.from_grammar())
+@given(_hypothesmith("from_grammar"))
 @pytest.mark.slow
 def test_arbitrary_python_without_tensorflow_is_never_changed(source):
     assume("tensorflow" not in source and "experimental_run_v2" not in source)
@@ -158,7 +172,7 @@ def test_arbitrary_python_without_tensorflow_is_never_changed(source):
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
-@given(hypothesmith.from_node())
+@given(_hypothesmith("from_node"))
 @pytest.mark.slow
 def test_arbitrary_module_trees_without_tensorflow_are_never_changed(source):
     assume("tensorflow" not in source and "experimental_run_v2" not in source)

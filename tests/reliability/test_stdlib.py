@@ -27,7 +27,8 @@ STDLIB = Path(sysconfig.get_paths()["stdlib"])
 SAMPLE = 160
 SAMPLE_MAX_BYTES = 40_000
 
-pytestmark = pytest.mark.skipif(not (STDLIB / "os.py").exists(), reason="no standard library sources")
+# The standard library, or 160 of its modules: seconds each on 2 cores.
+pytestmark = [pytest.mark.skipif(not (STDLIB / "os.py").exists(), reason="no standard library sources"), pytest.mark.slow]
 
 
 def test_check_over_the_standard_library_finds_nothing_and_does_not_crash(tmp_path):

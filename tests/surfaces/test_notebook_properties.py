@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -84,6 +85,7 @@ def _ipython_lines(text):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(notebooks())
+@pytest.mark.slow  # 60 generated notebooks, each migrated twice: seconds on 2 cores
 def test_only_sources_change_and_layout_is_kept(case):
     nb, style, ending = case
     data = (json.dumps(nb, **style) + ending).encode("utf-8")
