@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 
 def _cli(tmp_path, select, *args):
     return subprocess.run(
@@ -38,6 +40,7 @@ class MelganTrainer(GanTrainer):
 """
 
 
+@pytest.mark.slow  # the CLI four times
 def test_super_compile_of_a_tree_base_with_its_own_compile_is_left_alone(tmp_path):
     """TensorFlowTTS's MelGAN trainer: `super().compile` reaches a GAN trainer's own `compile`
     in another module of the tree, not Keras' `Model.compile`: no finding, no change."""
@@ -85,6 +88,7 @@ def step(x): return strategy.experimental_run_v2(tf.square, args=(x,))
 """
 
 
+@pytest.mark.slow  # the CLI several times
 def test_experimental_run_v2_that_may_reach_a_stand_in_class_of_another_module_is_unsafe(tmp_path):
     """A trainer's strategy comes from a parameter, and another module of the tree (not even
     imported here) defines a stand-in with `experimental_run_v2` and no `run`: renaming the call

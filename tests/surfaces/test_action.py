@@ -104,6 +104,7 @@ def test_errors_always_fail(tmp_path, repo):
     assert "::error file=bad.py,line=2,title=migrate-tpu::cannot parse" in completed.stdout
 
 
+@pytest.mark.slow  # the action's step run as CI runs it, like the tests beside it
 def test_clean_repository(tmp_path, repo):
     (repo / "train.py").write_text("print('hello')\n", "utf-8")
     completed, summary, outputs = _run_step(tmp_path, {})

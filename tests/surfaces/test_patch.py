@@ -165,6 +165,7 @@ mixed.set_policy("mixed_bfloat16")
 """
 
 
+@pytest.mark.slow  # the CLI twice, then git or patch
 @pytest.mark.parametrize("tool", ["git", "patch"])
 def test_each_hunk_names_the_rules_behind_it(run_cli, tmp_path, tool):
     gap = "\n".join(f"x{i} = {i}" for i in range(12))
