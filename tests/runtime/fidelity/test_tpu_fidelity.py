@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "roundtrip"))
-from roundtrip_helpers import require_python  # noqa: E402
+from roundtrip_helpers import require_python
 
 pytestmark = [pytest.mark.tf, pytest.mark.slow]
 

@@ -1,4 +1,7 @@
 """A TFRecord file on local disk read by the distributed input pipeline (TPU Node: the pipeline runs on the TPU host)."""
+import os
+import tempfile
+
 import tensorflow as tf
 
 resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="")
@@ -6,10 +9,6 @@ tf.config.experimental_connect_to_cluster(resolver)
 tf.tpu.experimental.initialize_tpu_system(resolver)
 strategy = tf.distribute.experimental.TPUStrategy(resolver)
 run = getattr(strategy, "run", None) or strategy.experimental_run_v2  # TF 2.1: experimental_run_v2
-
-
-import os
-import tempfile
 
 path = os.path.join(tempfile.mkdtemp(), "data.tfrecord")
 with tf.io.TFRecordWriter(path) as writer:
