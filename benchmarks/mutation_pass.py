@@ -20,11 +20,15 @@ and survives when they all pass (a run whose tests are all skipped survives too)
 when every mutant was killed, 1 when one survived, 2 when the pass could not run.
 
 Groups: comparator (verify's verdict, no TensorFlow), safety (fix safety levels), notebooks
-(cell offsets, the cell's trailing newline), reductions (the TF 2.1 surface's reduce) and
-verify (the A/A run against the original). ``--only comparator,safety,notebooks --fast``
-(``NO_TENSORFLOW``, killed by the fast tier alone) is what the slow test runs
-(tests/test_mutation_pass.py, a few minutes on 2 cores); the groups that start TensorFlow take
-minutes a mutant.
+(cell offsets, the cell's trailing newline) and reductions (the TF 2.1 surface's reduce).
+Not listed yet: the original's difference from itself (verify's A/A run) taken as zero, in
+``verify/session.py`` (``NOISE_MARGIN * spread["absolute"]``), which a rewrite of how verify
+measures that spread is moving; it is to be written against the new text once that lands,
+with tests/verify/test_verify.py's test of a noisy original (TensorFlow) to kill it.
+
+``--only comparator,safety,notebooks --fast`` (``NO_TENSORFLOW``, killed by the fast tier
+alone) is what the slow test runs (tests/test_mutation_pass.py, a few minutes on 2 cores); the
+groups that start TensorFlow take minutes a mutant.
 
 Pods: the order of the emulated pod's input workers (``strategies._one_input_worker_per_host``),
 reversed whole or with each host's cores swapped, gives the same program on TF 2.21 (replica r
@@ -96,11 +100,6 @@ MUTANTS: List[Mutant] = [
     # the TF 2.1 surface's reduce with an axis: a replica's Python number returned as a tensor
     Mutant("reductions", "migrate_tpu/runtime/strategies.py", "        return tf.nest.map_structure(_as_tensor, fn(*args, **kwargs))",
            "        return fn(*args, **kwargs)", ("tests/runtime/test_emulation.py::test_reduce_and_tensorflows_own_cross_replica_ops",)),
-    # the original's difference from itself (the A/A run) taken as zero: a noisy original's migration
-    # judged at the default tolerance instead of within its own spread (TF 2.21, minutes)
-    Mutant("verify", "migrate_tpu/verify/session.py", "    rtol, atol = DEFAULT_RTOL, max(DEFAULT_ATOL, NOISE_MARGIN * spread[\"absolute\"])",
-           "    rtol, atol = DEFAULT_RTOL, max(DEFAULT_ATOL, NOISE_MARGIN * 0.0)",
-           ("tests/verify/test_verify.py::test_an_original_that_differs_from_itself_is_judged_within_its_own_spread",)),
 ]
 
 RULES = "migrate_tpu/codemod/rules/structural/"
