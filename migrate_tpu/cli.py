@@ -466,6 +466,8 @@ def _run_options_in(args: List[str], command: click.Command) -> Tuple[List[str],
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS", help="Stop each run after this long (verdict error).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of Python random, NumPy and TensorFlow in both runs.")
 @click.option("--no-blame", is_flag=True, help="On a divergence or retrace, do not look for the change to blame (a few short runs).")
+@click.option("--power", is_flag=True, help="Also measure what an exact `same` could have caught: one more run, with every learning rate scaled by 1.1, must diverge "
+                                            "(a `same` within a tolerance always measures it).")
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown", "github"]), default="text", help="Report format.")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the report here instead of stdout.")
 @click.option("--target", type=click.Choice(TARGETS), default=None, help="As for fix.")
@@ -476,12 +478,13 @@ def _run_options_in(args: List[str], command: click.Command) -> Tuple[List[str],
 @click.option("--isolated", is_flag=True, help="As for fix.")
 @click.argument("target_path", metavar="SCRIPT|NOTEBOOK|FOLDER", type=click.Path(exists=True))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def verify(after, entry, steps, python, before_python, before_api, rtol, atol, replicas, hosts, tpu_env, timeout, seed, no_blame, output_format, output_file,
+def verify(after, entry, steps, python, before_python, before_api, rtol, atol, replicas, hosts, tpu_env, timeout, seed, no_blame, power, output_format, output_file,
            target, unsafe_fixes, select, ignore, config_file, isolated, target_path, args) -> None:
     """Run the original (TF 2.1 surface) and its migration (TF 2.4 surface) and compare what they compute, step by step.
 
     The migrated version is what `fix` makes, written to a temporary copy: your files are
-    never written. Exit status: 0 same, 1 diverged or retraced, 2 error. Arguments after
+    never written. Exit status: 0 same, 1 diverged or retraced, 2 error, 3 inconclusive (the
+    values agree, but the comparison could not have caught a mistake). Arguments after
     the script (or after --) are the script's. See docs/verify.md.
     """
     from migrate_tpu import verify as verifying
@@ -495,7 +498,7 @@ def verify(after, entry, steps, python, before_python, before_api, rtol, atol, r
     try:
         verdict = verifying.verify(target_path, args, entry=entry, after=after, steps=steps, python=python, before_python=before_python,
                                    rtol=rtol, atol=atol, replicas=replicas, hosts=hosts, tpu_env=tpu_env, timeout=timeout, seed=seed,
-                                   fix_options=fix_options, find_blame=not no_blame, before_api=before_api)
+                                   fix_options=fix_options, find_blame=not no_blame, before_api=before_api, power=power)
     except verifying.VerifyError as error:
         if output_format != "json":
             _fail(str(error))

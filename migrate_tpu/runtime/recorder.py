@@ -138,6 +138,8 @@ class Recorder(object):
         self.compiled = False  # inside a call of an XLA-compiled tf.function
         self.printed = []  # the user's print calls to stdout: step (steps done by then), where, text
         self.tf = None
+        self.one_thread_kernels = False  # kernels asked to run on one thread each (power.py)
+        self.perturbed = [0]  # learning-rate reads scaled on purpose (power.py), when asked
 
     # ---- values ---------------------------------------------------------------------
 
@@ -284,6 +286,8 @@ class Recorder(object):
             "exit_status": status,
             "exception": self.exception,
             "seconds": round(time.time() - self.started, 3),
+            "one_thread_kernels": self.one_thread_kernels,
+            "perturbed": self.perturbed[0],
         }
         path = _host_path(self.path)
         temporary = path + ".partial"
@@ -613,8 +617,19 @@ def install(path, steps=None, seed=DEFAULT_SEED):
             if owner is not None:
                 _wrap(owner, name, _keras_wrapper(recorder, name))
     _record_prints(recorder)
+    _asked_of_the_run(recorder, tf)
     RECORDER = recorder
     return recorder
+
+
+def _asked_of_the_run(recorder, tf):
+    """Kernels on one thread, or learning rates scaled on purpose, where verify asks (power.py)."""
+    from migrate_tpu.runtime import power
+    if os.environ.get(power.ONE_THREAD_VARIABLE) == "1":
+        recorder.one_thread_kernels = power.one_thread_kernels(tf)
+    factor = os.environ.get(power.PERTURB_VARIABLE)
+    if factor:
+        power.perturb_learning_rates(tf, float(factor), recorder.perturbed, _wrapped)
 
 
 def _record_prints(recorder):

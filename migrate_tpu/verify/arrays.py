@@ -12,11 +12,14 @@ from typing import Iterator, List, Optional, Tuple
 import numpy
 
 
-def numbers_close(a: object, b: object, rtol: float, atol: float) -> bool:
+def numbers_close(a: object, b: object, rtol: float, atol: float, share: float = 0.0) -> bool:
+    """Whether ``b`` is within ``atol + rtol * |b|`` of ``a``, or within ``share`` of ``a``'s size."""
     if isinstance(a, bool) or isinstance(b, bool) or not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
         return a == b
     if math.isnan(a) or math.isnan(b):
         return math.isnan(a) and math.isnan(b)
+    if share and math.isfinite(a):
+        atol = max(atol, share * abs(a))
     if rtol == 0 and atol == 0:
         return a == b
     return abs(a - b) <= atol + rtol * abs(b)
@@ -95,8 +98,9 @@ def array_chunks(before: dict, after: dict) -> Optional[Iterator[Tuple["numpy.nd
     return differing()
 
 
-def arrays_close(before: "numpy.ndarray", after: "numpy.ndarray", rtol: float, atol: float) -> bool:
-    """:func:`numbers_close` for every pair of two arrays' numbers."""
+def arrays_close(before: "numpy.ndarray", after: "numpy.ndarray", rtol: float, atol: float, share: float = 0.0) -> bool:
+    """:func:`numbers_close` for every pair of two arrays' numbers; ``share``: a part of the
+    largest magnitude of ``before`` (of this chunk) that is tolerated too."""
     if before.dtype.kind not in "fc":
         return bool(numpy.array_equal(before, after))
     x, y = before.astype(numpy.float64), after.astype(numpy.float64)
@@ -104,6 +108,8 @@ def arrays_close(before: "numpy.ndarray", after: "numpy.ndarray", rtol: float, a
     if not numpy.array_equal(nan_x, nan_y):
         return False
     x, y = x[~nan_x], y[~nan_y]
+    if share and x.size:
+        atol = max(atol, share * float(numpy.max(numpy.abs(x[numpy.isfinite(x)]), initial=0.0)))
     if rtol == 0 and atol == 0:
         return bool(numpy.array_equal(x, y))
     with numpy.errstate(invalid="ignore"):

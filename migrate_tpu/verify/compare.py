@@ -16,6 +16,7 @@ import numpy
 
 from migrate_tpu.verify.advice import failure_advice, no_record_advice
 from migrate_tpu.verify.arrays import array_chunks, arrays_close, is_array, numbers, numbers_close
+from migrate_tpu.verify.tolerance import NOISE_MARGIN, Judge, Key, Spread, path_words
 from migrate_tpu.verify.verdict import BEFORE_API, DIVERGED, ERROR, RETRACED, SAME, SURFACE_VERSIONS, TIMED_OUT, RunResult, Verdict
 
 # A number in a printed line (the lowest-priority signal).
@@ -31,8 +32,9 @@ class _Mismatch(Exception):
         self.keys: List[str] = []  # the dict keys (a Keras log's 'loss') from the outside in
 
 
-def _compare_plain(before: Any, after: Any, rtol: float, atol: float, replica: Optional[int] = None) -> None:
-    """Raise :class:`_Mismatch` where the two recorded values differ."""
+def _compare_plain(before: Any, after: Any, judge: Judge, key: Key, replica: Optional[int] = None) -> None:
+    """Raise :class:`_Mismatch` where the two recorded values differ (``key``: where ``before``
+    sits in its record, for the judge's tolerance of it)."""
     if before is None or after is None:
         if before is not after:
             raise _Mismatch(replica, before, after, "structure")
@@ -42,15 +44,23 @@ def _compare_plain(before: Any, after: Any, rtol: float, atol: float, replica: O
             raise _Mismatch(replica, before, after, "shape")
         if before["dtype"] != after["dtype"]:
             raise _Mismatch(replica, before, after, "dtype")
+        tolerance = judge.tolerance(key, path_words(key[3:]))  # type: ignore[arg-type]
+        if tolerance is None:
+            return  # a value the original cannot repeat: listed, not compared
+        rtol, atol, share = tolerance
         if before.get("sha1") is not None and before.get("sha1") == after.get("sha1"):
             return  # the same bytes: the same numbers, at any tolerance
         chunks = array_chunks(before, after)
         if chunks is not None:
             for chunk_b, chunk_a in chunks:
-                if not arrays_close(chunk_b, chunk_a, rtol, atol):
+                if not arrays_close(chunk_b, chunk_a, rtol, atol, share):
                     raise _Mismatch(replica, before, after)
             return
-        for b, a in itertools.zip_longest(numbers(before), numbers(after)):
+        pairs = list(itertools.zip_longest(numbers(before), numbers(after)))
+        if share:  # a part of the value's own size (its largest magnitude) is tolerated too
+            sizes = [abs(b) for b, _ in pairs if isinstance(b, (int, float)) and not isinstance(b, bool) and math.isfinite(b)]
+            atol, share = max(atol, share * max(sizes, default=0.0)), 0.0
+        for b, a in pairs:
             if not numbers_close(b, a, rtol, atol):
                 raise _Mismatch(replica, before, after)
         return
@@ -60,26 +70,32 @@ def _compare_plain(before: Any, after: Any, rtol: float, atol: float, replica: O
         if len(before["replicas"]) != len(after["replicas"]):
             raise _Mismatch(replica, before, after, "replica count")
         for index, (b, a) in enumerate(zip(before["replicas"], after["replicas"])):
-            _compare_plain(b, a, rtol, atol, index)
+            _compare_plain(b, a, judge, key + (("r", index),), index)
         return
     if "list" in before:
         if len(before["list"]) != len(after["list"]):
             raise _Mismatch(replica, before, after, "structure")
-        for b, a in zip(before["list"], after["list"]):
-            _compare_plain(b, a, rtol, atol, replica)
+        for index, (b, a) in enumerate(zip(before["list"], after["list"])):
+            _compare_plain(b, a, judge, key + (("l", index),), replica)
         return
     if "dict" in before:
         if [k for k, _ in before["dict"]] != [k for k, _ in after["dict"]]:
             raise _Mismatch(replica, before, after, "structure")
-        for (key, b), (_, a) in zip(before["dict"], after["dict"]):
+        for (name, b), (_, a) in zip(before["dict"], after["dict"]):
             try:
-                _compare_plain(b, a, rtol, atol, replica)
+                _compare_plain(b, a, judge, key + (("k", name),), replica)
             except _Mismatch as mismatch:
-                mismatch.keys.insert(0, key)
+                mismatch.keys.insert(0, name)
                 raise
         return
     if "python" in before:
-        if not numbers_close(before["python"], after["python"], rtol, atol):
+        if isinstance(before["python"], (int, float)) and not isinstance(before["python"], bool):
+            tolerance = judge.tolerance(key, path_words(key[3:]))  # type: ignore[arg-type]
+            if tolerance is None:
+                return
+            if not numbers_close(before["python"], after["python"], *tolerance):
+                raise _Mismatch(replica, before, after)
+        elif before["python"] != after["python"]:
             raise _Mismatch(replica, before, after)
         return
     if before != after and "object" not in before:
@@ -164,11 +180,11 @@ def _cell_line(path: Path, cell: int, number: int) -> Optional[str]:
 _STEP_KINDS = ("run", "function")
 
 
-def _same_kind(before: str, after: str) -> bool:
+def same_kind(before: str, after: str) -> bool:
     return before == after or (before in _STEP_KINDS and after in _STEP_KINDS)
 
 
-def _describe_kind(kind: str) -> str:
+def describe_kind(kind: str) -> str:
     return {"run": "the value returned by run", "function": "the value returned by the step function",
             "keras": "a Keras execution's logs", "reduce": "the value of reduce", "gather": "the value of gather",
             "local_results": "the value of experimental_local_results", "fit": "the fit history",
@@ -199,10 +215,22 @@ KILLED = (137, -9)
 
 
 def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label: str, hosts: Optional[int] = None,
-            before_api: str = BEFORE_API) -> Verdict:
+            before_api: str = BEFORE_API, spread: Optional[Spread] = None) -> Verdict:
     """The verdict on two runs' records (``label``: the original as the user named it;
-    ``before_api``: the surface it ran under)."""
+    ``before_api``: the surface it ran under; ``spread``: where the original differs from
+    itself, each value's own A/A difference, from which its tolerance follows)."""
     verdict = Verdict(SAME, tolerance={"rtol": rtol, "atol": atol}, hosts=hosts, before_api=before_api)
+    judge = Judge(rtol, atol, spread)
+    verdict = _judged(verdict, judge, before, after, label, hosts, before_api)
+    verdict.values_compared = judge.compared
+    verdict.values_not_compared = judge.skipped
+    if spread is not None:
+        verdict.tolerance = {"rtol": rtol, "atol": atol, "per_value": True, "margin": NOISE_MARGIN, "loose": judge.loose}
+    return verdict
+
+
+def _judged(verdict: Verdict, judge: Judge, before: RunResult, after: RunResult, label: str, hosts: Optional[int],
+            before_api: str) -> Verdict:
     verdict.before = run_summary(before)
     verdict.after = run_summary(after)
     b, a = before.record or {}, after.record or {}
@@ -237,7 +265,7 @@ def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label
         return verdict
     steps = min(_steps_done(b), _steps_done(a))
     verdict.steps = steps
-    divergence = _first_event_divergence(b, a, before, after, rtol, atol, steps)
+    divergence = _first_event_divergence(b, a, before, after, judge, steps)
     after_failure = _exception_text(a, (before, after))
     if divergence is None and (before_failure or after_failure) and before_failure != after_failure:
         divergence = {"step": min(_steps_done(b), _steps_done(a)) + 1, "kind": "exception", "where": None,
@@ -246,15 +274,15 @@ def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label
         divergence = {"step": steps + 1, "kind": "steps", "where": None, "before": _steps_done(b), "after": _steps_done(a),
                       "what": "the number of steps", "message": "the two programs ran a different number of steps"}
     if divergence is None:
-        divergence = _variable_divergence(matched, unmatched, rtol, atol, steps)
+        divergence = _variable_divergence(matched, unmatched, judge, steps)
     if hosts and hosts > 1:
         if divergence is not None:
             divergence["host"] = 0
         else:
-            divergence = _host_divergence(before, after, rtol, atol, steps)
+            divergence = _host_divergence(before, after, judge, steps)
     if divergence is None:
-        versions = _version_strings(b, a)
-        divergence = _printed_divergence(before, after, rtol, atol, steps, versions)
+        versions = version_strings(b, a)
+        divergence = _printed_divergence(before, after, judge, steps, versions)
     if divergence is not None:
         verdict.verdict = DIVERGED
         verdict.first_divergence = divergence
@@ -306,14 +334,14 @@ def run_summary(run: RunResult) -> dict:
             "replicas": record.get("replicas"), "hosts": 1 + len(run.host_records)}
 
 
-def _first_event_divergence(b: dict, a: dict, before: RunResult, after: RunResult, rtol: float, atol: float,
-                            steps: int) -> Optional[dict]:
+def _first_event_divergence(b: dict, a: dict, before: RunResult, after: RunResult, judge: Judge,
+                            steps: int, host: int = 0) -> Optional[dict]:
     b_events = [e for e in b.get("events", []) if e["step"] <= steps]
     a_events = [e for e in a.get("events", []) if e["step"] <= steps]
     for index in range(max(len(b_events), len(a_events))):
         eb = b_events[index] if index < len(b_events) else None
         ea = a_events[index] if index < len(a_events) else None
-        if eb is None or ea is None or not _same_kind(eb["kind"], ea["kind"]):
+        if eb is None or ea is None or not same_kind(eb["kind"], ea["kind"]):
             present = eb if eb is not None else ea
             assert present is not None  # the loop runs while one side has an event
             return {"step": present["step"], "kind": present["kind"], "what": "a recorded value is missing in the "
@@ -321,26 +349,27 @@ def _first_event_divergence(b: dict, a: dict, before: RunResult, after: RunResul
                     "where": {"before": _where(eb and eb["where"], before), "after": _where(ea and ea["where"], after)},
                     "before": eb and eb["kind"], "after": ea and ea["kind"], "replica": None}
         try:
-            _compare_plain(eb["value"], ea["value"], rtol, atol)
+            judge.context, judge.step = f"step {eb['step']}: {describe_kind(eb['kind'])}", eb["step"]
+            _compare_plain(eb["value"], ea["value"], judge, ("event", host, index))
         except _Mismatch as mismatch:
             keys = "".join(f"[{key!r}]" for key in mismatch.keys)
             key = f" {keys}" if keys else ""
             return {"step": ea["step"], "kind": ea["kind"],
-                    "what": f"{_describe_kind(ea['kind'])}{key}: {_MISMATCH_WORDS.get(mismatch.what, mismatch.what)}",
+                    "what": f"{describe_kind(ea['kind'])}{key}: {_MISMATCH_WORDS.get(mismatch.what, mismatch.what)}",
                     "key": mismatch.keys[-1] if mismatch.keys else None,
                     "where": {"before": _where(eb["where"], before), "after": _where(ea["where"], after)},
                     "replica": mismatch.replica, "before": _short(mismatch.before), "after": _short(mismatch.after)}
     return None
 
 
-def _host_divergence(before: RunResult, after: RunResult, rtol: float, atol: float, steps: int) -> Optional[dict]:
+def _host_divergence(before: RunResult, after: RunResult, judge: Judge, steps: int) -> Optional[dict]:
     """The first divergence on hosts 1.. of a pod (host 0's record is the main one)."""
     for host, (hb, ha) in enumerate(zip(before.host_records, after.host_records), 1):
         if hb is None or ha is None:
             continue
         matched, unmatched = match_variables(hb.get("variables", []), ha.get("variables", []))
-        divergence = (_first_event_divergence(hb, ha, before, after, rtol, atol, steps)
-                      or _variable_divergence(matched, unmatched, rtol, atol, steps))
+        divergence = (_first_event_divergence(hb, ha, before, after, judge, steps, host)
+                      or _variable_divergence(matched, unmatched, judge, steps, host))
         if divergence is not None:
             divergence["host"] = host
             return divergence
@@ -395,14 +424,15 @@ def match_variables(before: List[dict], after: List[dict]) -> Tuple[List[Tuple[s
     return matched, unmatched
 
 
-def _variable_divergence(matched: List[Tuple[str, dict, dict]], unmatched: List[dict], rtol: float, atol: float,
-                         steps: int) -> Optional[dict]:
+def _variable_divergence(matched: List[Tuple[str, dict, dict]], unmatched: List[dict], judge: Judge,
+                         steps: int, host: int = 0) -> Optional[dict]:
     for label, vb, va in matched:
         if vb["shape"] != va["shape"] or vb["dtype"] != va["dtype"]:
             return {"step": steps, "kind": "variable", "what": f"variable {label}: the shapes or dtypes differ",
                     "where": {"variable": label}, "replica": None, "before": [vb["shape"], vb["dtype"]], "after": [va["shape"], va["dtype"]]}
         try:
-            _compare_plain({"replicas": vb["replicas"]}, {"replicas": va["replicas"]}, rtol, atol)
+            judge.context, judge.step = f"variable {label}", None
+            _compare_plain({"replicas": vb["replicas"]}, {"replicas": va["replicas"]}, judge, ("variable", host, label))
         except _Mismatch as mismatch:
             return {"step": steps, "kind": "variable", "what": f"variable {label}", "where": {"variable": label},
                     "replica": mismatch.replica, "before": _short(mismatch.before), "after": _short(mismatch.after)}
@@ -423,7 +453,7 @@ def _variable_divergence(matched: List[Tuple[str, dict, dict]], unmatched: List[
 _VERSION_MARK = "<tensorflow version>"
 
 
-def _version_strings(*records: dict) -> List[str]:
+def version_strings(*records: dict) -> List[str]:
     """The TensorFlow versions a program may print: each run's interpreter's, and the releases
     the API surfaces stand for (a program reads its surface's version)."""
     found = {v for v in SURFACE_VERSIONS.values()}
@@ -437,7 +467,24 @@ def _without_versions(line: str, versions: Sequence[str]) -> str:
     return line
 
 
-def _printed_lines(record: dict, stdout: str) -> List[Tuple[str, Optional[dict]]]:
+def _release_numbers(versions: Sequence[str]) -> frozenset:
+    """The releases' ``major.minor`` as numbers (2.1, 2.4, 2.21): what a program that parses
+    ``tf.__version__`` prints of it, which differs between the surfaces by design."""
+    found = set()
+    for version in versions:
+        match = re.match(r"(\d+\.\d+)", version)
+        if match:
+            found.add(float(match.group(1)))
+    return frozenset(found)
+
+
+def pair_printed(b_numbered: List[Tuple[int, str, List[float]]], a_numbered: List[Tuple[int, str, List[float]]]) -> List[tuple]:
+    """Two runs' numbered lines paired in order by their words (:func:`_numbered`)."""
+    matcher = difflib.SequenceMatcher(None, [shape for _, shape, _ in b_numbered], [shape for _, shape, _ in a_numbered], autojunk=False)
+    return [(b_numbered[block.a + k], a_numbered[block.b + k]) for block in matcher.get_matching_blocks() for k in range(block.size)]
+
+
+def printed_lines(record: dict, stdout: str) -> List[Tuple[str, Optional[dict]]]:
     """Each printed line and the print call that wrote it (``None`` where the record has no
     print calls: the lines of stdout)."""
     if "printed" not in record:
@@ -448,7 +495,7 @@ def _printed_lines(record: dict, stdout: str) -> List[Tuple[str, Optional[dict]]
     return lines
 
 
-def _numbered(lines: List[Tuple[str, Optional[dict]]], versions: Sequence[str]) -> List[Tuple[int, str, List[float]]]:
+def numbered(lines: List[Tuple[str, Optional[dict]]], versions: Sequence[str]) -> List[Tuple[int, str, List[float]]]:
     """``(index, words, numbers)`` of the lines that hold numbers and speak of no time."""
     found = []
     for index, (line, _) in enumerate(lines):
@@ -459,24 +506,29 @@ def _numbered(lines: List[Tuple[str, Optional[dict]]], versions: Sequence[str]) 
     return found
 
 
-def _printed_divergence(before: RunResult, after: RunResult, rtol: float, atol: float, steps: int,
+def _printed_divergence(before: RunResult, after: RunResult, judge: Judge, steps: int,
                         versions: Sequence[str] = ()) -> Optional[dict]:
     """Lines whose words agree but whose numbers do not (a printed line of a different
     wording is not compared: the migration may change a message; a TensorFlow version
     string is no number of the computation).  Where the records hold the print calls, the
     divergence names the line that printed it and the steps done by then."""
-    b_lines = _printed_lines(before.record or {}, before.stdout)
-    a_lines = _printed_lines(after.record or {}, after.stdout)
-    b_numbered, a_numbered = _numbered(b_lines, versions), _numbered(a_lines, versions)
+    b_lines = printed_lines(before.record or {}, before.stdout)
+    a_lines = printed_lines(after.record or {}, after.stdout)
+    b_numbered, a_numbered = numbered(b_lines, versions), numbered(a_lines, versions)
     # lines paired in order by their words: a migration that prints a line more or less (a
     # hand migration of a guide) still has the others compared
-    matcher = difflib.SequenceMatcher(None, [shape for _, shape, _ in b_numbered], [shape for _, shape, _ in a_numbered], autojunk=False)
-    pairs = [(b_numbered[block.a + k], a_numbered[block.b + k]) for block in matcher.get_matching_blocks() for k in range(block.size)]
+    pairs = pair_printed(b_numbered, a_numbered)
+    releases = _release_numbers(versions)
     for (index_b, _, nb), (index_a, _, na) in pairs:
         if len(nb) != len(na):
             continue
-        for x, y in zip(nb, na):
-            if not numbers_close(x, y, rtol, atol):
+        for number, (x, y) in enumerate(zip(nb, na)):
+            if x != y and x in releases and y in releases:
+                continue  # `float(tf.__version__[:3])`: the release as the program reads it, 2.1 against 2.4
+            event_b = b_lines[index_b][1]
+            judge.context, judge.step = "", int(event_b.get("step") or 0) if event_b is not None else None
+            tolerance = judge.tolerance(("printed", 0, index_b, number), f"printed line {index_b + 1}")
+            if tolerance is not None and not numbers_close(x, y, *tolerance):
                 event_b, event_a = b_lines[index_b][1], a_lines[index_a][1]
                 if event_a is None or event_b is None:
                     return {"step": steps, "kind": "printed", "what": f"printed line {index_a + 1}", "where": {"stdout_line": index_a + 1},
@@ -513,93 +565,3 @@ def _retrace(b: dict, a: dict, steps: int) -> Optional[dict]:
         return {"function": name, "where": entry.get("where"), "before": b_traces.get(name, 0), "after": entry["count"],
                 "traces_after_first_step": {"before": warm_before, "after": warm_after}}
     return None
-
-
-# --------------------------------------------------------------------------
-# Two releases: how far one program's values move between them
-# --------------------------------------------------------------------------
-
-
-def _number_pairs(before: Any, after: Any) -> Iterator[Tuple[object, object]]:
-    """The numbers of two recorded values of one structure, pair by pair (none where the
-    structures differ: that is no rounding)."""
-    if not isinstance(before, dict) or not isinstance(after, dict):
-        return
-    if is_array(before) and is_array(after):
-        if before.get("shape") == after.get("shape") and before.get("dtype") == after.get("dtype"):
-            chunks = array_chunks(before, after)
-            if chunks is not None:
-                yield from chunks  # numpy arrays: release_drift takes them whole
-            else:
-                yield from zip(numbers(before), numbers(after))
-        return
-    if set(before) != set(after):
-        return
-    for key in ("replicas", "list"):
-        if key in before:
-            if len(before[key]) == len(after[key]):
-                for b, a in zip(before[key], after[key]):
-                    yield from _number_pairs(b, a)
-            return
-    if "dict" in before:
-        for (kb, b), (ka, a) in zip(before["dict"], after["dict"]):
-            if kb == ka:
-                yield from _number_pairs(b, a)
-        return
-    if is_array(before) and is_array(after) and before.get("shape") == after.get("shape"):
-        yield from zip(numbers(before), numbers(after))
-    elif "python" in before:
-        yield before["python"], after["python"]
-
-
-def release_drift(before: RunResult, control: RunResult, steps: int) -> dict:
-    """How far the original's values moved from one release to the other: the largest absolute
-    and relative difference over every recorded value and variable of the first ``steps``
-    steps, and where the largest relative one is."""
-    b, c = before.record or {}, control.record or {}
-    largest: Dict[str, float] = {"absolute": 0.0, "relative": 0.0}
-    where_largest: List[str] = []
-
-    def visit_arrays(x: "numpy.ndarray", y: "numpy.ndarray", where: str) -> None:
-        if x.dtype.kind not in "fiu":
-            return
-        x, y = x.astype(numpy.float64), y.astype(numpy.float64)
-        finite = numpy.isfinite(x) & numpy.isfinite(y)
-        x, y = x[finite], y[finite]
-        if not x.size:
-            return
-        difference = numpy.abs(x - y)
-        scale = numpy.maximum(numpy.abs(x), numpy.abs(y))
-        with numpy.errstate(invalid="ignore", divide="ignore"):
-            relative = numpy.where(difference > 0, difference / scale, 0.0)
-        largest["absolute"] = max(largest["absolute"], float(difference.max()))
-        if float(relative.max()) > largest["relative"]:
-            largest["relative"] = float(relative.max())
-            where_largest[:] = [where]
-
-    def visit(pairs: Iterable[Tuple[object, object]], where: str) -> None:
-        for x, y in pairs:
-            if isinstance(x, numpy.ndarray) and isinstance(y, numpy.ndarray):
-                visit_arrays(x, y, where)
-                continue
-            if isinstance(x, bool) or isinstance(y, bool) or not isinstance(x, (int, float)) or not isinstance(y, (int, float)):
-                continue
-            if math.isnan(x) or math.isnan(y) or math.isinf(x) or math.isinf(y):
-                continue
-            difference = abs(x - y)
-            relative = difference / max(abs(x), abs(y)) if difference else 0.0
-            largest["absolute"] = max(largest["absolute"], difference)
-            if relative > largest["relative"]:
-                largest["relative"] = relative
-                where_largest[:] = [where]
-
-    events_b = [e for e in b.get("events", []) if e["step"] <= steps]
-    events_c = [e for e in c.get("events", []) if e["step"] <= steps]
-    for eb, ec in zip(events_b, events_c):
-        if _same_kind(eb["kind"], ec["kind"]):
-            visit(_number_pairs(eb["value"], ec["value"]), f"step {eb['step']}: {_describe_kind(eb['kind'])}")
-    matched, _ = match_variables(b.get("variables", []), c.get("variables", []))
-    for label, vb, vc in matched:
-        visit(_number_pairs({"replicas": vb["replicas"]}, {"replicas": vc["replicas"]}), f"variable {label}")
-    return {"tensorflow": {"before": b.get("tensorflow"), "control": c.get("tensorflow")}, **largest,
-            "where": where_largest[0] if where_largest else None}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import List, Optional
 
-from migrate_tpu.verify.verdict import DIVERGED, ERROR, NOT_EXERCISED, RETRACED, SAME, Verdict
+from migrate_tpu.verify.verdict import DIVERGED, ERROR, INCONCLUSIVE, NOT_EXERCISED, RETRACED, SAME, Verdict
 
 def _where_text(where: Optional[dict]) -> str:
     if not where:
@@ -58,6 +58,19 @@ def _coverage_line(coverage: Optional[dict]) -> Optional[str]:
     return text
 
 
+def _power_line(power: Optional[dict]) -> Optional[str]:
+    """What the comparison could have caught."""
+    if not power:
+        return None
+    if power.get("exact"):
+        return f"  power: exact, {power['values']} values compared bit for bit: any change to one of them shows"
+    if not power.get("measured"):
+        return f"  power: not measured ({power.get('change')}: {power.get('why')})"
+    if power.get("caught"):
+        return f"  power: catches {power['change']} (at step {power.get('step')}: {power.get('what')})"
+    return f"  power: does not catch {power['change']}"
+
+
 def _blame_lines(blame: dict) -> List[str]:
     """The fix (or the hand migration's change) to blame, as delta debugging found it."""
     if not blame.get("changes"):
@@ -85,10 +98,17 @@ def _divergence_lines(divergence: dict) -> List[str]:
 
 
 def _headline(verdict: Verdict, label: str) -> str:
-    if verdict.verdict in (SAME, NOT_EXERCISED):
+    if verdict.verdict in (SAME, NOT_EXERCISED, INCONCLUSIVE):
         steps = f"{verdict.steps} step{'' if verdict.steps == 1 else 's'}"
         variables = f"{verdict.variables_compared} variable{'' if verdict.variables_compared == 1 else 's'}"
-        return f"{label}: {verdict.verdict} ({steps}, {variables} compared)"
+        how = ""
+        if verdict.tolerance.get("per_value"):
+            how = f", each value within {verdict.tolerance.get('margin', 10):g}x its own A/A spread"
+        elif verdict.tolerance.get("rtol") or verdict.tolerance.get("atol"):
+            how = f", within rtol={verdict.tolerance.get('rtol'):g} atol={verdict.tolerance.get('atol'):g}"
+        elif verdict.values_compared:
+            how = ", exactly"
+        return f"{label}: {verdict.verdict} ({steps}, {variables} compared{how})"
     if verdict.verdict == DIVERGED and verdict.first_divergence is not None:
         return f"{label}: diverged at step {verdict.first_divergence['step']}"
     if verdict.verdict == RETRACED and verdict.retraced is not None:
@@ -113,6 +133,9 @@ def report(verdict: Verdict, output_format: str, label: str) -> str:
         lines += [f"  {line}" for line in (verdict.error or "").splitlines()[1:]]
         if verdict.advice:
             lines.append(f"  what to do: {verdict.advice}")
+    power = _power_line(verdict.power)
+    if power:
+        lines.append(power)
     runs = _runs_line(verdict)
     if runs:
         lines.append(runs)
@@ -133,7 +156,7 @@ def report(verdict: Verdict, output_format: str, label: str) -> str:
     if timing:
         lines.append("  " + "; ".join(timing))
     if output_format == "markdown":
-        icon = {SAME: "✅", NOT_EXERCISED: "⚠️", DIVERGED: "❌", RETRACED: "⚠️", ERROR: "❗"}[verdict.verdict]
+        icon = {SAME: "✅", NOT_EXERCISED: "⚠️", INCONCLUSIVE: "⚠️", DIVERGED: "❌", RETRACED: "⚠️", ERROR: "❗"}[verdict.verdict]
         body = "\n".join(lines[1:])
         return f"### {icon} migrate-tpu verify: {verdict.verdict}\n\n{lines[0]}\n\n" + (f"```\n{body}\n```\n" if body else "")
     if output_format == "github":

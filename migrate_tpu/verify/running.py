@@ -71,9 +71,10 @@ def _working_folder(folder: Path) -> Iterator[None]:
 
 def run_one(copy: Copy, args: Sequence[str], tf_api: str, python: Optional[str], steps: Optional[int],
             seed: int, replicas: Optional[int], hosts: Optional[int], tpu_env: Optional[str], timeout: Optional[float],
-            record_path: Path, watch: Optional[Path] = None) -> RunResult:
+            record_path: Path, watch: Optional[Path] = None, environment: Optional[Dict[str, str]] = None) -> RunResult:
     """Run ``copy``'s program in its own folder, with a temporary folder of its own (``TMPDIR``);
-    ``watch``: a file of lines whose running the recorder notes."""
+    ``watch``: a file of lines whose running the recorder notes; ``environment``: what else
+    verify asks of the run (:mod:`migrate_tpu.runtime.power`)."""
     out_path, err_path = record_path.with_suffix(".stdout"), record_path.with_suffix(".stderr")
     temporary = record_path.with_suffix(".tmp")
     temporary.mkdir(exist_ok=True)
@@ -82,6 +83,7 @@ def run_one(copy: Copy, args: Sequence[str], tf_api: str, python: Optional[str],
            recording.WATCH_VARIABLE: str(watch) if watch else None,
            # A plot's window would wait for somebody to close it: verify's runs draw off screen.
            "MPLBACKEND": "Agg"}
+    env.update(environment or {})
     copy.cwd.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     with _environment(env), _working_folder(copy.cwd), _captured(out_path, err_path):

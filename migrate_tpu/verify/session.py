@@ -12,21 +12,27 @@ against the control measures how far the releases drift apart, which the report 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import time
+from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from migrate_tpu.runtime import MIXED_TF_API
 from migrate_tpu.runtime import recorder as recording  # the default seed only (no TensorFlow)
 from migrate_tpu.runtime.launch import builds_its_own_cluster, resolve_python
 from migrate_tpu.verify.blame import blame, partial_copy
-from migrate_tpu.verify.changes import Hunk, hunks_between, ran, shown_label, watch_list
+from migrate_tpu.verify.changes import Hunk, apply, hunks_between, ran, shown_label, watch_list
 from migrate_tpu.verify.advice import stopped_for_lack_of_an_api
-from migrate_tpu.verify.compare import compare, error, release_drift, run_summary
+from migrate_tpu.verify.cluster import reads_its_cluster
+from migrate_tpu.verify.compare import compare, error, run_summary
 from migrate_tpu.verify.plan import Copy, Plan, changed_links, fresh_copy, plan
+from migrate_tpu.verify.repeatability import Judgement, exact_power, judge_repeatability, measure_power, runs_at_all, seeded_power
 from migrate_tpu.verify.running import run_one
-from migrate_tpu.verify.verdict import AFTER_API, AUTO_API, BEFORE_APIS, DEFAULT_ATOL, DEFAULT_RTOL, DIVERGED, ERROR, NOT_EXERCISED, RETRACED, SAME, TIMED_OUT, RunResult, Verdict
+from migrate_tpu.verify.spread import release_drift
+from migrate_tpu.verify.tolerance import Spread
+from migrate_tpu.verify.verdict import AFTER_API, AUTO_API, BEFORE_APIS, DEFAULT_ATOL, DEFAULT_RTOL, DIVERGED, ERROR, NOT_EXERCISED, RETRACED, SAME, RunResult, Verdict
 
 #: Devices of the one worker a program that builds MultiWorkerMirroredStrategy itself runs
 #: on when neither --hosts nor --replicas is given: on a worker with its CPU alone the
@@ -39,53 +45,41 @@ SINGLE_WORKER_DEVICES = 2
 #: cluster (TF_CONFIG) itself.
 DEFAULT_CLUSTER_HOSTS = 2
 
-
-def _runs_at_all(run: RunResult) -> bool:
-    """Whether a run got far enough to be compared: it recorded, and it either ended well or
-    stepped at least once before it failed."""
-    record = run.record
-    if record is None or run.status == TIMED_OUT:
-        return False
-    return record.get("exit_status") == 0 or bool(record.get("steps"))
+_runs_at_all = runs_at_all
 
 
 def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None, after: Optional[str] = None, steps: Optional[int] = None,
            python: Optional[str] = None, before_python: Optional[str] = None, rtol: Optional[float] = None, atol: Optional[float] = None,
            replicas: Optional[int] = None, hosts: Optional[int] = None, tpu_env: Optional[str] = None, timeout: Optional[float] = None,
            seed: int = recording.DEFAULT_SEED, fix_options: Optional[dict] = None, find_blame: bool = True,
-           before_api: str = AUTO_API) -> Verdict:
-    """Migrate, run both (and the control, across releases), compare."""
+           before_api: str = AUTO_API, power: bool = False) -> Verdict:
+    """Migrate, run both (and the control, across releases), compare; ``power``: measure what
+    an exact ``same`` could have caught (a tolerance's is always measured)."""
     before_python = before_python or python
     two_releases = (resolve_python(before_python) or None) != (resolve_python(python) or None)
     the_plan = plan(target, entry, after, fix_options or {}, control=two_releases)
     notes: List[str] = []
     try:
-        one_worker_by_default = hosts is None and replicas is None and builds_its_own_cluster(str(the_plan.before.program))
-        if one_worker_by_default:
-            replicas = SINGLE_WORKER_DEVICES
-            notes.append(f"the program builds MultiWorkerMirroredStrategy: each run is one worker with {replicas} devices, so that "
-                         "reductions have two replicas to show in (--hosts N runs it as a cluster of N worker processes)")
+        cluster = _cluster_from_the_code(the_plan, hosts, replicas)
+        if cluster is not None:
+            replicas, hosts = cluster.get("replicas"), cluster.get("hosts")
+            notes.append(cluster["note"])
         hunks = hunks_between(the_plan.before.root, the_plan.after.root, the_plan.fixes)
         watch = the_plan.workdir / "watch.json"
         watch.write_text(json.dumps(watch_list(hunks, the_plan.after.root)), "utf-8")
         exact_rtol = 0.0 if rtol is None else rtol
         exact_atol = 0.0 if atol is None else atol
 
-        def run(copy: Copy, api: str, interpreter: Optional[str], name: str, until: Optional[int] = None) -> RunResult:
+        def run(copy: Copy, api: str, interpreter: Optional[str], name: str, until: Optional[int] = None,
+                environment: Optional[Dict[str, str]] = None) -> RunResult:
             result = run_one(copy, args, api, interpreter, steps=until or steps, seed=seed, replicas=replicas, hosts=hosts, tpu_env=tpu_env,
-                             timeout=timeout, record_path=the_plan.workdir / f"{name}.json", watch=watch if name == "migrated" else None)
+                             timeout=timeout, record_path=the_plan.workdir / f"{name}.json", watch=watch if name == "migrated" else None,
+                             environment=environment)
             for path in changed_links(copy):
                 notes.append(f"warning: the {name} run changed {path}, a large file verify linked from your folder instead of copying")
             return result
 
         before, api, api_reason = _original_run(the_plan, run, before_api, before_python)
-        if one_worker_by_default and not _runs_at_all(before) and "TF_CONFIG" in before.stderr:
-            # the program reads its cluster itself: run it as one
-            replicas, hosts = None, DEFAULT_CLUSTER_HOSTS
-            notes[-1] = (f"the program builds MultiWorkerMirroredStrategy and reads TF_CONFIG: each run is a cluster of {hosts} "
-                         "worker processes, one replica each, so that reductions have two replicas to show in (--hosts sets another "
-                         "number)")
-            before, api, api_reason = _original_run(the_plan, run, before_api, before_python)
         if not _runs_at_all(before):
             # no point running the migrated program against an original that does not run
             verdict = compare(before, RunResult(-1, 0.0, None, "", "", the_plan.after.root), exact_rtol, exact_atol, the_plan.original_label, hosts,
@@ -96,15 +90,25 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
                 verdict = error(verdict, "the original did not run", f"run it with `migrate-tpu run --tf-api {api}`")
             verdict.error = _with_stderr_tail(verdict.error, before.stderr, (before,))
             verdict.notes[:0] = notes
+            verdict.cluster = cluster and {k: v for k, v in cluster.items() if k != "note"}
             return verdict
         control = run(the_plan.control, api, python, "control") if the_plan.control is not None else None
         after_run = run(the_plan.after, AFTER_API, python, "migrated")
-        blame_rtol, blame_atol = exact_rtol, exact_atol
+
+        def rerun(side: str, name: str, environment: Dict[str, str]) -> RunResult:
+            # the original (on the migrated program's interpreter, as the control is) or the
+            # migration again, each in a fresh copy of the user's folder
+            copy = fresh_copy(the_plan, name) if side == "original" else _fresh_migration(the_plan, hunks, name)
+            return run(copy, api if side == "original" else AFTER_API, python, name, environment=environment)
+
+        def judged(reference: RunResult, other: RunResult, spread: Optional[Spread]) -> Verdict:
+            return compare(reference, other, exact_rtol, exact_atol, the_plan.original_label, hosts, api, spread)
+
+        judgement = Judgement(Verdict(SAME))
         if control is not None and _runs_at_all(control):
-            verdict = compare(control, after_run, exact_rtol, exact_atol, the_plan.original_label, hosts, api)
-            if rtol is None and atol is None:
-                verdict, blame_rtol, blame_atol = _unless_the_original_differs_from_itself(
-                    verdict, control, after_run, the_plan, run, api, python, hosts)
+            judgement = _judgement(compare(control, after_run, exact_rtol, exact_atol, the_plan.original_label, hosts, api),
+                                   control, after_run, rerun, judged, rtol, atol, power)
+            verdict = judgement.verdict
             _note_drift(verdict, before, control)
         elif control is not None:
             verdict = compare(before, after_run, DEFAULT_RTOL if rtol is None else rtol, DEFAULT_ATOL if atol is None else atol,
@@ -112,11 +116,11 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
             notes.append(f"the original does not run under the TF {api} surface on the migrated program's interpreter "
                          f"({_last_line(control.stderr)}): compared across the two releases within the tolerance")
         else:
-            verdict = compare(before, after_run, exact_rtol, exact_atol, the_plan.original_label, hosts, api)
-            if rtol is None and atol is None:
-                verdict, blame_rtol, blame_atol = _unless_the_original_differs_from_itself(
-                    verdict, before, after_run, the_plan, run, api, before_python, hosts)
+            judgement = _judgement(compare(before, after_run, exact_rtol, exact_atol, the_plan.original_label, hosts, api),
+                                   before, after_run, rerun, judged, rtol, atol, power)
+            verdict = judgement.verdict
         verdict.before_api_reason = api_reason
+        verdict.cluster = cluster and {k: v for k, v in cluster.items() if k != "note"}
         if api_reason:
             notes.append(api_reason)
         if verdict.verdict == ERROR:
@@ -124,7 +128,7 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
         elif after_run.record is not None:
             _cover(verdict, hunks, after_run, the_plan.after)
         if find_blame and verdict.verdict in (DIVERGED, RETRACED) and hunks:
-            _find_blame(verdict, hunks, the_plan, run, python, blame_rtol, blame_atol, hosts)
+            _find_blame(verdict, hunks, the_plan, run, python, exact_rtol, exact_atol, hosts, judgement)
         verdict.hosts = hosts
         verdict.notes[:0] = notes
         return verdict
@@ -156,15 +160,16 @@ def _original_run(the_plan: Plan, run: Callable[..., RunResult], before_api: str
 
 
 def _find_blame(verdict: Verdict, hunks: List[Hunk], the_plan: Plan, run: Callable[..., RunResult], python: Optional[str],
-                rtol: float, atol: float, hosts: Optional[int]) -> None:
-    """Delta debugging over the changes, each test a short run up to the failing step."""
+                rtol: float, atol: float, hosts: Optional[int], judgement: Judgement) -> None:
+    """Delta debugging over the changes, each test a short run up to the failing step, run
+    and judged as the verdict was (kernels on one thread, each value's own tolerance)."""
     wanted = verdict.verdict
     until = max(1, int((verdict.first_divergence or {}).get("step") or verdict.steps or 1)) if wanted == DIVERGED else (verdict.steps or None)
     counter = [0]
 
     def as_mixed(copy: Copy) -> RunResult:
         counter[0] += 1
-        return run(copy, MIXED_TF_API, python, f"blame-{counter[0]}", until)
+        return run(copy, MIXED_TF_API, python, f"blame-{counter[0]}", until, environment=judgement.environment)
 
     started = time.monotonic()
     baseline = as_mixed(partial_copy(the_plan.before, [], the_plan.workdir / "blame-baseline"))
@@ -175,7 +180,7 @@ def _find_blame(verdict: Verdict, hunks: List[Hunk], the_plan: Plan, run: Callab
         return
 
     def reproduces(copy: Copy) -> bool:
-        return compare(baseline, as_mixed(copy), rtol, atol, the_plan.original_label, hosts).verdict == wanted
+        return compare(baseline, as_mixed(copy), rtol, atol, the_plan.original_label, hosts, spread=judgement.spread).verdict == wanted
 
     after = the_plan.after
     verdict.blame = blame(hunks, the_plan.before, the_plan.workdir, reproduces,
@@ -201,39 +206,66 @@ def _cover(verdict: Verdict, hunks: List[Hunk], after: RunResult, copy: Copy) ->
                              "nothing the migration changed was proved; verify more steps (--steps), or the path that uses them")
 
 
-#: Kinds of divergence that no rounding explains (an exception, a count of steps, an exit status).
-_NOT_ROUNDING = frozenset({"exception", "steps", "exit"})
-#: How far past what the original differs from itself a difference must be to count, when it does.
-NOISE_MARGIN = 10.0
+def _judgement(verdict: Verdict, baseline: RunResult, after_run: RunResult, rerun: Callable[[str, str, Dict[str, str]], RunResult],
+               judged: Callable[[RunResult, RunResult, Optional[Spread]], Verdict], rtol: Optional[float], atol: Optional[float],
+               power: bool) -> Judgement:
+    """The exact verdict, re-judged where the original does not repeat itself, with the power of
+    a ``same`` stated (:mod:`~migrate_tpu.verify.repeatability`)."""
+    if rtol is not None or atol is not None:
+        # the user's own tolerance: a `same` within it must still be able to catch a mistake
+        if verdict.verdict == SAME and (rtol or atol):
+            measure_power(verdict, baseline, rerun, judged, None, {})
+        return Judgement(verdict)
+    judgement = judge_repeatability(verdict, baseline, after_run, rerun, judged)
+    if judgement.spread is None:
+        exact_power(judgement.verdict)
+        if power:
+            reference = baseline if judgement.environment is None else rerun("original", "original-reference", judgement.environment)
+            seeded_power(judgement.verdict, reference, rerun, judged, judgement.environment)
+    return judgement
 
 
-def _unless_the_original_differs_from_itself(verdict: Verdict, baseline: RunResult, after_run: RunResult, the_plan: Plan,
-                                             run: Callable[..., RunResult], api: str, interpreter: Optional[str],
-                                             hosts: Optional[int]) -> Tuple[Verdict, float, float]:
-    """An exact divergence in values, checked against the original run again (A/A): where the
-    original gives other bits the second time (kernels that are not deterministic on this
-    interpreter: TF 2.4.1's Keras fit on eight CPU replicas, for one), an exact comparison
-    proves nothing, and the migration is judged within ten times the original's largest own
-    difference, absolute (at least the default tolerance).  Returns the verdict and the
-    tolerance that judged it."""
-    divergence = verdict.first_divergence or {}
-    if verdict.verdict != DIVERGED or divergence.get("kind") in _NOT_ROUNDING:
-        return verdict, 0.0, 0.0
-    again = run(fresh_copy(the_plan, "original-again"), api, interpreter, "original-again")  # as many steps as the first
-    if not _runs_at_all(again):
-        return verdict, 0.0, 0.0
-    steps = verdict.steps or 0
-    itself = compare(baseline, again, 0.0, 0.0, the_plan.original_label, hosts, api)
-    if itself.verdict == SAME or (itself.first_divergence or {}).get("kind") in _NOT_ROUNDING:
-        return verdict, 0.0, 0.0  # the original reproduces its bits (or differs in more than rounding): the divergence stands
-    spread = release_drift(baseline, again, steps)
-    # absolute: the relative difference of a value near zero (an optimizer's slot) says nothing
-    rtol, atol = DEFAULT_RTOL, max(DEFAULT_ATOL, NOISE_MARGIN * spread["absolute"])
-    judged = compare(baseline, after_run, rtol, atol, the_plan.original_label, hosts, api)
-    judged.notes.insert(0, f"the original gives other bits when run again on TF {spread['tensorflow']['before']} (largest difference "
-                           f"{spread['absolute']:.2g}): its kernels are not deterministic there, so the migration is compared "
-                           f"within atol={atol:.2g} ({NOISE_MARGIN:g} times that, at least the default) and rtol={rtol:.2g}, not exactly")
-    return judged, rtol, atol
+def _fresh_migration(the_plan: Plan, hunks: List[Hunk], name: str) -> Copy:
+    """Another copy of the migrated program: the user's folder afresh, the migration's changes
+    applied (the migrated copy a run used may hold what that run wrote)."""
+    copy = fresh_copy(the_plan, name)
+    for file in sorted({hunk.file for hunk in hunks}):
+        path = copy.root / file
+        before = path.read_text("utf-8") if path.is_file() else ""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(apply(file, before, hunks), "utf-8")
+    after = the_plan.after
+    return Copy(copy.root, after.shown_root, copy.root / after.program.relative_to(after.root), copy.cwd, after.shown_program)
+
+
+def _cluster_from_the_code(the_plan: Plan, hosts: Optional[int], replicas: Optional[int]) -> Optional[dict]:
+    """How the runs of a program that builds MultiWorkerMirroredStrategy itself are laid out,
+    decided from its code: a cluster of worker processes where it reads TF_CONFIG itself (one
+    worker could not run it), else one worker with two devices; ``None``: as asked."""
+    if hosts is not None or replicas is not None or not builds_its_own_cluster(str(the_plan.before.program)):
+        return None
+    reads = reads_its_cluster(the_plan.before.program)
+    if reads is None:
+        return {"replicas": SINGLE_WORKER_DEVICES, "hosts": None, "because": "builds MultiWorkerMirroredStrategy",
+                "note": f"the program builds MultiWorkerMirroredStrategy: each run is one worker with {SINGLE_WORKER_DEVICES} devices, "
+                        "so that reductions have two replicas to show in (--hosts N runs it as a cluster of N worker processes)"}
+    file = _shown_file(the_plan, reads["file"])
+    where = f"{file}:{reads['line']}" if "cell" not in reads else f"{file} cell {reads['cell']}, line {reads['line']}"
+    return {"replicas": None, "hosts": DEFAULT_CLUSTER_HOSTS, "because": "reads TF_CONFIG", "where": where, "source": reads["source"],
+            "note": f"the program builds MultiWorkerMirroredStrategy and reads TF_CONFIG itself ({where}: `{reads['source']}`): "
+                    f"each run is a cluster of {DEFAULT_CLUSTER_HOSTS} worker processes, one replica each, so that reductions have "
+                    "two replicas to show in (--hosts sets another number)"}
+
+
+def _shown_file(the_plan: Plan, path: Path) -> str:
+    """A file of the original's copy as the user names it."""
+    original = the_plan.before
+    if path == original.program:
+        return original.shown_program
+    try:
+        return os.path.normpath(os.path.join(original.shown_root or ".", *path.relative_to(original.root).parts))
+    except ValueError:
+        return str(path)
 
 
 # The largest relative difference between two releases' runs of one program that is still

@@ -10,7 +10,10 @@ from typing import Dict, List, Optional
 SAME, DIVERGED, RETRACED, ERROR = "same", "diverged", "retraced", "error"
 # The values agree, but none of the migration's changed lines ran: nothing was proved.
 NOT_EXERCISED = "not exercised"
-EXIT_STATUS = {SAME: 0, NOT_EXERCISED: 0, DIVERGED: 1, RETRACED: 1, ERROR: 2}
+# The values agree, but the comparison could not have caught a mistake (the original does not
+# repeat itself enough to tell one from its own noise): nothing was proved, and it says so.
+INCONCLUSIVE = "inconclusive"
+EXIT_STATUS = {SAME: 0, NOT_EXERCISED: 0, DIVERGED: 1, RETRACED: 1, ERROR: 2, INCONCLUSIVE: 3}
 FORMATS = ("text", "json", "markdown", "github")
 
 #: Tolerances when the two runs use different interpreters (the releases' numerics differ);
@@ -69,6 +72,11 @@ class Verdict:
     before_api_reason: Optional[str] = None  # why, where --before-api auto chose it
     coverage: Optional[dict] = None  # {"changed", "ran", "not_run": [labels]}: the migration's hunks the run reached
     blame: Optional[dict] = None  # the smallest set of changes that reproduces a divergence or retrace
+    values_compared: int = 0  # numeric values (arrays, numbers) compared
+    values_not_compared: List[str] = field(default_factory=list)  # values the original does not repeat, left out
+    nondeterminism: Optional[dict] = None  # where the original first differs from itself, its source, whether removed
+    power: Optional[dict] = None  # what the comparison could have caught: {"change", "measured", "caught", ...}
+    cluster: Optional[dict] = None  # why the runs were a cluster of worker processes: {"hosts", "because", "where"}
 
     @property
     def exit_status(self) -> int:
@@ -96,6 +104,11 @@ class Verdict:
             "before_api_reason": self.before_api_reason,
             "coverage": self.coverage,
             "blame": self.blame,
+            "values_compared": self.values_compared,
+            "values_not_compared": self.values_not_compared,
+            "nondeterminism": self.nondeterminism,
+            "power": self.power,
+            "cluster": self.cluster,
             "error": self.error,
             "advice": self.advice,
         }

@@ -217,7 +217,7 @@ def test_the_same_late_failure_in_both_runs_is_same_and_another_one_diverges_at_
 
 
 def test_release_drift_is_the_largest_difference_between_the_releases():
-    from migrate_tpu.verify.compare import release_drift
+    from migrate_tpu.verify.spread import release_drift
 
     before = result(dict(record([1.0, 2.0], [("w:0", 4.0)]), tensorflow="2.1.0"))
     control = result(dict(record([1.0, 2.002], [("w:0", 4.0)]), tensorflow="2.4.1"))
@@ -276,7 +276,7 @@ def test_arrays_stored_as_bytes_are_compared_number_by_number(tmp_path):
     assert verdict.first_divergence["before"][:3] == [0.0, 0.5, 1.0] and verdict.first_divergence["before"][-1] == "..."
     assert compare(stored("a.bin", numbers), stored("c.bin", changed), 0.01, 0.0, "t.py").verdict == "same"  # 35.25 vs 35.0
     # how far two runs' stored arrays are apart (a release's drift, an original's own spread)
-    from migrate_tpu.verify.compare import release_drift
+    from migrate_tpu.verify.spread import release_drift
     drift = release_drift(stored("a.bin", numbers), stored("c.bin", changed), 1)
     assert (drift["absolute"], drift["relative"], drift["where"]) == (0.25, 0.25 / 35.25, "variable kernel:0")
     nan = list(numbers)

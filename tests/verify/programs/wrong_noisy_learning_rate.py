@@ -1,4 +1,4 @@
-"""Planted mistake: the learning rate 0.1 became 0.2.  noisy_loop.py whose kernels are not deterministic, as TF 2.4.1's Keras fit on eight CPU
+"""Planted mistake: the learning rate 0.1 became 0.2 in an otherwise right migration of noisy_loop.py whose kernels are not deterministic, as TF 2.4.1's Keras fit on eight CPU
 replicas is: each step's gradient carries a relative difference of up to 3e-5 that no seed
 fixes (from the operating system's randomness).  Two runs of it differ in their last bits."""
 import os
@@ -39,7 +39,7 @@ def train_step(iterator):
         optimizer.apply_gradients(zip(grads, [kernel, bias]))
         return loss
 
-    per_replica = strategy.experimental_run_v2(step_fn, args=(next(iterator),))
+    per_replica = strategy.run(step_fn, args=(next(iterator),))
     return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
 
 
