@@ -5,7 +5,7 @@ Every program in ``programs/`` runs under ``migrate-tpu run --python tf2.4`` and
 (the TF 2.4 API) and, where it is TF 2.1 code too, ``--python tf2.1 --tf-api 2.1``; programs that
 only TF 2.1 had run with ``--tf-api 2.1`` on all three.  A case where the emulation does not yet do
 what the TPU did is ``xfail(strict=True)`` with what differs: it turns red (XPASS) once fixed, and
-then its mark goes.  All runs start together on a small pool at the first test (one interpreter
+then its mark goes.  The selected tests' runs start together on a small pool at the first of them (one interpreter
 start per program and configuration; about 3 minutes on 2 cores).
 """
 
@@ -119,8 +119,8 @@ def _key(case, config):
     return case.name, config
 
 
-def _start_all():
-    """Queue every case's runs at once (an interpreter's start is mostly waiting)."""
+def _start_all(selected):
+    """Queue the selected tests' runs at once (an interpreter's start is mostly waiting)."""
     if _POOL:
         return
     jobs = max(1, int(os.environ.get("MIGRATE_TPU_ROUNDTRIP_JOBS", "3")))
@@ -129,11 +129,10 @@ def _start_all():
     env.pop("TPU_NAME", None)
     env.pop("KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS", None)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    for case in CASES:
-        for name, api in case.configs:
-            argv = [sys.executable, "-m", "migrate_tpu", "run", "--python", name, "--tf-api", api]
-            argv += list(case.run_args) + [str(PROGRAMS / case.program)]
-            _RUNS[_key(case, (name, api))] = (argv, _POOL[0].submit(_execute, argv, env))
+    for case, (name, api) in selected:
+        argv = [sys.executable, "-m", "migrate_tpu", "run", "--python", name, "--tf-api", api]
+        argv += list(case.run_args) + [str(PROGRAMS / case.program)]
+        _RUNS[_key(case, (name, api))] = (argv, _POOL[0].submit(_execute, argv, env))
 
 
 def _params():
@@ -160,9 +159,11 @@ def _last_error(err):
 
 
 @pytest.mark.parametrize("case,config", list(_params()))
-def test_behaves_as_the_tpu(case, config):
+def test_behaves_as_the_tpu(case, config, request):
     require_python(config[0])
-    _start_all()
+    _start_all([(item.callspec.params["case"], item.callspec.params["config"])
+                for item in request.session.items
+                if getattr(item, "callspec", None) and "case" in item.callspec.params])
     argv, future = _RUNS[_key(case, config)]
     rc, out, err = future.result()
     where = _describe(argv, rc, out, err)
