@@ -52,9 +52,17 @@ _PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 
 
 class ProjectFiles:
-    """How the codemod finds and reads the other modules of the project (picklable)."""
+    """How the codemod finds and reads the other modules of the project (picklable).
 
-    def __init__(self, roots: Tuple[str, ...]) -> None:
+    ``seen_as`` (``(copy, original)``): the files under folder ``copy`` are a copy of
+    ``original``'s (verify's migrated copy, before it is migrated): their project is the
+    original's, so that the copy gets the findings ``fix`` gives the user's files, other
+    files of the user's project included (their paths are the user's)."""
+
+    def __init__(self, roots: Tuple[str, ...], seen_as: Optional[Tuple[str, str]] = None) -> None:
+        self.seen_as = seen_as
+        if seen_as is not None:
+            roots = tuple(self.as_original(root) for root in roots)
         self.roots = roots
         self._resolved: Dict[Tuple[str, str], Optional[str]] = {}
         self._folders: Dict[str, str] = {}
@@ -62,10 +70,20 @@ class ProjectFiles:
         self._real_roots: Optional[Tuple[str, ...]] = None
 
     def __getstate__(self) -> Dict[str, object]:
-        return {"roots": self.roots}  # what one process resolved is not sent to another
+        return {"roots": self.roots, "seen_as": self.seen_as}  # what one process resolved is not sent to another
 
     def __setstate__(self, state: Dict[str, object]) -> None:
-        self.__init__(state["roots"])  # type: ignore[misc]
+        self.__init__(state["roots"], state.get("seen_as"))  # type: ignore[misc]
+
+    def as_original(self, path: str) -> str:
+        """``path``, or where it lies under ``seen_as``'s copy, the user's file it copies."""
+        if self.seen_as is None:
+            return path
+        copy, original = self.seen_as
+        real = os.path.realpath(path)
+        if real == copy or real.startswith(copy + os.sep):
+            return os.path.join(original, os.path.relpath(real, copy)) if real != copy else original
+        return path
 
     def resolve_module(self, module: str, importing_path: str) -> Optional[str]:
         """The file of ``module`` imported from ``importing_path`` (``discover.resolve_from``),
@@ -76,7 +94,7 @@ class ProjectFiles:
 
         folder = self._folders.get(importing_path)
         if folder is None:  # the folder it resolves from (a linked file's is its target's)
-            folder = self._folders[importing_path] = os.path.dirname(os.path.realpath(importing_path))
+            folder = self._folders[importing_path] = os.path.dirname(os.path.realpath(self.as_original(importing_path)))
         key = (module, folder)
         if key not in self._resolved:
             if self._real_roots is None:
@@ -98,7 +116,7 @@ class ProjectFiles:
         over a folder, the folder right under it that holds the file (a run over several
         projects, such as the real-code corpus, must not make one project's classes
         another's); else the outermost package above the file, or its own folder."""
-        start = Path(importing_path).resolve().parent
+        start = Path(self.as_original(importing_path)).resolve().parent
         for folder in (start, *start.parents):
             if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
                 return folder
@@ -123,6 +141,9 @@ class ProjectFiles:
                 and not (Path(folder) / name / "pyvenv.cfg").exists()
             )
             found += [os.path.join(folder, name) for name in sorted(files) if name.endswith(".py")]
+        original = self.as_original(importing_path)
+        if original != importing_path:  # a copy's file is itself, not its original elsewhere in the tree
+            found = [importing_path if os.path.realpath(path) == os.path.realpath(original) else path for path in found]
         return tuple(found)
 
 
@@ -175,12 +196,14 @@ class EngineMigrator:
             raise FileError(error.message, line=error.line) from None
 
 
-def build_migrator(settings: Settings, paths: Sequence[str] = (), mode: str = "diff", want_edits: bool = False, notebook_diff: str = "json") -> EngineMigrator:
-    """The engine-side migrator for these settings; ``paths`` are the run's paths (folders among them are import roots)."""
+def build_migrator(settings: Settings, paths: Sequence[str] = (), mode: str = "diff", want_edits: bool = False, notebook_diff: str = "json",
+                   seen_as: Optional[Tuple[str, str]] = None) -> EngineMigrator:
+    """The engine-side migrator for these settings; ``paths`` are the run's paths (folders among them are import roots);
+    ``seen_as``: a copy's folder and the user's folder it copies (:class:`ProjectFiles`)."""
     from migrate_tpu.codemod.migration.migrator import TPUMigrator
     from migrate_tpu.codemod.foundation.options import Options
 
-    project = ProjectFiles(tuple(str(Path(p).resolve()) for p in paths if p != "-" and Path(p).is_dir()))
+    project = ProjectFiles(tuple(str(Path(p).resolve()) for p in paths if p != "-" and Path(p).is_dir()), seen_as)
 
     def codemod(extra_ignores: Tuple[str, ...] = ()) -> TPUMigrator:
         options = Options(
@@ -357,8 +380,10 @@ class Run:
         stdin_filename: Optional[str] = None,
         want_edits: bool = False,
         notebook_diff: str = "json",
+        seen_as: Optional[Tuple[str, str]] = None,
     ) -> None:
         self.paths = tuple(paths)
+        self.seen_as = seen_as
         self.settings = settings
         self.quiet = quiet
         self.no_progress = no_progress
@@ -373,7 +398,7 @@ class Run:
         self.progress: Optional[Progress] = None
 
     def migrator(self, mode: str = "diff") -> EngineMigrator:
-        return build_migrator(self.settings, self.paths, mode, self.want_edits, self.notebook_diff)
+        return build_migrator(self.settings, self.paths, mode, self.want_edits, self.notebook_diff, self.seen_as)
 
     def files(self) -> Tuple[List[Path], List[FileResult], List[str]]:
         """``(files to process, problems found while walking, notes)``."""
@@ -462,9 +487,12 @@ class AppliedFix:
     cell: Optional[int] = None
 
 
-def migrate_copy(original: Path, copy: Path, fix_options: Dict[str, object]) -> Tuple[List[str], List[AppliedFix]]:
+def migrate_copy(original: Path, copy: Path, fix_options: Dict[str, object],
+                 seen_as: Optional[Tuple[Path, Path]] = None) -> Tuple[List[str], List[AppliedFix]]:
     """Migrate ``copy`` (a file or tree copied from ``original``) as ``fix`` would, with the
-    settings ``original`` gets (``verify``'s migrated copy).  Returns the errors as
+    settings ``original`` gets (``verify``'s migrated copy), and, with ``seen_as`` (the
+    copied folder and the user's folder it copies), in the project ``original`` belongs to:
+    the same findings and fixes as ``fix ORIGINAL``.  Returns the errors as
     ``path: error: message`` lines, and the fixes applied.  Raises :class:`SettingsError`
     for bad settings."""
     from dataclasses import replace
@@ -483,7 +511,8 @@ def migrate_copy(original: Path, copy: Path, fix_options: Dict[str, object]) -> 
                                isolated=bool(options.get("isolated", False)))
     # The copy lives outside the project: its paths are matched against nothing of the user's.
     settings = replace(settings, exclude=(), respect_gitignore=False, force_exclude=False)
-    run = Run([str(copy)], settings, quiet=True, no_progress=True, no_cache=True, want_edits=True)
+    seen = (os.path.realpath(seen_as[0]), os.path.realpath(seen_as[1])) if seen_as is not None else None
+    run = Run([str(copy)], settings, quiet=True, no_progress=True, no_cache=True, want_edits=True, seen_as=seen)
     errors: List[str] = []
     fixes: List[AppliedFix] = []
     for result in run.results("fix"):

@@ -15,7 +15,7 @@ import re
 import token
 import tokenize
 from pathlib import Path
-from typing import Iterator, Optional, Tuple
+from typing import Iterator, Optional, Set, Tuple
 
 from migrate_tpu.verify.changes import code_cells
 
@@ -58,7 +58,7 @@ def reads_its_cluster(program: Path) -> Optional[dict]:
     """``{"file", "line", "cell", "source"}`` where ``program`` (or a module of its folder that it
     imports) reads TF_CONFIG; ``None`` where it does not."""
     folder = program.parent
-    seen = set()
+    seen: Set[Path] = set()
     queue = [program]
     while queue:
         path = queue.pop(0)

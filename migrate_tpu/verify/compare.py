@@ -10,9 +10,8 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-import numpy
 
 from migrate_tpu.verify.advice import failure_advice, no_record_advice
 from migrate_tpu.verify.arrays import array_chunks, arrays_close, is_array, numbers, numbers_close

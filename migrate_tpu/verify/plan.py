@@ -170,7 +170,7 @@ def plan(target: str, entry: Optional[str], after: Optional[str], fix_options: d
         fixes: List[FixPlace] = []
         if not after:
             migrated = copies[1].root if source.is_dir() else copies[1].program
-            errors, fixes = _migrate(source, migrated, copies[1].root, fix_options)
+            errors, fixes = _migrate(source, migrated, copies[1].root, fix_options, folder)
             if errors:
                 raise VerifyError("the migration failed: " + "; ".join(e.replace(str(migrated), target) for e in errors))
         return Plan(workdir, copies[0], copies[1], label, copies[2] if control else None, fixes, folder)
@@ -179,14 +179,15 @@ def plan(target: str, entry: Optional[str], after: Optional[str], fix_options: d
         raise
 
 
-def _migrate(original: Path, copy: Path, root: Path, fix_options: dict) -> Tuple[List[str], List[FixPlace]]:
-    """``fix`` on ``copy`` with the settings ``original`` gets (through the composition root):
-    the errors, and the fixes applied, their files relative to ``root``."""
+def _migrate(original: Path, copy: Path, root: Path, fix_options: dict, folder: Path) -> Tuple[List[str], List[FixPlace]]:
+    """``fix`` on ``copy`` with the settings ``original`` gets, in the project it belongs to
+    (``root`` copies the user's ``folder``; through the composition root): the errors, and
+    the fixes applied, their files relative to ``root``."""
     from migrate_tpu.compose import migrate_copy
     from migrate_tpu.settings import SettingsError
 
     try:
-        errors, applied = migrate_copy(original, copy, fix_options)
+        errors, applied = migrate_copy(original, copy, fix_options, seen_as=(root, folder))
     except SettingsError as error:
         raise VerifyError(str(error))
     places: List[FixPlace] = []
