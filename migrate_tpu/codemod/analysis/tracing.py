@@ -98,6 +98,34 @@ def is_tracing(expr: cst.BaseExpression, scope: Scope) -> bool:
     return qualified_name(expr, scope) in TRACING
 
 
+def _function_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The first positional argument of ``call``, or its ``func=`` (``tf.function``'s name
+    for the function it traces)."""
+    for arg in call.args:
+        if arg.star:
+            return None  # ``tf.function(*args)``: which one is the function is not told here
+        if arg.keyword is None:
+            return arg.value
+    return next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "func"), None)
+
+
+def traced_argument(call: cst.Call, scope: Scope) -> Optional[cst.BaseExpression]:
+    """The callable a call of ``tf.function`` (or a wrapper of it) traces: ``f`` of
+    ``tf.function(f)``, ``tf.function(f, autograph=False)``, ``tf.function(func=f)`` and of
+    the decorator-factory form ``tf.function(experimental_compile=True)(f)``. None for a call
+    that only makes a decorator (``tf.function(autograph=False)``), for a call of what
+    ``tf.function(f)`` made (``tf.function(f)(x)``: ``x`` is an argument, not a function),
+    and for any other call."""
+    func = call.func
+    if isinstance(func, cst.Call):
+        if not is_tracing(func.func, scope) or _function_argument(func) is not None:
+            return None  # not a factory of tf.function, or ``tf.function(f)(x)``
+        return next((arg.value for arg in call.args if arg.keyword is None and not arg.star), None)
+    if not is_tracing(func, scope):
+        return None
+    return _function_argument(call)
+
+
 class Decorators:
     """Classifies decorators for one analysed module, with memoization."""
 

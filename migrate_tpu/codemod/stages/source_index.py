@@ -231,6 +231,7 @@ class SourceIndex(BoundNames):
         methods: Set[int] = set()
         wrappers: List[ast.Call] = []
         classes: List[ast.ClassDef] = []  # with bases: a library's class may trace some methods
+        called: Set[str] = set()  # the names called as ``name(...)``
         for node in nodes_of(tree):
             kind = type(node)
             if kind is ast.Name:
@@ -243,8 +244,10 @@ class SourceIndex(BoundNames):
             elif kind is ast.Call:
                 self._note_call(node)
                 func = node.func
-                if (func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else "") == "function":
-                    wrappers.append(node)
+                if type(func) is ast.Name:
+                    called.add(func.id)
+                if _last_name(func) == "function" or (type(func) is ast.Call and _last_name(func.func) == "function"):
+                    wrappers.append(node)  # ``tf.function(f)``, or the factory's ``tf.function(...)(f)``
                 elif type(func) is ast.Name and func.id in _NAME_LOOKUPS and len(node.args) >= 2:
                     name = node.args[1]
                     if type(name) is ast.Constant and isinstance(name.value, str):
@@ -324,16 +327,24 @@ class SourceIndex(BoundNames):
                     self._bound.add(name)
                     self._bind(name, "other")
 
-        if functions and (wrappers or classes or any(f.decorator_list for f in functions)):
-            self._mark_traced(tree, functions, methods, wrappers, classes)
+        if wrappers or (functions and (classes or any(f.decorator_list for f in functions))):
+            self._mark_traced(tree, functions, methods, wrappers, classes, called)
 
     def _mark_traced(
-        self, tree: ast.AST, functions: List[_Function], methods: Set[int], wrappers: List[ast.Call], classes: List[ast.ClassDef]
+        self,
+        tree: ast.AST,
+        functions: List[_Function],
+        methods: Set[int],
+        wrappers: List[ast.Call],
+        classes: List[ast.ClassDef],
+        called: Set[str],
     ) -> None:
         """Mark the calls in the bodies of functions that run traced, as the LibCST analysis
         finds them (``eager_run/traced.traced_functions``): a def with a decorator naming a
-        tracing wrapper (``tracing.TRACING``), a def whose name, or a method whose
-        ``self.name``, is passed to ``tf.function(...)`` anywhere in the file, and an
+        tracing wrapper (``tracing.TRACING``), a def whose name (unless the file also calls
+        ``name(...)``: the analysis then asks where), or a method whose ``self.name``, is
+        passed to ``tf.function(...)`` anywhere in the file (``tracing.traced_argument``'s
+        forms), a lambda passed to it, and an
         undecorated method that a known library base class runs traced
         (``tracing.LIBRARY_TRACED_METHODS``: Keras ``train_step``, Orbit's). A name must
         reach the wrapper through imports only (no other binding of its head in the file),
@@ -359,24 +370,38 @@ class SourceIndex(BoundNames):
 
         wrapped_names: Set[str] = set()
         wrapped_methods: Set[str] = set()
+        bodies: List[ast.AST] = []  # what runs traced: the lambdas passed, then the functions' statements
         for call in wrappers:
-            first = call.args[0] if call.args else call.keywords[0].value if call.keywords and call.keywords[0].arg else None
-            if first is None or not traces(call.func):
-                continue
+            first = self._traced_argument(call)
             if isinstance(first, ast.Name):
                 wrapped_names.add(first.id)
             elif isinstance(first, ast.Attribute) and isinstance(first.value, ast.Name):
                 wrapped_methods.add(first.attr)
+            elif isinstance(first, ast.Lambda):
+                bodies.append(first.body)
         for function in functions:
             name = function.name
-            if id(function) in library_traced or name in (wrapped_methods if id(function) in methods else wrapped_names) or any(
-                traces(decorator) for decorator in function.decorator_list
-            ):
-                for statement in function.body:
-                    for node in nodes_of(statement):
-                        place = self._call_index.get(id(node)) if type(node) is ast.Call else None
-                        if place is not None:
-                            self.calls[place] = self.calls[place]._replace(traced=True)
+            if id(function) in methods:
+                wrapped = name in wrapped_methods
+            else:  # a def the file also calls by name may run eagerly there: LibCST's analysis decides
+                wrapped = name in wrapped_names and name not in called
+            if id(function) in library_traced or wrapped or any(traces(decorator) for decorator in function.decorator_list):
+                bodies.extend(function.body)
+        for body in bodies:
+            for node in nodes_of(body):
+                place = self._call_index.get(id(node)) if type(node) is ast.Call else None
+                if place is not None:
+                    self.calls[place] = self.calls[place]._replace(traced=True)
+
+    def _traced_argument(self, call: ast.Call) -> Optional[ast.expr]:
+        """What a ``tf.function`` call traces, in the forms ``tracing.traced_argument`` reads:
+        ``tf.function(f, ...)``, ``tf.function(func=f)``, ``tf.function(...)(f)``."""
+        func = call.func
+        if isinstance(func, ast.Call):
+            if not self._traces(func.func) or _function_argument(func) is not None:
+                return None  # not a factory of tf.function, or ``tf.function(f)(x)``
+            return call.args[0] if call.args and not isinstance(call.args[0], ast.Starred) else None
+        return _function_argument(call) if self._traces(func) else None
 
     def _traces(self, decorator: ast.expr) -> bool:
         """Whether ``decorator`` (or what it calls) is a tracing wrapper (``tracing.TRACING``)."""
@@ -502,6 +527,18 @@ class SourceIndex(BoundNames):
         self._call_index[id(node)] = len(self.calls)
         self._call_nodes.append(node)
         self.calls.append(CallShape(attribute, receiver, len(node.args), keywords, starred, frozenset(literals)))
+
+
+def _last_name(func: ast.expr) -> str:
+    """``function`` of ``tf.function`` or of ``function``; "" for anything else."""
+    return func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else ""
+
+
+def _function_argument(call: ast.Call) -> Optional[ast.expr]:
+    """The first positional argument of ``call``, or its ``func=`` (``tracing._function_argument``)."""
+    if call.args:
+        return None if isinstance(call.args[0], ast.Starred) else call.args[0]
+    return next((k.value for k in call.keywords if k.arg == "func"), None)
 
 
 # Nodes that open a scope of their own for what their body holds.

@@ -285,4 +285,55 @@ def eager(x):
 """,
         expected=(Expected("safe", 9, 25, f"`step_fn` {BASE}"),),
     ),
+    # A lambda handed to `tf.function` runs traced, however it is handed over: nothing to report.
+    tf_example(
+        before="""\
+strategy = tf.distribute.TPUStrategy(resolver)
+x = tf.constant(1.0)
+y = tf.function(lambda: strategy.run(lambda t: t * 2, args=(x,)))()
+z = tf.function(experimental_compile=True)(lambda: strategy.run(lambda t: t + 1, args=(x,)))()
+""",
+    ),
+    # So does a def handed to `tf.function`'s factory (`tf.function(...)(train)`) and called only through it.
+    tf_example(
+        before="""\
+strategy = tf.distribute.TPUStrategy(resolver)
+
+
+def step_fn(x):
+    return x * 2
+
+
+def train(x):
+    return strategy.run(step_fn, args=(x,))
+
+
+train_step = tf.function(experimental_compile=True)(train)
+train_step(1.0)
+""",
+    ),
+    # A def handed to `tf.function` and also called as it is: there its `run` is eager. The
+    # direct call may be on purpose (the eager path beside the traced one): a note, no fix.
+    tf_example(
+        before="""\
+strategy = tf.distribute.TPUStrategy(resolver)
+
+
+def step_fn(x):
+    return x * 2
+
+
+def train(x):
+    return strategy.run(step_fn, args=(x,))
+
+
+train_step = tf.function(train)
+train(1.0)
+""",
+        expected=(
+            Expected("manual", 9, 25, "`run` may be traced here: `train` is passed to `tf.function`, but also called as "
+                     "it is (`train(...)`) outside any `tf.function`; if it does not, `step_fn` must be a `tf.function` "
+                     "(TPUStrategy rejects a plain function in eager `run`)"),
+        ),
+    ),
 )

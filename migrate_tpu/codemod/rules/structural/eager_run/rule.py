@@ -36,6 +36,11 @@ if TYPE_CHECKING:  # pragma: no cover
 _RUN_METHODS = ("run", "experimental_run_v2")
 
 
+def _last_name(expr: cst.BaseExpression) -> str:
+    """``function`` of ``tf.function`` or of ``function``; "" for anything else."""
+    return expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
+
+
 @register
 class EagerPlainFunctionRun(Rule):
     id = "TPU301"
@@ -63,8 +68,10 @@ TPUStrategy refuses a plain function in eager mode, in TF 2.1 and 2.4 alike:
 execution`. TF 2.0 wrapped it silently, so code written then fails now.
 Nothing is done where `run` is already inside a `tf.function` (decorated, also
 through a library's wrapper such as TF-Agents' `common.function` or a decorator
-of the same file that returns `tf.function(...)`; passed to `tf.function(...)`;
-only called from one; or a method overriding one that a base class runs under
+of the same file that returns `tf.function(...)`; a lambda or function passed to
+`tf.function(...)`, also as `tf.function(experimental_compile=True)(f)` (a
+function also called as it is outside any `tf.function` gets a note: its `run`
+is eager there); only called from one; or a method overriding one that a base class runs under
 `tf.function`, the base in this file, in another module of the tree, or a known
 library's: Keras `Model.train_step`/`test_step`/`predict_step`, Orbit's
 `StandardTrainer.train_step`/`StandardEvaluator.eval_step`; TF-Agents traces an
@@ -168,8 +175,7 @@ lambda that only calls a parameter: `lambda x: model(x)` is `model`).
 
     def visit_Call(self, node: cst.Call, analysis: Analysis) -> None:
         func = node.func
-        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-        if last in GRAPH_MODE_CALLS:
+        if _last_name(func) in GRAPH_MODE_CALLS:
             self._graph_mode.append((node, analysis.scope))
         if isinstance(func, cst.Attribute):
             if func.attr.value in _RUN_METHODS and node.args:
@@ -187,6 +193,9 @@ lambda that only calls a parameter: `lambda x: model(x)` is `model`).
             elif func.attr.value == "function":
                 self._wrappers.append((node, analysis.scope))
         elif isinstance(func, cst.Name) and func.value == "function":
+            self._wrappers.append((node, analysis.scope))
+        elif isinstance(func, cst.Call) and _last_name(func.func) == "function":
+            # ``tf.function(experimental_compile=True)(step)``: the factory's decorator applied.
             self._wrappers.append((node, analysis.scope))
 
     # -- decisions ----------------------------------------------------------------

@@ -2,18 +2,19 @@
 (part of TPU301): a ``run`` there needs no fix, or only a note.
 
 ``traced_functions``: the functions decorated with ``tf.function`` (or a wrapper of it), passed
-to ``tf.function(...)``, overriding a method a base class runs traced, or called only from
-such code; and those that may be (with why). ``catching_handler``: the ``except`` of a
+to ``tf.function(...)`` (and not also called directly outside traced code), overriding a
+method a base class runs traced, or called only from such code, and the lambdas passed to
+``tf.function(...)``; and those that may be (with why). ``catching_handler``: the ``except`` of a
 ``try`` around the ``run`` that catches the ``NotImplementedError`` eager TPU ``run`` raises.
 """
 
 from __future__ import annotations
 
-from typing import Container, Dict, Optional, Sequence, Set, Tuple, cast
+from typing import Container, Dict, List, Optional, Sequence, Set, Tuple, cast
 
 import libcst as cst
 
-from migrate_tpu.codemod.analysis.tracing import TRACED, UNKNOWN, Decorators, class_tracing, is_tracing
+from migrate_tpu.codemod.analysis.tracing import NEUTRAL, TRACED, UNKNOWN, Decorators, class_tracing, traced_argument
 from migrate_tpu.codemod.analysis.walk import Analysis, Scope
 from migrate_tpu.codemod.rules.structural.eager_run.callables import label_of
 
@@ -21,25 +22,39 @@ from migrate_tpu.codemod.rules.structural.eager_run.callables import label_of
 Wrapper = Tuple[cst.Call, Scope]
 
 
-def wrapped_names(wrappers: Sequence[Wrapper]) -> Tuple[Set[str], Set[str]]:
-    """Names and ``self.`` methods passed to ``tf.function(...)`` (or a wrapper) anywhere in the file."""
-    names, methods = set(), set()
+def wrapped_names(wrappers: Sequence[Wrapper]) -> Tuple[Set[str], Set[str], Set[int]]:
+    """What is passed to ``tf.function(...)`` (or a wrapper) anywhere in the file, in any of
+    its forms (``tracing.traced_argument``): names, ``self.`` methods, and the lambdas
+    themselves (``tf.function(lambda: strategy.run(...))``: the lambda's body runs traced)."""
+    names, methods, lambdas = set(), set(), set()
     for call, scope in wrappers:
-        if not is_tracing(call.func, scope) or not call.args:
-            continue
-        value = call.args[0].value
+        value = traced_argument(call, scope)
         if isinstance(value, cst.Name):
             names.add(value.value)
         elif isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name):
             methods.add(value.attr.value)
-    return names, methods
+        elif isinstance(value, cst.Lambda):
+            lambdas.add(id(value))
+    return names, methods, lambdas
 
 
 def traced_functions(analysis: Analysis, decorators: Decorators, wrappers: Sequence[Wrapper]) -> Tuple[Set[int], Dict[int, str]]:
-    """Functions that run traced, and those that may (with the reason, for the note)."""
-    names, methods = wrapped_names(wrappers)
-    graph: Set[int] = set()
+    """Functions (and lambdas) that run traced, and those that may (with the reason, for the note)."""
+    names, methods, lambdas = wrapped_names(wrappers)
+    graph: Set[int] = set(lambdas)
     maybe: Dict[int, str] = {}
+    called_as_it_is: List[cst.FunctionDef] = []
+    # A def passed to ``tf.function`` that the code also calls by its name runs traced through
+    # the ``tf.function`` and as it is through the direct call. It counts as traced only when
+    # every direct call is in traced code (decided below with the helpers, whose callers are
+    # read the same way). With a direct call outside, its ``run`` is eager there: a note, no
+    # fix. The author meant the def to be traced, and calling it as it is too is often on
+    # purpose (a test of the eager path beside the traced one, a debugging switch): wrapping
+    # its step would change that path, and make a new ``tf.function`` on every such call.
+    # Only plain functions: a method passed as ``self.m`` stays traced whatever calls ``.m(...)``,
+    # since calls are known by their last name alone (``model.train(...)`` is not ``self.train``).
+    # And only where the name is bound by nothing but the def: after ``step = tf.function(step)``
+    # (models' ``model_training_utils``, NCF, XLNet), ``step(...)`` calls the ``tf.function``.
     for function, own_scope in analysis.functions:
         outer = own_scope.parent
         in_class = outer is not None and outer.kind == "class"
@@ -49,7 +64,11 @@ def traced_functions(analysis: Analysis, decorators: Decorators, wrappers: Seque
             # A method overriding one that a base class runs under tf.function is traced there
             # (``in_class``: ``outer`` is a class's scope, its node the ``ClassDef``).
             inherited = class_tracing(cast(cst.ClassDef, cast(Scope, outer).node), analysis)
-        if kind == TRACED or function.name.value in (methods if in_class else names) or function.name.value in inherited[0]:
+        wrapped = function.name.value in (methods if in_class else names)
+        if wrapped and kind == NEUTRAL and not in_class and _called_as_it_is(function, own_scope, analysis):
+            wrapped = False  # traced only if every such call is (the loop below)
+            called_as_it_is.append(function)
+        if kind == TRACED or wrapped or function.name.value in inherited[0]:
             graph.add(id(function))
         elif function.name.value in inherited[1]:
             why = inherited[1][function.name.value]
@@ -77,13 +96,27 @@ def traced_functions(analysis: Analysis, decorators: Decorators, wrappers: Seque
             elif all(enclosing(scope, graph) is not None or enclosing(scope, maybe) is not None for _, scope in callers):
                 maybe[id(function)] = f"`{function.name.value}` is called only from code that may be traced"
                 changed = True
+    for function in called_as_it_is:
+        if id(function) not in graph and id(function) not in maybe:
+            name = function.name.value
+            maybe[id(function)] = f"`{name}` is passed to `tf.function`, but also called as it is (`{name}(...)`) outside any `tf.function`"
     return graph, maybe
 
 
+def _called_as_it_is(function: cst.FunctionDef, own_scope: Scope, analysis: Analysis) -> bool:
+    """Whether the file calls ``name(...)`` and ``name`` is bound only by ``def``s where
+    ``function`` is defined (a call then reaches the def itself, not a ``tf.function`` the
+    name was given)."""
+    name = function.name.value
+    if not analysis.calls_by_name.get(name) or own_scope.parent is None:
+        return False
+    return all(binding.kind == "def" for binding in own_scope.parent.bindings.get(name, ()))
+
+
 def enclosing(scope: Optional[Scope], functions: Container[int]) -> Optional[int]:
-    """The id of the innermost function around ``scope`` that is in ``functions``."""
+    """The id of the innermost function (or lambda) around ``scope`` that is in ``functions``."""
     while scope is not None:
-        if scope.kind == "function" and id(scope.node) in functions:
+        if scope.kind in ("function", "lambda") and id(scope.node) in functions:
             return id(scope.node)
         scope = scope.parent
     return None
