@@ -36,7 +36,10 @@ def test_a_use_through_a_two_import_shim_gets_a_may_be_note_and_no_fix():
 
 
 def test_a_shim_of_two_stable_modules_is_left_alone():
+    # (TF 2.4's name: the stable module has no ``set_policy`` in any release, which TPU402
+    # reports through the shim too: tests/test_half_migrated_mixed_precision.py.)
     source = SHIM.replace("tensorflow.keras.mixed_precision import experimental", "keras import mixed_precision")
+    source = source.replace("set_policy", "set_global_policy")
     assert _found(source, mode="check")[1] == []
 
 

@@ -53,6 +53,13 @@ class TableRewrites(TableWalk):
             f"point it at `{new}` once everything it reaches suits the new one"
         )
 
+    @staticmethod
+    def _moved(entry: Entry) -> str:
+        """What a renamed reference's finding says: "`old` moved to `new`", or the entry's own
+        ``message`` where that would not be true (an old name that no release had, such as
+        the half-migrated ``tf.keras.mixed_precision.set_policy``)."""
+        return entry.message or f"`{short(entry.old)}` moved to `{short(entry.new)}`"
+
     def _manual_reason(self, entry: Entry, call: Optional[cst.Call]) -> Optional[str]:
         if call is None:
             return None
@@ -77,9 +84,10 @@ class TableRewrites(TableWalk):
         unsafe: bool = False,
     ) -> None:
         reason = self._manual_reason(entry, call)
-        old_short, new_short = short(entry.old), short(entry.new)
+        new_short = short(entry.new)
+        moved = self._moved(entry)
         if reason is not None:
-            self.report(call or node, f"`{old_short}` moved to `{new_short}`, but {reason}", analysis=analysis)
+            self.report(call or node, f"{moved}, but {reason}", analysis=analysis)
             return
         replacement: Optional[cst.BaseExpression] = None
         imports: List[Tuple[str, Optional[str]]] = []
@@ -88,7 +96,7 @@ class TableRewrites(TableWalk):
             try:
                 text, needed = renamed_expression(node, scope, new, analysis)
             except LookupError:
-                self.report(node, f"`{old_short}` moved to `{new_short}`", analysis=analysis)
+                self.report(node, moved, analysis=analysis)
                 return
             replacement = cst.parse_expression(text)
             if needed:
@@ -133,7 +141,7 @@ class TableRewrites(TableWalk):
             detail += f"; as a base class the constructor changes{difference}; check the subclass's `__init__` and the calls that build it"
         finding = self.report(
             node,
-            f"`{old_short}` moved to `{new_short}`{detail}",
+            f"{moved}{detail}",
             analysis=analysis,
             changes=changes,
             imports=imports,
