@@ -113,7 +113,7 @@ def unsafe_reason(argv, multi_client=False, environ=None):
         return "not Linux"
     if multi_client:
         return "a multi-client cluster (--hosts): worker processes of their own"
-    if env.get("PYTHONHASHSEED", "random") == "random":
+    if env.get("PYTHONHASHSEED", "").strip() in ("", "random"):
         # hash randomisation is fixed when an interpreter starts: each cold run has its own
         # seed, every process forked from one server would share the server's
         return "PYTHONHASHSEED is not set (each cold run hashes strings its own way)"
@@ -205,15 +205,16 @@ class Pool(object):
         """The folder holding only ``migrate_tpu`` that this pool's servers load the runtime
         from (an installed package's site-packages would shadow the interpreter's own packages):
         ``make()`` once, removed with the pool."""
+        target = os.path.join(self.folder, "root")
         with self.lock:
-            if self.root is None:
+            if self.root is None and not os.path.isdir(os.path.join(target, "migrate_tpu")):
                 made = make()
-                target = os.path.join(self.folder, "root")
                 try:
                     os.rename(made, target)
-                except OSError:
-                    target = made
-                self.root = target if os.path.isdir(os.path.join(target, "migrate_tpu")) else made
+                except OSError:  # another process of a shared pool made it first
+                    import shutil
+                    shutil.rmtree(made, ignore_errors=True)
+            self.root = target
             return self.root
 
     def owner_pid(self):
@@ -315,7 +316,9 @@ class Pool(object):
         sockets.sort(key=lambda p: os.stat(p).st_mtime if os.path.exists(p) else 0)
         while len(sockets) >= MAX_SERVERS:
             oldest = sockets.pop(0)
-            _send_request(oldest, {"retire": True})  # it leaves once its runs are done
+            asked = _send_request(oldest, {"retire": True})  # it leaves once its runs are done
+            if asked is not None:
+                asked.close()
             self.forget(oldest)
 
     def close(self):
@@ -423,6 +426,20 @@ def _send_request(sock_path, request, fds=()):
     return client
 
 
+def _umask():
+    """This process' umask (read from /proc: setting it to read it races with other threads)."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return umask
+
+
 class _Replies(object):
     """The server's newline-ended JSON replies on ``client``."""
 
@@ -514,8 +531,7 @@ def _run_on(sock, argv, env, timeout, verbose, label, run):
             stream.flush()
         except (OSError, ValueError, AttributeError):
             pass
-    umask = os.umask(0o022)
-    os.umask(umask)
+    umask = _umask()
     ignored = []
     for name in _INHERITED_IGNORES:
         signum = getattr(signal, name, None)
@@ -546,17 +562,6 @@ def _run_on(sock, argv, env, timeout, verbose, label, run):
     if err_read is not None:
         relay = pod.relay_without_noise(os.fdopen(err_read, "rb", buffering=0), sys.stderr)
     replies = _Replies(client)
-    try:
-        started = replies.next(time.monotonic() + 60.0)
-    except (socket.timeout, ValueError):
-        started = None
-    if not started or "pid" not in started:
-        client.close()
-        os.close(watch_write)
-        if relay is not None:
-            relay.join(5.0)
-        return None
-    run.pid = pid = int(started["pid"])
 
     def say(text):
         sys.stderr.write("{}: {}\n".format(label, text))
@@ -571,18 +576,29 @@ def _run_on(sock, argv, env, timeout, verbose, label, run):
 
     def stop(first_signal):
         """``first_signal`` to the run's group, SIGKILL after the grace time; its reply."""
+        pid = run.pid
+        if pid is None:  # not started yet: closing the launcher pipe below ends it if it starts
+            return None
         _kill_group(pid, first_signal)
         try:
             return replies.next(time.monotonic() + GRACE_SECONDS)
         except socket.timeout:
-            say("still running {:.0f}s after {}; killed".format(GRACE_SECONDS, signal.Signals(first_signal).name))
+            say("host 0 did not stop within {:.0f}s; killed".format(GRACE_SECONDS))  # as pod's supervision says
             _kill_group(pid, signal.SIGKILL)
+        try:
             return replies.next(time.monotonic() + 30.0)
+        except socket.timeout:
+            return None
 
     done = False
     try:
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
+            started = replies.next(deadline)  # the run's pid, once the server forked it
+            if not started or "pid" not in started:  # the server went away first: start cold
+                done = True
+                return None
+            run.pid = int(started["pid"])
             reply = replies.next(deadline)
         except socket.timeout:
             say("still running after the {:g}s timeout; stopping it".format(timeout))
@@ -601,8 +617,8 @@ def _run_on(sock, argv, env, timeout, verbose, label, run):
         done = True
         return EXIT_INTERRUPTED
     finally:
-        if not done:  # anything else that ends the wait: nothing survives
-            _kill_group(pid, signal.SIGKILL)
+        if not done and run.pid is not None:  # anything else that ends the wait: nothing survives
+            _kill_group(run.pid, signal.SIGKILL)
         client.close()
         os.close(watch_write)
         if relay is not None:
@@ -635,8 +651,11 @@ def _receive(conn):
             chunk = array.array("i")
             chunk.frombytes(payload[:len(payload) - (len(payload) % chunk.itemsize)])
             received.extend(chunk)
-    if len(data) < _HEADER.size:
-        raise ValueError("short request")
+    while len(data) < _HEADER.size:
+        chunk = conn.recv(_HEADER.size - len(data))
+        if not chunk:
+            raise ValueError("short request")
+        data += chunk
     (size,) = _HEADER.unpack(data[:_HEADER.size])
     body = data[_HEADER.size:]
     while len(body) < size:
