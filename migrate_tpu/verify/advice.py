@@ -19,7 +19,19 @@ from migrate_tpu.verify.verdict import BEFORE_API
 _SHELL_CELLS = frozenset({"bash", "sh", "shell", "script", "system"})
 
 
+# The runtime refusing a surface newer than the interpreter's TensorFlow (launch/runner).
+_SURFACE_TOO_NEW = re.compile(r"--tf-api (\d+\.\d+) needs TensorFlow >= (\d+\.\d+); this interpreter has TensorFlow (\S+)")
+#: The releases `migrate-tpu envs` builds, by ``major.minor`` (runtime/tf-envs.sh).
+ENVS = ("2.1", "2.2", "2.3", "2.4", "2.21")
+
+
 def no_record_advice(stderr: str) -> str:
+    too_new = _SURFACE_TOO_NEW.search(stderr)
+    if too_new:
+        surface = too_new.group(1)
+        env = f"tf{surface}" if surface in ENVS else "tf2.21"
+        return (f"the original is written for TF {surface} (its surface), which TensorFlow {too_new.group(3)} cannot offer: run "
+                f"it on that release's interpreter with --before-python {env} (`migrate-tpu envs {env}` builds it)")
     if "TensorFlow" in stderr:
         return ("give an interpreter that has TensorFlow with --python (the original's own with --before-python), "
                 "e.g. --python tf2.21 (`migrate-tpu envs` builds it)")
@@ -36,6 +48,11 @@ def _lacks_an_api(message: str) -> bool:
     """Whether an AttributeError's message says a TensorFlow name is missing (a later release's API)."""
     return "has no attribute" in message and any(word in message for word in ("Strategy", "module 'tensorflow", "ReplicaContext",
                                                                                 "'tensorflow", "DistributedDataset"))
+
+
+#: Names of TF 2.0 that TF 2.1 no longer has: the rule that moves each, and its successor
+#: (the codemod's catalogue: rules/ and codemod/rules/structural/).
+_TF_2_0_NAMES = {"auto_shard": ("TPU501", "auto_shard_policy")}
 
 
 def stopped_for_lack_of_an_api(record: Optional[dict]) -> bool:
@@ -67,6 +84,13 @@ def failure_advice(record: dict, label: str, before_api: str = BEFORE_API, progr
     if package:
         return (f"the interpreter lacks the package {package!r}: install it there, or pick an "
                 "interpreter that has it with --python (--before-python for the original's)")
+    older = next((name for name in _TF_2_0_NAMES if re.search(r"\b" + name + r"\b", message)), None) if kind == "AttributeError" else None
+    if older is not None:
+        rule, successor = _TF_2_0_NAMES[older]
+        return (f"the original uses `{older}`, a TF 2.0 name that TF 2.1 already lacks, and no interpreter of TF 2.0 is "
+                f"built here (`migrate-tpu envs` builds TF 2.1 to 2.21), so its original cannot run: verify cannot judge this "
+                f"change (n/a); migrate that line first (`migrate-tpu fix --select {rule}`: `{successor}`), then verify the "
+                "rest with the result as the original")
     if kind == "AttributeError" and _lacks_an_api(message):
         return (f"the original uses an API the TF {before_api} surface lacks: name the release it was written for with "
                 "--before-api 2.2 or 2.3 (--before-api auto tries them in turn), or pick its interpreter with --before-python")

@@ -205,6 +205,22 @@ def _exception_text(record: dict, runs: Tuple[RunResult, ...]) -> Optional[str]:
     return text
 
 
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def _exception_place(record: dict, run: RunResult) -> Optional[dict]:
+    """Where in the program's own files its uncaught exception was raised: the innermost frame
+    of its traceback in the run's copy (a bare ``except:`` that raises again included)."""
+    traceback = (record.get("exception") or {}).get("traceback") or ""
+    root = str(run.root)
+    frames = [(path, line) for path, line in _FRAME.findall(traceback) if path.startswith(root) or
+              (run.program is not None and path == str(run.program))]
+    if not frames:
+        return None
+    path, line = frames[-1]
+    return _where(f"{path}:{line}", run)
+
+
 def _steps_done(record: dict) -> int:
     return int(record.get("steps") or 0)
 
@@ -267,7 +283,9 @@ def _judged(verdict: Verdict, judge: Judge, before: RunResult, after: RunResult,
     divergence = _first_event_divergence(b, a, before, after, judge, steps)
     after_failure = _exception_text(a, (before, after))
     if divergence is None and (before_failure or after_failure) and before_failure != after_failure:
-        divergence = {"step": min(_steps_done(b), _steps_done(a)) + 1, "kind": "exception", "where": None,
+        places = {"before": _exception_place(b, before), "after": _exception_place(a, after)}
+        divergence = {"step": min(_steps_done(b), _steps_done(a)) + 1, "kind": "exception",
+                      "where": places if any(places.values()) else None,
                       "what": "the uncaught exception", "before": before_failure, "after": after_failure}
     if divergence is None and _steps_done(b) != _steps_done(a):
         divergence = {"step": steps + 1, "kind": "steps", "where": None, "before": _steps_done(b), "after": _steps_done(a),
@@ -357,8 +375,16 @@ def _first_event_divergence(b: dict, a: dict, before: RunResult, after: RunResul
                     "what": f"{describe_kind(ea['kind'])}{key}: {_MISMATCH_WORDS.get(mismatch.what, mismatch.what)}",
                     "key": mismatch.keys[-1] if mismatch.keys else None,
                     "where": {"before": _where(eb["where"], before), "after": _where(ea["where"], after)},
-                    "replica": mismatch.replica, "before": _short(mismatch.before), "after": _short(mismatch.after)}
+                    "replica": mismatch.replica, "before": _shown(mismatch, "before"), "after": _shown(mismatch, "after")}
     return None
+
+
+def _shown(mismatch: _Mismatch, side: str) -> Any:
+    """One side of a mismatch as a person reads it: where shapes or dtypes differ, those first."""
+    value = getattr(mismatch, side)
+    if mismatch.what in ("shape", "dtype") and isinstance(value, dict):
+        return {mismatch.what: value.get(mismatch.what), "values": _short(value)}
+    return _short(value)
 
 
 def _host_divergence(before: RunResult, after: RunResult, judge: Judge, steps: int) -> Optional[dict]:
@@ -434,7 +460,7 @@ def _variable_divergence(matched: List[Tuple[str, dict, dict]], unmatched: List[
             _compare_plain({"replicas": vb["replicas"]}, {"replicas": va["replicas"]}, judge, ("variable", host, label))
         except _Mismatch as mismatch:
             return {"step": steps, "kind": "variable", "what": f"variable {label}", "where": {"variable": label},
-                    "replica": mismatch.replica, "before": _short(mismatch.before), "after": _short(mismatch.after)}
+                    "replica": mismatch.replica, "before": _shown(mismatch, "before"), "after": _shown(mismatch, "after")}
     for entry in unmatched:
         if entry["why"] != BOOKKEEPING_REASON:
             side = "original" if entry["side"] == "before" else "migrated program"

@@ -304,6 +304,9 @@ def _last_line(text: str) -> str:
 _OWN_FRAME = re.compile(r'^\s*File "[^"]*[/\\]migrate_tpu[/\\]')
 # A frame of an installed library's code (TensorFlow, Keras, NumPy, the standard library).
 _LIBRARY_FRAME = re.compile(r'^\s*File "[^"]*([/\\](site|dist)-packages[/\\]|[/\\]lib[/\\]python\d+(\.\d+)?[/\\])')
+# Where an interpreter keeps its libraries, in a path: shown as <installed> (or <python>).
+_LIBRARY_FOLDER = re.compile(r'"[^"]*[/\\](?:site|dist)-packages(?=[/\\])')
+_STANDARD_LIBRARY = re.compile(r'"[^"]*[/\\]lib[/\\]python\d+(?:\.\d+)?(?=[/\\])')
 _LOG_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] |[IWEF]\d{4} \d\d:\d\d:\d\d|WARNING:tensorflow:|INFO:tensorflow:)")
 
 
@@ -348,7 +351,9 @@ def _fold_library_frames(lines: List[str]) -> List[str]:
             indent = run[-1][0][:len(run[-1][0]) - len(run[-1][0].lstrip())]
             folded.append(f"{indent}... {len(run) - 1} frames of installed libraries ...")
         if run:
-            folded.extend(run[-1])
+            # the interpreter's own folders are no part of what the user needs to read
+            last = _STANDARD_LIBRARY.sub('"<python>', _LIBRARY_FOLDER.sub('"<installed>', run[-1][0]))
+            folded.extend([last] + run[-1][1:])
         run.clear()
 
     for line in lines:

@@ -36,3 +36,4 @@ def test_a_module_no_shell_command_names_is_a_package_the_interpreter_lacks(tmp_
     script.write_text("# !wget https://example.com/tqdm.py\nimport tqdm\n")
     assert "lacks the package 'tqdm'" in failure_advice(missing("tqdm"), "train.py", program=script)
     assert "lacks the package 'tqdm'" in failure_advice(missing("tqdm"), "train.py")
+
