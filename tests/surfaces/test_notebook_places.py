@@ -54,3 +54,20 @@ def test_a_notebook_changed_during_fix_reports_its_findings_where_they_were_as_r
     assert places["TPU103"] == (3, 2, 2, False)
     assert places["TPU401"] == (3, 4, 6, False)
     assert places["TPU202"] == (3, 7, 7, False)
+
+
+def test_a_fixed_notebooks_findings_keep_their_places_as_read_in_their_cells(tmp_path):
+    """`fix` keeps each finding's place in the notebook as read (reported there when the fixed
+    file cannot be written): in its cell's lines, and in the JSON text."""
+    from migrate_tpu.codemod.foundation.options import Options
+    from migrate_tpu.codemod.migration.migrator import TPUMigrator
+    from migrate_tpu.compose import EngineMigrator
+    from migrate_tpu.engine.notebook import migrate_notebook
+
+    path = notebook(tmp_path / "nb.ipynb")
+    _, reports, _ = migrate_notebook(path.read_bytes(), EngineMigrator(TPUMigrator(Options(mode="fix"))), str(path), "nb.ipynb")
+    places = {r.rule: (r.cell, r.line, r.applied, r.as_read, r.file_as_read) for r in reports}
+    # the applied fixes have no line in the fixed cell; the manual TPU202 is at line 6 of it, 7 as read
+    assert places["TPU103"] == (3, 0, True, (2, 12, 2, 50), (28, 17))
+    assert places["TPU401"] == (3, 0, True, (4, 1, 6, 50), (30, 6))
+    assert places["TPU202"] == (3, 6, False, (7, 9, 7, 66), (33, 14))
