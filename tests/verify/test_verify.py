@@ -286,6 +286,8 @@ def test_a_multi_worker_script_that_reads_tf_config_runs_as_a_cluster(tmp_path):
     assert (status, report["verdict"], report["steps"], report["hosts"]) == (0, "same", 2, 2), json.dumps(report, indent=1) + stderr
     assert report["replicas"] == {"before": [2], "after": [2]}
     assert any("reads TF_CONFIG" in note for note in report["notes"]), report["notes"]
+    # decided from the code, before any run, and said where
+    assert report["cluster"]["because"] == "reads TF_CONFIG" and report["cluster"]["where"].endswith("mwms_reads_tf_config.py:11")
 
 
 def test_an_original_that_differs_from_itself_is_judged_within_its_own_spread(tmp_path):

@@ -1,12 +1,16 @@
 """A multi-worker script (TF 2.1 form) that reads its cluster from TF_CONFIG itself, as the
-tutorial's main.py does: it cannot run as one worker without a cluster."""
+tutorial's main.py and kubeflow's workers do: it cannot run as one worker without a cluster."""
 import json
 import os
 
 import numpy as np
 import tensorflow as tf
 
-workers = len(json.loads(os.environ["TF_CONFIG"])["cluster"]["worker"])
+# read as kubeflow's workers of 2020 read it: no TF_CONFIG is an empty config, which fails at
+# ['task'] with a KeyError whose text never names TF_CONFIG
+tf_config = json.loads(os.environ.get('TF_CONFIG') or '{}')
+task_index = tf_config['task']['index']
+workers = len(tf_config["cluster"]["worker"])
 strategy = tf.distribute.experimental.MultiWorkerMirroredStrategy()
 
 features = np.linspace(-1.0, 1.0, 64 * 4, dtype=np.float32).reshape(64, 4)
