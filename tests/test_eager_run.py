@@ -653,3 +653,17 @@ def test_an_ignore_comment_on_the_first_line_of_a_multiline_run_suppresses_its_f
     found = migrate(bare, Options(select=("TPU301",), mode="check")).reports
     assert [(r.rule, r.line, r.column, r.safety) for r in found] == [("TPU301", 12, 5, "safe")]
     assert "@tf.function\ndef step_fn(x):" in migrate(bare, Options(select=("TPU301",))).code
+
+
+def test_a_nested_step_moved_to_the_module_is_unsafe_when_its_body_runs_python_only_while_tracing():
+    """A def nested in a function that reads only module-level names moves to the module under
+    `@tf.function`; a `print` in its body would then run only while tracing: unsafe, not applied
+    by plain `fix`, applied with --unsafe-fixes."""
+    source = HEADER + "def train(x):\n    def step_fn(inputs):\n        print('tracing')\n        return inputs * 2\n\n    return strategy.run(step_fn, args=(x,))\n"
+    outcome, reports = _tpu301(source)
+    assert [(r.safety, r.applied) for r in reports] == [("unsafe", False)]
+    assert "moved to the module" in reports[0].message and "`print()`" in reports[0].message
+    assert outcome.code == source
+    fixed, reports = _tpu301(source, unsafe_fixes=True)
+    assert [(r.safety, r.applied) for r in reports] == [("unsafe", True)]
+    assert "@tf.function\ndef step_fn(inputs):\n    print('tracing')" in fixed.code
