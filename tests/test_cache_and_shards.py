@@ -66,6 +66,7 @@ def test_fix_still_writes_after_a_cached_diff(cli, tmp_path):
     assert cli("diff", "src").returncode == 0
 
 
+@pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 def test_no_cache_writes_nothing(cli, tmp_path):
     tree(tmp_path / "src", count=2)
     cli("check", "src", "--no-cache")

@@ -38,6 +38,7 @@ def test_version_imports_neither_tensorflow_nor_libcst():
     assert not [m for m in imported if m.split(".")[0] in ("tensorflow", "libcst")]
 
 
+@pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 def test_fix_on_a_tree_does_not_import_tensorflow(cli, tmp_path):
     write(tmp_path / "a.py", TF21)
     result = cli("fix", "a.py", env={"PYTHONPATH": str(tmp_path / "no-tf-here")})
@@ -51,6 +52,7 @@ def test_fix_on_a_tree_does_not_import_tensorflow(cli, tmp_path):
     assert probe.stdout.strip().splitlines()[-1] == "False"
 
 
+@pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 def test_diff_exit_codes(cli, tmp_path):
     write(tmp_path / "old.py", TF21)
     write(tmp_path / "clean.py", b"print('hello')\n")
@@ -63,6 +65,7 @@ def test_diff_exit_codes(cli, tmp_path):
     assert cli("diff", "old.py", "broken.py").returncode == 2
 
 
+@pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 def test_fix_exit_codes_and_summary(cli, tmp_path):
     write(tmp_path / "old.py", TF21)
     done = cli("fix", "old.py")
@@ -189,6 +192,7 @@ def test_stdin_survives_a_parser_crash(cli):
     assert b"<stdin>: error:" in result.stderr and b"Traceback" not in result.stderr
 
 
+@pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 def test_check_and_diff_default_to_the_current_folder_fix_needs_paths(cli, tmp_path):
     write(tmp_path / "pkg" / "old.py", TF21)
     checked = cli("check")
@@ -264,6 +268,7 @@ def test_exit_zero_from_stdin(cli):
     assert cli("diff", "--exit-zero", "-", input=b"import tensorflow as tf\ndef f(:\n    strategy.experimental_run_v2(g)\n").returncode == 2
 
 
+@pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 def test_what_the_prefilter_skips_is_what_the_docs_say(cli, tmp_path):
     """README and docs/reliability.md: importing TensorFlow alone does not make a file parsed, so
     its syntax error goes unreported (exit 0); naming an API a rule acts on does. The same holds

@@ -238,6 +238,7 @@ def _cli(tmp_path, *args):
     return done
 
 
+@pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 def test_a_subclass_from_another_module_of_the_tree_is_followed(tmp_path):
     (tmp_path / "optim").mkdir()
     (tmp_path / "optim" / "__init__.py").write_text("from .adam import WarmAdam\n")
@@ -292,6 +293,7 @@ def test_a_pass_through_init_is_an_unsafe_rename_not_silence(init):
     assert _fix(source, unsafe_fixes=True).code.endswith("opt = Mine(learning_rate=0.1)\n")
 
 
+@pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 def test_a_class_made_by_the_factory_in_another_module_is_followed(tmp_path):
     (tmp_path / "optim.py").write_text(
         TFA + "AdamW = tfa.optimizers.extend_with_decoupled_weight_decay(tf.keras.optimizers.Adam)\n"

@@ -116,6 +116,7 @@ def test_experimental_run_v2_that_may_reach_a_stand_in_class_of_another_module_i
     assert [(f[0], f[3]) for f in _findings(tmp_path, "TPU101")] == [("train.py", "safe")]
 
 
+@pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 def test_a_stand_in_of_one_project_does_not_reach_another_in_the_same_run(tmp_path):
     """A run over several projects (the real-code corpus, a folder of checkouts): each project is
     the folder right under the run's folder unless a marker (`setup.py`, ...) says otherwise, so

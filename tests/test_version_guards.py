@@ -521,6 +521,7 @@ def test_a_test_every_release_answers_alike_is_no_guard():
     assert [(r.rule, r.applied) for r in outcome.reports] == [("TPU101", True)]
 
 
+@pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 def test_a_guard_read_from_another_module_of_the_tree_is_seen(tmp_path):
     """`from pkg.compat import IS_TF_21`: the other module's version test is evaluated there; a
     helper function reading the version is a guard too (undecided: both branches kept)."""

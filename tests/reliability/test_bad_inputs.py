@@ -94,6 +94,7 @@ def test_bad_file_is_named_and_untouched(tree, kind):
     assert_clean_run(outcome, tree)
 
 
+@pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 def test_random_binary_file_named_py(tree):
     data = bytes((i * 7919 + 13) % 256 for i in range(4096))  # no TF names, NUL bytes inside
     write(tree / "blob.py", data)
@@ -244,6 +245,7 @@ def test_deep_but_legal_nesting_is_migrated(tree):
     assert_clean_run(outcome, tree)
 
 
+@pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 def test_very_large_file_is_migrated(tree):
     # About 4 MB: the TF program followed by a long docstring of data.
     body = '"""' + "row;0.25;0.5;label\n" * 220_000 + '"""\n'
@@ -372,6 +374,7 @@ def test_symlink_named_on_the_command_line_is_followed(tree, tmp_path):
 # -- everything at once ----------------------------------------------------------------
 
 
+@pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 def test_every_bad_kind_in_one_tree(tree, tmp_path):
     bad = dict(ERROR_KINDS)
     for kind, data in bad.items():

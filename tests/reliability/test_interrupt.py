@@ -249,6 +249,7 @@ def test_stop_signals_turns_a_signal_into_a_clean_exit(tmp_path):
     assert "interrupted by SIGTERM; stopped (no file was changed)" in stderr
 
 
+@pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 @pytest.mark.skipif(not Path("/proc/self").exists(), reason="finds processes through /proc")
 def test_workers_die_with_a_parent_killed_by_sigkill(tmp_path, expected):
     """SIGKILL gives the parent no chance to stop its workers: they must end on their own.

@@ -61,6 +61,7 @@ def test_nearest_pyproject_is_searched_from_the_path(run_cli, tmp_path):
     assert _rules(run_cli("check", "--format", "json", ".")) == {("sub/train.py", "TPU101")}
 
 
+@pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 def test_exclude_and_force_exclude(run_cli, tmp_path):
     _write(tmp_path, {"pyproject.toml": '[tool.migrate-tpu]\nexclude = ["legacy/*", "scratch_*.py"]\n', "legacy/old.py": TRAIN, "scratch_1.py": TRAIN, "train.py": TRAIN})
     assert {path for path, _ in _rules(run_cli("check", "--format", "json", "."))} == {"train.py"}
@@ -86,6 +87,7 @@ def test_per_file_ignores(run_cli, tmp_path):
     assert "experimental" not in (tmp_path / "train.py").read_text("utf-8")
 
 
+@pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 def test_unsafe_fixes_from_config_and_overridden(run_cli, tmp_path):
     _write(tmp_path, {"pyproject.toml": "[tool.migrate-tpu]\nunsafe-fixes = true\n", "a.py": UNSAFE})
     assert "strategy.run(tf.function(step)" in run_cli("diff", "a.py").stdout
@@ -110,6 +112,7 @@ def test_bad_settings_are_clear_errors(run_cli, tmp_path, table, message):
     assert result.stdout == ""
 
 
+@pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 def test_ignore_comments_leave_statements_alone(run_cli, tmp_path):
     source = (
         "import tensorflow as tf\n"

@@ -28,6 +28,7 @@ def _sources(path):
     return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in json.loads(path.read_text("utf-8"))["cells"]]
 
 
+@pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 def test_fix_changes_only_migrated_source_lines(run_cli, fixture_copy):
     notebook = fixture_copy("tpu_colab.ipynb")
     before = notebook.read_text("utf-8")

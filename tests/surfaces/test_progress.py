@@ -56,6 +56,7 @@ def test_bar_on_a_terminal(tree):
     assert b"31 files scanned (10 parsed, 20 skipped by the prefilter), 10 would change, 10 findings" in err
 
 
+@pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 def test_no_bar_with_no_progress_or_in_ci(tree):
     for args, env in ((["check", "--no-progress", "pkg"], None), (["check", "pkg"], {"CI": "true"})):
         _, err = _run_on_terminal(args, tree, env)

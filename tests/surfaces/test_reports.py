@@ -140,6 +140,7 @@ def test_sarif_without_findings(run_cli, tmp_path):
     assert document["runs"][0]["results"] == []
 
 
+@pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 def test_markdown_summary_table_and_diff(run_cli, project):
     result = run_cli("check", "--format", "markdown", ".")
     assert result.returncode == 2
@@ -164,6 +165,7 @@ def test_markdown_when_clean(run_cli, tmp_path):
     assert "Nothing to migrate: 1 file scanned." in result.stdout
 
 
+@pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 @pytest.mark.parametrize("output_format", ["text", "json", "github", "sarif", "markdown"])
 def test_output_file_for_every_format(run_cli, project, tmp_path, output_format):
     out = tmp_path / "out" / f"report.{output_format}"
@@ -192,6 +194,7 @@ strategy.run(step, args=(1.0,))
 """
 
 
+@pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 def test_markdown_keeps_unsafe_fixes_apart_from_manual_work(run_cli, tmp_path):
     (tmp_path / "train.py").write_text(UNSAFE_FIXABLE, "utf-8")
     text = run_cli("check", "--format", "markdown", ".").stdout
