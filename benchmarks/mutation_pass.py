@@ -87,8 +87,8 @@ MUTANTS: List[Mutant] = [
     # values and structure
     Mutant("comparator", COMPARE, "        if before.get(\"sha1\") is not None and before.get(\"sha1\") == after.get(\"sha1\"):",
            "        if before.get(\"sha1\") is not None:", COMPARE_TESTS),
-    Mutant("comparator", COMPARE, "        for b, a in itertools.zip_longest(numbers(before), numbers(after)):",
-           "        for b, a in itertools.islice(zip(numbers(before), numbers(after)), 64):", COMPARE_TESTS),
+    Mutant("comparator", COMPARE, "        pairs = list(itertools.zip_longest(numbers(before), numbers(after)))",
+           "        pairs = list(itertools.islice(zip(numbers(before), numbers(after)), 64))", COMPARE_TESTS),
     Mutant("comparator", COMPARE, "    if before_failure is not None and not _steps_done(b):", "    if before_failure is not None:", COMPARE_TESTS),
     Mutant("comparator", COMPARE, "    if divergence is None and (before_failure or after_failure) and before_failure != after_failure:",
            "    if divergence is None and after_failure and before_failure != after_failure:", COMPARE_TESTS),
