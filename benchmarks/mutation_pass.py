@@ -21,10 +21,6 @@ when every mutant was killed, 1 when one survived, 2 when the pass could not run
 
 Groups: comparator (verify's verdict, no TensorFlow), safety (fix safety levels), notebooks
 (cell offsets, the cell's trailing newline) and reductions (the TF 2.1 surface's reduce).
-Not listed yet: the original's difference from itself (verify's A/A run) taken as zero, in
-``verify/session.py`` (``NOISE_MARGIN * spread["absolute"]``), which a rewrite of how verify
-measures that spread is moving; it is to be written against the new text once that lands,
-with tests/verify/test_verify.py's test of a noisy original (TensorFlow) to kill it.
 
 ``--only comparator,safety,notebooks --fast`` (``NO_TENSORFLOW``, killed by the fast tier
 alone) is what the slow test runs (tests/test_mutation_pass.py, a few minutes on 2 cores); the
@@ -75,6 +71,11 @@ MUTANTS: List[Mutant] = [
     # the tolerance x100 on stored arrays (those compared chunk by chunk with numpy)
     Mutant("comparator", ARRAYS, "        return bool(numpy.all(numpy.abs(x - y) <= atol + rtol * numpy.abs(y)))",
            "        return bool(numpy.all(numpy.abs(x - y) <= 100 * (atol + rtol * numpy.abs(y))))", COMPARE_TESTS),
+    # the original's difference from itself (verify's A/A run) taken as zero: every value judged at the
+    # plain tolerance, as if the original reproduced its bits
+    Mutant("comparator", "migrate_tpu/verify/tolerance.py",
+           "        return self.rtol, max(self.atol, NOISE_MARGIN * difference), NOISE_MARGIN * self._relative",
+           "        return self.rtol, self.atol, 0.0", ("tests/verify/test_repeatability.py",) + COMPARE_TESTS),
     # the default tolerance across releases
     Mutant("comparator", "migrate_tpu/verify/verdict.py", "DEFAULT_RTOL = 1e-5", "DEFAULT_RTOL = 1e-4", COMPARE_TESTS),
     # tracing
