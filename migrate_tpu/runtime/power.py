@@ -27,8 +27,7 @@ import functools
 import importlib
 import sys
 
-ONE_THREAD_VARIABLE = "MIGRATE_TPU_ONE_THREAD_KERNELS"
-PERTURB_VARIABLE = "MIGRATE_TPU_PERTURB_LEARNING_RATE"
+# The switches (recorder.ONE_THREAD_VARIABLE, recorder.PERTURB_VARIABLE) are read by the recorder.
 
 # (module, class, attribute) where each Keras reads the learning rate its update applies.
 _LEARNING_RATE_READS = (

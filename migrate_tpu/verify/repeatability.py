@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Dict, Optional, Tuple
 
-from migrate_tpu.runtime.power import ONE_THREAD_VARIABLE, PERTURB_VARIABLE
+from migrate_tpu.runtime.recorder import ONE_THREAD_VARIABLE, PERTURB_VARIABLE  # names only (no TensorFlow)
 from migrate_tpu.verify.spread import measure_spread
 from migrate_tpu.verify.tolerance import NOISE_MARGIN, NOISE_SHARE, Spread
 from migrate_tpu.verify.verdict import DIVERGED, INCONCLUSIVE, SAME, TIMED_OUT, RunResult, Verdict
