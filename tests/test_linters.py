@@ -4,9 +4,9 @@ pyproject.toml ([tool.ruff], [tool.mypy]), each must report nothing.
 Both are in the ``test`` extra. Each runs as a subprocess of this interpreter (the venv's),
 from the repository root so that it reads pyproject.toml; on a finding the test fails
 with the tool's own report. mypy keeps its incremental cache in ``.mypy_cache/`` (ignored
-by git): a warm run takes a few seconds, a cold one (a fresh clone, CI) about 25 s on 2 cores,
-so it is in the slow tier (the full suite runs it); ruff takes under a second and stays in
-the fast tier.
+by git): a warm run takes under a second, a cold one (a fresh clone, CI) 10 to 25 s on 2
+cores by the load, so it is in the slow tier (the full suite runs it); ruff takes under a
+second and stays in the fast tier.
 """
 
 from __future__ import annotations
