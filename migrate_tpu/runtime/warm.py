@@ -324,10 +324,7 @@ class Pool(object):
     def close(self):
         """End every server of this pool (an owner's pool: and remove its folder)."""
         if self.owner and self.lifeline_fd is not None:
-            os.close(self.lifeline_fd)  # every server sees the end of its lifeline
-            self.lifeline_fd = None
-            deadline = time.time() + 10.0
-            pids = []
+            pids = []  # read first: a server removes its files as it leaves
             for name in os.listdir(self.folder):
                 if name.endswith(".pid"):
                     try:
@@ -335,6 +332,11 @@ class Pool(object):
                             pids.append(int(handle.read()))
                     except (OSError, ValueError):
                         pass
+            with open(os.path.join(self.folder, "closing"), "w"):
+                pass  # the servers need not wait to see this process gone: it removes the folder
+            os.close(self.lifeline_fd)  # every server sees the end of its lifeline
+            self.lifeline_fd = None
+            deadline = time.time() + 10.0
             for process in self.started.values():
                 try:
                     process.wait(max(0.1, deadline - time.time()))
@@ -772,21 +774,25 @@ def _clean_up(server, options):
         except OSError:
             pass
     stem = options.socket[:-len(".sock")]
-    names = [".pid", ".out", ".err", ".lock"] + ([".sock"] if server.owner_gone or not _alive(options.owner) else [])
+    folder = os.path.dirname(options.socket)
+    closing = os.path.exists(os.path.join(folder, "closing"))  # the owner closes the pool itself
+    deadline = time.time() + 2.0  # an owner killed closes its lifeline an instant before it is gone
+    while server.owner_gone and not closing and _alive(options.owner) and time.time() < deadline:
+        time.sleep(0.05)
+    owner_dead = not closing and not _alive(options.owner)  # then nobody else removes the folder
+    names = [".pid", ".out", ".err", ".lock"] + ([".sock"] if server.owner_gone or owner_dead else [])
     for suffix in names:
         try:
             os.unlink(stem + suffix)
         except OSError:
             pass
-    if server.owner_gone or not _alive(options.owner):
-        folder = os.path.dirname(options.socket)
-        for name in ("lifeline", "owner"):
-            if not any(n.endswith(".sock") for n in os.listdir(folder)):
-                try:
-                    os.unlink(os.path.join(folder, name))
-                except OSError:
-                    pass
+    if owner_dead:
         try:
+            if not any(n.endswith(".sock") for n in os.listdir(folder)):  # the last server
+                import shutil
+                shutil.rmtree(os.path.join(folder, "root"), ignore_errors=True)
+                for name in ("lifeline", "owner"):
+                    os.unlink(os.path.join(folder, name))
             os.rmdir(folder)
         except OSError:
             pass
