@@ -82,13 +82,7 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
         before, api, api_reason = _original_run(the_plan, run, before_api, before_python)
         if not _runs_at_all(before):
             # no point running the migrated program against an original that does not run
-            verdict = compare(before, RunResult(-1, 0.0, None, "", "", the_plan.after.root), exact_rtol, exact_atol, the_plan.original_label, hosts,
-                              api)
-            verdict.after = None
-            verdict.before_api_reason = api_reason
-            if verdict.verdict != ERROR:
-                verdict = error(verdict, "the original did not run", f"run it with `migrate-tpu run --tf-api {api}`")
-            verdict.error = _with_stderr_tail(verdict.error, before.stderr, (before,))
+            verdict = _without_an_original(before, the_plan, exact_rtol, exact_atol, hosts, api, api_reason)
             verdict.notes[:0] = notes
             verdict.cluster = cluster and {k: v for k, v in cluster.items() if k != "note"}
             return verdict
@@ -101,24 +95,13 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
             copy = fresh_copy(the_plan, name) if side == "original" else _fresh_migration(the_plan, hunks, name)
             return run(copy, api if side == "original" else AFTER_API, python, name, environment=environment)
 
-        def judged(reference: RunResult, other: RunResult, spread: Optional[Spread]) -> Verdict:
-            return compare(reference, other, exact_rtol, exact_atol, the_plan.original_label, hosts, api, spread)
+        def judged(reference: RunResult, other: RunResult, spread: Optional[Spread],
+                   tolerance: Optional[Tuple[float, float]] = None) -> Verdict:
+            rtol_, atol_ = tolerance or (exact_rtol, exact_atol)
+            return compare(reference, other, rtol_, atol_, the_plan.original_label, hosts, api, spread)
 
-        judgement = Judgement(Verdict(SAME))
-        if control is not None and _runs_at_all(control):
-            judgement = _judgement(compare(control, after_run, exact_rtol, exact_atol, the_plan.original_label, hosts, api),
-                                   control, after_run, rerun, judged, rtol, atol, power)
-            verdict = judgement.verdict
-            _note_drift(verdict, before, control)
-        elif control is not None:
-            verdict = compare(before, after_run, DEFAULT_RTOL if rtol is None else rtol, DEFAULT_ATOL if atol is None else atol,
-                              the_plan.original_label, hosts, api)
-            notes.append(f"the original does not run under the TF {api} surface on the migrated program's interpreter "
-                         f"({_last_line(control.stderr)}): compared across the two releases within the tolerance")
-        else:
-            judgement = _judgement(compare(before, after_run, exact_rtol, exact_atol, the_plan.original_label, hosts, api),
-                                   before, after_run, rerun, judged, rtol, atol, power)
-            verdict = judgement.verdict
+        judgement = _judge_the_runs(before, control, after_run, rerun, judged, (rtol, atol), power, notes)
+        verdict = judgement.verdict
         verdict.before_api_reason = api_reason
         verdict.cluster = cluster and {k: v for k, v in cluster.items() if k != "note"}
         if api_reason:
@@ -134,6 +117,38 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
         return verdict
     finally:
         shutil.rmtree(the_plan.workdir, ignore_errors=True)
+
+
+def _without_an_original(before: RunResult, the_plan: Plan, rtol: float, atol: float, hosts: Optional[int], api: str,
+                         api_reason: Optional[str]) -> Verdict:
+    """The verdict where the original does not run at all: an error, with its advice."""
+    verdict = compare(before, RunResult(-1, 0.0, None, "", "", the_plan.after.root), rtol, atol, the_plan.original_label, hosts, api)
+    verdict.after = None
+    verdict.before_api_reason = api_reason
+    if verdict.verdict != ERROR:
+        verdict = error(verdict, "the original did not run", f"run it with `migrate-tpu run --tf-api {api}`")
+    verdict.error = _with_stderr_tail(verdict.error, before.stderr, (before,))
+    return verdict
+
+
+def _judge_the_runs(before: RunResult, control: Optional[RunResult], after_run: RunResult,
+                    rerun: Callable[[str, str, Dict[str, str]], RunResult],
+                    judged: Callable[..., Verdict], tolerance: Tuple[Optional[float], Optional[float]], power: bool,
+                    notes: List[str]) -> Judgement:
+    """The migration against the original on its interpreter (across two releases: against the
+    control, with the releases' drift noted; where the original cannot run there, across the
+    releases within the default tolerance)."""
+    rtol, atol = tolerance
+    if control is not None and not _runs_at_all(control):
+        verdict = judged(before, after_run, None, (DEFAULT_RTOL if rtol is None else rtol, DEFAULT_ATOL if atol is None else atol))
+        notes.append(f"the original does not run under the TF {verdict.before_api} surface on the migrated program's interpreter "
+                     f"({_last_line(control.stderr)}): compared across the two releases within the tolerance")
+        return Judgement(verdict)
+    baseline = control if control is not None else before
+    judgement = _judgement(judged(baseline, after_run, None), baseline, after_run, rerun, judged, rtol, atol, power)
+    if control is not None:
+        _note_drift(judgement.verdict, before, control)
+    return judgement
 
 
 def _original_run(the_plan: Plan, run: Callable[..., RunResult], before_api: str,
