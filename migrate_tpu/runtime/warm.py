@@ -345,7 +345,8 @@ class Pool(object):
             while time.time() < deadline and any(_alive(pid) for pid in pids):
                 time.sleep(0.05)
             for pid in pids:
-                _kill_group(pid, signal.SIGKILL)
+                if _alive(pid):  # one that did not leave in 10 s
+                    _kill_group(pid, signal.SIGKILL)
         for process in self.started.values():
             if process.poll() is None and self.owner:
                 _stop_process(process)
@@ -355,7 +356,8 @@ class Pool(object):
 
 
 def _stop_process(process):
-    _kill_group(process.pid, signal.SIGKILL)
+    if process.poll() is None:  # not reaped: its number is still its own
+        _kill_group(process.pid, signal.SIGKILL)
     try:
         process.wait(10)
     except subprocess.TimeoutExpired:
@@ -363,13 +365,12 @@ def _stop_process(process):
 
 
 def _kill_group(pid, signum):
+    """``signum`` to the process group ``pid`` leads (servers and runs each lead one).  Never
+    to the pid alone: once the process is reaped, its number may be another process'."""
     try:
         os.killpg(pid, signum)
     except OSError:
-        try:
-            os.kill(pid, signum)
-        except OSError:
-            pass
+        pass
 
 
 _POOL = {}  # "pool": this process' pool, once asked for
