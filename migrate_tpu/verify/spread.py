@@ -122,7 +122,8 @@ def _leaf_pairs(before: Any, after: Any, key: Key) -> Iterator[Tuple[Key, dict, 
         if name in before:
             if len(before[name]) == len(after[name]):
                 for index, (b, a) in enumerate(zip(before[name], after[name])):
-                    yield from _leaf_pairs(b, a, key + ((kind, index),))
+                    # a value's replicas share one key: its spread is the largest over them
+                    yield from _leaf_pairs(b, a, key if kind == "r" else key + ((kind, index),))
             return
     if "dict" in before:
         for (kb, b), (ka, a) in zip(before["dict"], after["dict"]):

@@ -30,7 +30,8 @@ NOISE_MARGIN = 10.0
 NOISE_SHARE = 1e-2
 
 #: Where a value sits in a record: ("event", host, index, *path), ("variable", host, label, *path)
-#: or ("printed", host, line, number); a path step is ("r", replica), ("l", index) or ("k", key).
+#: or ("printed", host, line, number); a path step is ("l", index) or ("k", key).  A value's replicas
+#: share its key: its spread is the largest over them.
 Key = Tuple[object, ...]
 
 
