@@ -92,10 +92,13 @@ def _start(
     isolated=False,
     stdin_filename=None,
     quiet=False,
+    installed=None,
     **run_options,
 ):
-    """Settings resolved (``compose.settings_for``), then the run set up; bad settings end with status 2."""
-    from migrate_tpu.compose import Run, settings_for
+    """Settings resolved (``compose.settings_for``), then the run set up; bad settings end with status 2.
+    ``installed`` (``check --installed``: names, python, include_tensorflow): the run is over
+    an interpreter's distributions (settings from the current folder); returns (run, inventory)."""
+    from migrate_tpu.compose import Run, installed_run, settings_for
     from migrate_tpu.settings import CommandLine, SettingsError
 
     typed = CommandLine(
@@ -109,11 +112,18 @@ def _start(
         no_gitignore=no_gitignore,
     )
     try:
-        settings, note = settings_for(paths, typed, config_file=config_file, isolated=isolated, stdin_filename=stdin_filename)
+        settings, note = settings_for(paths if installed is None else (".",), typed, config_file=config_file, isolated=isolated, stdin_filename=stdin_filename)
+        if installed is not None:
+            names, python, include_tensorflow = installed
+            run, inventory = installed_run(names, python, include_tensorflow, settings, quiet=quiet, **run_options)
     except SettingsError as error:
         _fail(str(error))
     if note and not quiet:
         click.echo(f"migrate-tpu: --target auto: {note}", err=True)
+    if installed is not None:
+        if not quiet:
+            click.echo(inventory.describe(), err=True)
+        return run, inventory
     return Run(paths, settings, quiet=quiet, stdin_filename=stdin_filename, **run_options)
 
 
@@ -232,6 +242,19 @@ def _write_stdout(data: bytes) -> None:
     out.flush()
 
 
+def installed_refused(function):
+    """``--installed`` (and check's ``--python``, ``--include-tensorflow`` with it), refused by ``fix`` and ``diff``."""
+    function = click.option("--installed", is_flag=True, hidden=True, help="Refused: installed packages are only checked.")(function)
+    function = click.option("--python", "installed_python", default=None, hidden=True, help="Refused with --installed.")(function)
+    return click.option("--include-tensorflow", "installed_tensorflow", is_flag=True, hidden=True, help="Refused with --installed.")(function)
+
+
+def _refuse_installed(command: str) -> None:
+    _fail(f"`{command} --installed`: migrate-tpu never changes installed packages (pip owns them, and an upgrade "
+          f"would undo it); `migrate-tpu check --installed` lists what they call; upgrade the distribution, "
+          f"or copy the module into your project and run `migrate-tpu {command}` on the copy")
+
+
 exit_zero_option = click.option("--exit-zero", is_flag=True, help="Exit with status 0 even when findings or changes remain (2 still means errors).")
 
 
@@ -241,13 +264,16 @@ exit_zero_option = click.option("--exit-zero", is_flag=True, help="Exit with sta
 @exit_zero_option
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the patch here instead of stdout.")
 @click.option("--notebook-diff", type=click.Choice(NOTEBOOK_DIFF_STYLES), default="json", show_default=True, help="json: a notebook's change as a patch of its file; cells: cell by cell, for reading (not a patch).")
-def diff(paths, exit_zero, output_file, notebook_diff, **options) -> None:
+@installed_refused
+def diff(paths, exit_zero, output_file, notebook_diff, installed, installed_python, installed_tensorflow, **options) -> None:
     """Print the changes `fix` would make as a patch; write nothing. PATHS default to `.`.
 
     `git apply` and `patch -p1` take the output, notebooks included, run in
     the repository's top folder (else the current folder). A
     `# migrate-tpu: ID, ...` line before each file names the rules behind
     its change; both tools skip it."""
+    if installed or installed_python or installed_tensorflow:
+        _refuse_installed("diff")
     paths = _no_paths(paths, default=".")
     run = _start(paths, notebook_diff=notebook_diff, **options)
     if paths == ("-",):
@@ -286,8 +312,11 @@ def diff(paths, exit_zero, output_file, notebook_diff, **options) -> None:
 @shared_options
 @exit_zero_option
 @click.option("--show-fixes", is_flag=True, help="List the fixes made, per file and rule.")
-def fix(paths, exit_zero, show_fixes, **options) -> None:
+@installed_refused
+def fix(paths, exit_zero, show_fixes, installed, installed_python, installed_tensorflow, **options) -> None:
     """Rewrite files in place (atomically); `fix -` reads stdin and writes stdout. Name the PATHS: `fix` writes."""
+    if installed or installed_python or installed_tensorflow:
+        _refuse_installed("fix")
     paths = _no_paths(paths)
     run = _start(paths, **options)
     if paths == ("-",):
@@ -324,13 +353,29 @@ def fix(paths, exit_zero, show_fixes, **options) -> None:
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the report here instead of stdout.")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them (text format).")
 @click.option("--show-fixes", is_flag=True, help="Also list, per file and rule, the fixes `fix` would make.")
-def check(paths, exit_zero, output_format, output_file, statistics, show_fixes, **options) -> None:
+@click.option("--installed", is_flag=True, help="Check the distributions installed for an interpreter (read only), grouped by distribution; "
+                                                "PATHS then name distributions (default: all but TensorFlow's own).")
+@click.option("--python", "python", default=None, metavar="PATH|ENV", help="With --installed: the interpreter, its virtualenv's folder, or an env of "
+                                                                          "`migrate-tpu envs` (tf2.4, ...); default: the active virtualenv's, else this one.")
+@click.option("--include-tensorflow", is_flag=True, help="With --installed: also check TensorFlow's own distributions (tensorflow, keras, tf-keras, "
+                                                         "tensorflow-estimator, tensorboard), which define the APIs rather than call them.")
+def check(paths, exit_zero, output_format, output_file, statistics, show_fixes, installed, python, include_tensorflow, **options) -> None:
     """List findings (fixable and manual) with rule id, file, line and column. PATHS default to `.`."""
-    paths = _no_paths(paths, default=".")
     if statistics and output_format != "text":
         _fail("--statistics works with --format text only")
-    # The markdown report shows notebooks' diffs cell by cell: it is read, not applied.
-    run = _start(paths, want_edits=output_format in ("json", "sarif"), notebook_diff="cells", **options)
+    inventory = None
+    if installed:
+        if "-" in paths:
+            _fail("--installed reads an interpreter's packages: name distributions, not `-`")
+        # The markdown report shows notebooks' diffs cell by cell: it is read, not applied.
+        run, inventory = _start((), want_edits=output_format in ("json", "sarif"), notebook_diff="cells",
+                                installed=(paths, python, include_tensorflow), **options)
+        paths = ()
+    else:
+        if python or include_tensorflow:
+            _fail("--python and --include-tensorflow go with --installed")
+        paths = _no_paths(paths, default=".")
+        run = _start(paths, want_edits=output_format in ("json", "sarif"), notebook_diff="cells", **options)
     if paths == ("-",) and output_format == "text" and not statistics and not show_fixes:
         sys.exit(_stdin(run, "check", exit_zero))
     if "-" in paths:
@@ -360,13 +405,22 @@ def check(paths, exit_zero, output_format, output_file, statistics, show_fixes, 
         buffer.write(reporting.sarif_report(results, rule_infos(), __version__))
     elif output_format == "markdown":
         buffer.write(reporting.markdown_report(results, summary, rule_infos()))
-    else:
+    elif inventory is None:
         reporting.write_text_findings(results, buffer)
-    _write_output(output_file, buffer.getvalue().encode("utf-8"))
+    report = buffer.getvalue()
+    if inventory is not None and not statistics and output_format != "github":
+        from migrate_tpu.compose import installed_report
+
+        report = installed_report(output_format, report, results, inventory)
+    _write_output(output_file, report.encode("utf-8"))
     if show_fixes:
         click.echo(reporting.fixes_text(results, _rule_names(), "`migrate-tpu fix` would fix"), nl=False, err=True)
     if not run.quiet:
         click.echo(reporting.summary_text(summary, "check"), err=True)
+        if inventory is not None and summary.by_rule:
+            from migrate_tpu.compose import installed_summary
+
+            click.echo(installed_summary(results, inventory), err=True)
     sys.exit(exit_status(bool(summary.errors), bool(summary.by_rule), exit_zero))
 
 

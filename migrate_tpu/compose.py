@@ -25,7 +25,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ContextManager, Dict, Iterator, List, Optional, Sequence, Tuple, Type, cast
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Dict, Iterator, List, Optional, Sequence, Tuple, Type, cast
 
 from migrate_tpu.codemod.foundation.targets import TARGETS, TENSORFLOW_PACKAGES, target_for_requirement
 
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from migrate_tpu.codemod.migration.migrator import TPUMigrator
     from migrate_tpu.codemod.framework.rule import Rule
     from migrate_tpu.engine.contracts import Outcome
+    from migrate_tpu.engine.installed import Inventory
     from migrate_tpu.engine.one_file import FileResult
     from migrate_tpu.engine.progress import Progress
     from migrate_tpu.engine.report import RuleInfo
@@ -59,21 +60,28 @@ class ProjectFiles:
     original's, so that the copy gets the findings ``fix`` gives the user's files, other
     files of the user's project included (their paths are the user's)."""
 
-    def __init__(self, roots: Tuple[str, ...], seen_as: Optional[Tuple[str, str]] = None) -> None:
+    def __init__(self, roots: Tuple[str, ...], seen_as: Optional[Tuple[str, str]] = None,
+                 tops: Tuple[Tuple[str, ...], Tuple[str, ...]] = ((), ())) -> None:
         self.seen_as = seen_as
         if seen_as is not None:
             roots = tuple(self.as_original(root) for root in roots)
         self.roots = roots
+        # ``tops``: (folders each a project of its own, whatever marks a folder above them
+        # has, and those of them whose project is only the modules right in them): an
+        # installed distribution's top-level packages, and its folder of distributions
+        # (``check --installed``: site-packages in a git repository's virtualenv is not
+        # that repository's project).
+        self.tops = tops
         self._resolved: Dict[Tuple[str, str], Optional[str]] = {}
         self._folders: Dict[str, str] = {}
         self._packages: Dict[str, Tuple[str, ...]] = {}
         self._real_roots: Optional[Tuple[str, ...]] = None
 
     def __getstate__(self) -> Dict[str, object]:
-        return {"roots": self.roots, "seen_as": self.seen_as}  # what one process resolved is not sent to another
+        return {"roots": self.roots, "seen_as": self.seen_as, "tops": self.tops}  # what one process resolved is not sent to another
 
     def __setstate__(self, state: Dict[str, object]) -> None:
-        self.__init__(state["roots"], state.get("seen_as"))  # type: ignore[misc]
+        self.__init__(state["roots"], state.get("seen_as"), state.get("tops", ((), ())))  # type: ignore[misc]
 
     def as_original(self, path: str) -> str:
         """``path``, or where it lies under ``seen_as``'s copy, the user's file it copies."""
@@ -117,6 +125,9 @@ class ProjectFiles:
         projects, such as the real-code corpus, must not make one project's classes
         another's); else the outermost package above the file, or its own folder."""
         start = Path(self.as_original(importing_path)).resolve().parent
+        own = [top for top in self.tops[0] if str(start) == top or str(start).startswith(top + os.sep)]
+        if own:
+            return Path(max(own, key=len))
         for folder in (start, *start.parents):
             if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
                 return folder
@@ -134,6 +145,8 @@ class ProjectFiles:
         """The Python files of the project ``importing_path`` belongs to (``tree_top``)."""
         top = self.tree_top(importing_path)
         found = []
+        if str(top) in self.tops[1]:  # a folder of installed distributions: its modules, not its packages
+            return tuple(os.path.join(top, name) for name in sorted(os.listdir(top)) if name.endswith(".py"))
         for folder, folders, files in os.walk(top):
             folders[:] = sorted(
                 name for name in folders
@@ -197,13 +210,13 @@ class EngineMigrator:
 
 
 def build_migrator(settings: Settings, paths: Sequence[str] = (), mode: str = "diff", want_edits: bool = False, notebook_diff: str = "json",
-                   seen_as: Optional[Tuple[str, str]] = None) -> EngineMigrator:
+                   seen_as: Optional[Tuple[str, str]] = None, tops: Tuple[Tuple[str, ...], Tuple[str, ...]] = ((), ())) -> EngineMigrator:
     """The engine-side migrator for these settings; ``paths`` are the run's paths (folders among them are import roots);
-    ``seen_as``: a copy's folder and the user's folder it copies (:class:`ProjectFiles`)."""
+    ``seen_as``: a copy's folder and the user's folder it copies; ``tops``: folders each a project of its own (:class:`ProjectFiles`)."""
     from migrate_tpu.codemod.migration.migrator import TPUMigrator
     from migrate_tpu.codemod.foundation.options import Options
 
-    project = ProjectFiles(tuple(str(Path(p).resolve()) for p in paths if p != "-" and Path(p).is_dir()), seen_as)
+    project = ProjectFiles(tuple(str(Path(p).resolve()) for p in paths if p != "-" and Path(p).is_dir()), seen_as, tops)
 
     def codemod(extra_ignores: Tuple[str, ...] = ()) -> TPUMigrator:
         options = Options(
@@ -381,9 +394,11 @@ class Run:
         want_edits: bool = False,
         notebook_diff: str = "json",
         seen_as: Optional[Tuple[str, str]] = None,
+        tops: Tuple[Tuple[str, ...], Tuple[str, ...]] = ((), ()),
     ) -> None:
         self.paths = tuple(paths)
         self.seen_as = seen_as
+        self.tops = tops
         self.settings = settings
         self.quiet = quiet
         self.no_progress = no_progress
@@ -398,7 +413,7 @@ class Run:
         self.progress: Optional[Progress] = None
 
     def migrator(self, mode: str = "diff") -> EngineMigrator:
-        return build_migrator(self.settings, self.paths, mode, self.want_edits, self.notebook_diff, self.seen_as)
+        return build_migrator(self.settings, self.paths, mode, self.want_edits, self.notebook_diff, self.seen_as, self.tops)
 
     def files(self) -> Tuple[List[Path], List[FileResult], List[str]]:
         """``(files to process, problems found while walking, notes)``."""
@@ -528,3 +543,104 @@ def migrate_copy(original: Path, copy: Path, fix_options: Dict[str, object],
             for start, end in lines or [(0, 0)]:
                 fixes.append(AppliedFix(result.path, finding.rule, start, end, finding.cell))
     return errors, fixes
+
+
+# -- check --installed -------------------------------------------------------------
+
+# TensorFlow's own distributions: they define the APIs the rules look for, they do not call
+# them, so ``check --installed`` leaves them out (``--include-tensorflow`` checks them).
+API_DISTRIBUTIONS = (
+    "tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel", "tensorflow-macos", "tensorflow-aarch64",
+    "tf-nightly", "tf-nightly-cpu", "tf-nightly-gpu", "tensorflow-estimator", "tf-estimator-nightly",
+    "keras", "keras-nightly", "tf-keras", "tf-keras-nightly", "tensorboard", "tb-nightly",
+)
+
+
+def installed_python(python: Optional[str], environ: Optional[Dict[str, str]] = None) -> str:
+    """The interpreter whose distributions ``check --installed`` reads: ``python`` as a path,
+    a virtualenv's folder, a command on ``PATH`` or an env name of ``migrate-tpu envs``
+    (``tf2.4``: resolved as ``run --python`` resolves it); without one, the active
+    virtualenv's or conda env's, else the interpreter running migrate-tpu. Raises
+    :class:`SettingsError` for one that is not there."""
+    import shutil
+
+    from migrate_tpu.runtime import envs  # the standard library only: names and folders
+    from migrate_tpu.settings import SettingsError
+
+    environ = dict(os.environ) if environ is None else environ
+    # the runtime's module is written for Python 3.7 without annotations: typed here
+    env_interpreter = cast(Callable[[str, Dict[str, str]], Optional[str]], envs.interpreter)
+    envs_dir = cast(Callable[[Dict[str, str]], str], envs.envs_dir)
+    unknown = cast(Callable[[str], str], envs.unknown_interpreter_message)
+    if python is None:
+        for variable in ("VIRTUAL_ENV", "CONDA_PREFIX"):
+            prefix = environ.get(variable)
+            if prefix and os.path.isfile(os.path.join(prefix, "bin", "python")):
+                return os.path.join(prefix, "bin", "python")
+        return sys.executable
+    if python in envs.ENVS and not os.path.exists(python):
+        found = env_interpreter(python, environ)
+        if found is None:
+            raise SettingsError(f"--python {python}: that env is not built yet in {envs_dir(environ)}: `{envs.BUILD_COMMAND} {python}` builds it")
+        return str(found)
+    if os.path.isdir(python):
+        for candidate in (os.path.join(python, "bin", "python"), os.path.join(python, "Scripts", "python.exe")):
+            if os.path.isfile(candidate):
+                return candidate
+        raise SettingsError(f"--python {python}: a folder with no bin/python (name an interpreter or a virtualenv's folder)")
+    if os.path.exists(python):
+        return python
+    on_path = shutil.which(python)
+    if on_path is None:
+        raise SettingsError(unknown(python))
+    return on_path
+
+
+def installed_run(names: Sequence[str], python: Optional[str], include_tensorflow: bool, settings: Settings,
+                  **run_options: Any) -> Tuple[Run, Inventory]:
+    """``check --installed``: the run over the ``.py`` files of ``python``'s installed
+    distributions (those ``names`` names, else all but TensorFlow's own unless
+    ``include_tensorflow``), each distribution's packages a project of their own, and the
+    engine's :class:`~migrate_tpu.engine.installed.Inventory` of them. Raises
+    :class:`SettingsError` where the interpreter or a name cannot be found."""
+    from dataclasses import replace
+
+    from migrate_tpu.engine.installed import InstalledError, ask_interpreter, inventory
+    from migrate_tpu.settings import SettingsError
+
+    interpreter_path = installed_python(python)
+    try:
+        found = inventory(ask_interpreter(interpreter_path), names, () if include_tensorflow else API_DISTRIBUTIONS, settings.exclude)
+    except InstalledError as error:
+        raise SettingsError(str(error)) from None
+    # The files are named one by one; excludes were matched against their paths in their folder.
+    settings = replace(settings, exclude=(), force_exclude=False, respect_gitignore=False)
+    run = Run(found.files(), settings, tops=(found.tops(), found.flat_tops()), **run_options)
+    return run, found
+
+
+def installed_report(output_format: str, report: str, results: Sequence[FileResult], inventory: Inventory) -> str:
+    """``check --installed``'s report: text grouped by distribution (``report`` unused);
+    json, sarif and markdown as ``check`` writes them, with each finding's distribution."""
+    from migrate_tpu.engine import installed
+
+    if output_format == "text":
+        import io
+
+        buffer = io.StringIO()
+        installed.write_text_by_distribution(results, inventory, buffer)
+        return buffer.getvalue()
+    if output_format == "json":
+        return installed.with_distributions_json(report, results, inventory)
+    if output_format == "sarif":
+        return installed.with_distributions_sarif(report, inventory)
+    if output_format == "markdown":
+        return installed.with_distributions_markdown(report, results, inventory)
+    return report
+
+
+def installed_summary(results: Sequence[FileResult], inventory: Inventory) -> str:
+    """``By distribution: name version N, ...`` after ``check --installed``'s summary."""
+    from migrate_tpu.engine.installed import distribution_summary
+
+    return distribution_summary(results, inventory)
