@@ -305,10 +305,9 @@ def inventory(interpreter: Interpreter, names: Sequence[str] = (), leave_out: It
         elif distribution.files:
             result.checked.append(distribution)
     for distribution in result.checked:
+        site = os.path.dirname(distribution.metadata)
         for path in distribution.files:
-            site = os.path.dirname(distribution.metadata)
-            relative = os.path.relpath(path, site).replace(os.sep, "/")
-            if any(path_matches(relative, glob, None) for glob in exclude):
+            if exclude and any(path_matches(os.path.relpath(path, site).replace(os.sep, "/"), glob, None) for glob in exclude):
                 result.excluded_files += 1
                 continue
             result.owners.setdefault(path, distribution)
