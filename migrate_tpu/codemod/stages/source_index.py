@@ -6,7 +6,7 @@ the facts a rule's ``may_fire`` reads (``syntax_stage.py``).
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple, Union, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple, Union, cast
 
 from migrate_tpu.codemod.foundation.receivers import name_and_attributes
 
@@ -67,17 +67,16 @@ class BoundNames:
         self._resolving: Set[str] = set()
 
     def may_name(self, names: Iterable[str], prefixes: Iterable[str] = (), type_checked: bool = True) -> bool:
-        """Whether an expression or import of the file may stand for one of ``names`` (canonical
-        dotted names: ``tensorflow.distribute.experimental.TPUStrategy``) or for a name under
-        one of ``prefixes``, as ``names.qualified_name`` and ``possible_names`` resolve it in
-        LibCST. Looked at: each attribute chain that ends in one of their last names, its
-        head followed through every import and every assignment of a dotted expression that
-        binds it anywhere in the file (a superset of what it may hold where it is used), and
-        each import statement (``from a.b import C as D``, ``import a.b as c``). A bare name
-        stands for an old one only through such an import or assignment, both looked at.
+        """Whether an expression or import of the file may stand for one of ``names`` (canonical dotted names:
+        ``tensorflow.distribute.experimental.TPUStrategy``) or for a name under one of ``prefixes``, as
+        ``names.qualified_name`` and ``possible_names`` resolve it in LibCST. Looked at: each attribute
+        chain that ends in one of their last names, its head followed through every import and every
+        assignment of a dotted expression that binds it anywhere in the file (a superset of what it may hold
+        where it is used), and each import statement (``from a.b import C as D``, ``import a.b as c``). A
+        bare name stands for an old one only through such an import or assignment, both looked at.
         ``type_checked=False``: a chain that is the class (or one of the classes) an
-        ``isinstance``/``issubclass`` call checks against does not count (a rule that leaves
-        those to another)."""
+        ``isinstance``/``issubclass`` call checks against does not count (a rule that leaves those to
+        another)."""
         from migrate_tpu.codemod.analysis.names import canonical
 
         exact = set(names)
@@ -207,6 +206,17 @@ class BoundNames:
         return None if targets is None else [canonical(target + rest) for target in targets]
 
 
+class _Walk(NamedTuple):
+    """What ``SourceIndex``'s walk keeps for itself and ``_mark_traced``, filled in place."""
+
+    assigned: Dict[int, ast.AST]  # id of a Name target -> the value it is given
+    functions: List[_Function]  # every def
+    methods: Set[int]  # the ids of the defs of class bodies
+    wrappers: List[ast.Call]  # ``x.function(...)`` calls
+    classes: List[ast.ClassDef]  # with bases: a library's class may trace some methods
+    called: Set[str]  # the names called as ``name(...)``
+
+
 class SourceIndex(BoundNames):
     """The calls of a module and how its names are bound, from one ``ast`` walk."""
 
@@ -215,7 +225,6 @@ class SourceIndex(BoundNames):
         self.target: Optional[str] = None  # the run's ``--target``; None: any may be meant
         self.calls: List[CallShape] = []
         self.tests: List[ast.expr] = []  # the test of every ``if`` statement and conditional expression
-        assigned: Dict[int, ast.AST] = {}  # id of a Name target -> the value it is given
         # The annotations, the names given to ``getattr``/``hasattr``/``setattr`` as literals and
         # the string constants that are identifiers (``"TPUStrategy"``).
         self.annotations: List[ast.expr] = []
@@ -226,138 +235,131 @@ class SourceIndex(BoundNames):
         self.type_checks: List[List[ast.expr]] = []
         self._call_index: Dict[int, int] = {}  # id of a Call node -> its place in ``calls``
         self._call_nodes: List[ast.Call] = []  # the Call node of each entry of ``calls``
-        # For ``_mark_traced``: every def, the defs of class bodies, and ``x.function(...)`` calls.
-        functions: List[_Function] = []
-        methods: Set[int] = set()
-        wrappers: List[ast.Call] = []
-        classes: List[ast.ClassDef] = []  # with bases: a library's class may trace some methods
-        called: Set[str] = set()  # the names called as ``name(...)``
+        # One walk, each node noted by its kind (``_NOTES``: one table lookup a node in the stage's hot loop).
+        walk = _Walk({}, [], set(), [], [], set())
         for node in nodes_of(tree):
-            kind = type(node)
-            if kind is ast.Name:
-                ctx = type(node.ctx)
-                if ctx is ast.Load:
-                    continue
-                self._bound.add(node.id)
-                value = assigned.get(id(node)) if ctx is ast.Store else None
-                self._bind(node.id, "assign" if value is not None else "other", value)
-            elif kind is ast.Call:
-                self._note_call(node)
-                func = node.func
-                if type(func) is ast.Name:
-                    called.add(func.id)
-                if _last_name(func) == "function" or (type(func) is ast.Call and _last_name(func.func) == "function"):
-                    wrappers.append(node)  # ``tf.function(f)``, or the factory's ``tf.function(...)(f)``
-                elif type(func) is ast.Name and func.id in _NAME_LOOKUPS and len(node.args) >= 2:
-                    name = node.args[1]
-                    if type(name) is ast.Constant and isinstance(name.value, str):
-                        self.name_lookups.add(name.value)
-                elif type(func) is ast.Name and func.id in _TYPE_CHECKS and len(node.args) + len(node.keywords) == 2:
-                    checked = node.args[1] if len(node.args) == 2 else node.keywords[-1].value
-                    elements = list(checked.elts) if type(checked) is ast.Tuple else [checked]
-                    self.type_checks.append(elements)
-                    self._type_checked.update(id(element) for element in elements)
-            elif kind is ast.Attribute:
-                self._attributes.setdefault(node.attr, []).append(node)
-            elif kind is ast.Constant:
-                if type(node.value) is str and node.value.isidentifier():
-                    self.identifier_strings.add(node.value)
-            elif kind is ast.Assign:
-                for target in node.targets:
-                    if type(target) is ast.Name:
-                        assigned[id(target)] = node.value
-            elif kind is ast.AnnAssign or kind is ast.NamedExpr:
-                if type(node.target) is ast.Name and node.value is not None:
-                    assigned[id(node.target)] = node.value
-                if kind is ast.AnnAssign:
-                    self.annotations.append(node.annotation)
-            elif kind is ast.If or kind is ast.IfExp:
-                self.tests.append(node.test)
-            elif kind is ast.With or kind is ast.AsyncWith:
-                for item in node.items:
-                    if type(item.optional_vars) is ast.Name:
-                        assigned[id(item.optional_vars)] = item.context_expr
-            elif kind is ast.Import:
-                self._imports.append(node)
-                for alias in node.names:
-                    if alias.asname:
-                        self._imported.setdefault(alias.asname, []).append(alias.name)
-                    else:
-                        head = alias.name.partition(".")[0]
-                        self._imported.setdefault(head, []).append(head)
-            elif kind is ast.ImportFrom:
-                self._imports.append(node)
-                if any(alias.name == "*" for alias in node.names):
-                    self._star_import = True
-                for alias in node.names:
-                    # A relative import names a module of this project: its target is None here
-                    # (no absolute name), and kept apart as the analysis spells it (``.compat.X``).
-                    target = f"{node.module}.{alias.name}" if node.module and not node.level else None
-                    self._imported.setdefault(alias.asname or alias.name, []).append(target)
-                    if node.level:
-                        prefix = "." * node.level + (node.module or "")
-                        self._relative.setdefault(alias.asname or alias.name, []).append(prefix + ("" if prefix.endswith(".") else ".") + alias.name)
-            elif kind is ast.arg:
-                self._bound.add(node.arg)
-                self._bind(node.arg, "param", node.annotation)
-                if node.annotation is not None:
-                    self.annotations.append(node.annotation)
-            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
-                if kind is not ast.ClassDef and node.returns is not None:
-                    self.annotations.append(node.returns)
-                self._bound.add(node.name)
-                self._bind(node.name, "other")
-                if kind is ast.ClassDef:
-                    methods.update(id(item) for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
-                    if node.bases:
-                        classes.append(node)
-                else:
-                    functions.append(node)
-            elif kind is ast.Global or kind is ast.Nonlocal:
-                self._bound.update(node.names)
-                for name in node.names:
-                    self._bind(name, "other")
-            elif kind is ast.ExceptHandler:
-                if node.name:
-                    self._bound.add(node.name)
-                    self._bind(node.name, "other")
-            elif kind.__name__ in ("MatchAs", "MatchStar", "MatchMapping"):
-                name = getattr(node, "rest" if kind.__name__ == "MatchMapping" else "name", None)
-                if name:
-                    self._bound.add(name)
-                    self._bind(name, "other")
+            note = _NOTES.get(type(node))
+            if note is not None:
+                note(self, node, walk)
+        # A file that makes no ``tf.function``, decorates no def and subclasses nothing runs nothing traced.
+        if walk.wrappers or (walk.functions and (walk.classes or any(f.decorator_list for f in walk.functions))):
+            self._mark_traced(tree, walk)
 
-        if wrappers or (functions and (classes or any(f.decorator_list for f in functions))):
-            self._mark_traced(tree, functions, methods, wrappers, classes, called)
+    # What the walk notes of each kind of node (``_NOTES``); an assignment comes before its names.
+    def _note_name(self, node: ast.Name, walk: _Walk) -> None:
+        ctx = type(node.ctx)
+        if ctx is not ast.Load:
+            self._bound.add(node.id)
+            value = walk.assigned.get(id(node)) if ctx is ast.Store else None
+            self._bind(node.id, "assign" if value is not None else "other", value)
 
-    def _mark_traced(
-        self,
-        tree: ast.AST,
-        functions: List[_Function],
-        methods: Set[int],
-        wrappers: List[ast.Call],
-        classes: List[ast.ClassDef],
-        called: Set[str],
-    ) -> None:
-        """Mark the calls in the bodies of functions that run traced, as the LibCST analysis
-        finds them (``eager_run/traced.traced_functions``): a def with a decorator naming a
-        tracing wrapper (``tracing.TRACING``), a def whose name (unless the file also calls
-        ``name(...)``: the analysis then asks where), or a method whose ``self.name``, is
-        passed to ``tf.function(...)`` anywhere in the file (``tracing.traced_argument``'s
-        forms), a lambda passed to it, and an
-        undecorated method that a known library base class runs traced
-        (``tracing.LIBRARY_TRACED_METHODS``: Keras ``train_step``, Orbit's). A name must
-        reach the wrapper through imports only (no other binding of its head in the file),
-        and by an import the module runs itself (not one inside a function, which other
-        functions do not see), so a call is marked only where the analysis finds it traced too; what the analysis
-        also follows (base classes of other modules, helpers called only from traced code)
+    def _note_assignment(self, node: Union[ast.Assign, ast.AnnAssign, ast.NamedExpr], walk: _Walk) -> None:
+        for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+            if type(target) is ast.Name and node.value is not None:
+                walk.assigned[id(target)] = node.value
+        if isinstance(node, ast.AnnAssign):
+            self.annotations.append(node.annotation)
+
+    def _note_with(self, node: Union[ast.With, ast.AsyncWith], walk: _Walk) -> None:
+        for item in node.items:
+            if type(item.optional_vars) is ast.Name:
+                walk.assigned[id(item.optional_vars)] = item.context_expr
+
+    def _note_parameter(self, node: ast.arg, walk: _Walk) -> None:
+        self._bound.add(node.arg)
+        self._bind(node.arg, "param", node.annotation)
+        if node.annotation is not None:
+            self.annotations.append(node.annotation)
+
+    def _note_definition(self, node: Union[_Function, ast.ClassDef], walk: _Walk) -> None:
+        if not isinstance(node, ast.ClassDef) and node.returns is not None:
+            self.annotations.append(node.returns)
+        self._bound.add(node.name)
+        self._bind(node.name, "other")
+        if isinstance(node, ast.ClassDef):
+            walk.methods.update(id(item) for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
+            if node.bases:
+                walk.classes.append(node)
+        else:
+            walk.functions.append(node)
+
+    def _note_other_binding(self, node: ast.AST, walk: _Walk) -> None:
+        """``global``/``nonlocal`` names, an ``except ... as`` name, a match pattern's capture."""
+        names = node.names if isinstance(node, (ast.Global, ast.Nonlocal)) else [getattr(node, "rest" if type(node).__name__ == "MatchMapping" else "name", None)]
+        for name in names:
+            if name:
+                self._bound.add(name)
+                self._bind(name, "other")
+
+    def _note_import(self, node: ast.Import, walk: _Walk) -> None:
+        self._imports.append(node)
+        for alias in node.names:
+            if alias.asname:
+                self._imported.setdefault(alias.asname, []).append(alias.name)
+            else:
+                head = alias.name.partition(".")[0]
+                self._imported.setdefault(head, []).append(head)
+
+    def _note_import_from(self, node: ast.ImportFrom, walk: _Walk) -> None:
+        self._imports.append(node)
+        if any(alias.name == "*" for alias in node.names):
+            self._star_import = True
+        for alias in node.names:
+            # A relative import names a module of this project: its target is None here
+            # (no absolute name), and kept apart as the analysis spells it (``.compat.X``).
+            target = f"{node.module}.{alias.name}" if node.module and not node.level else None
+            self._imported.setdefault(alias.asname or alias.name, []).append(target)
+            if node.level:
+                prefix = "." * node.level + (node.module or "")
+                self._relative.setdefault(alias.asname or alias.name, []).append(prefix + ("" if prefix.endswith(".") else ".") + alias.name)
+
+    def _note_call_kind(self, node: ast.Call, walk: _Walk) -> None:
+        """The call's shape (``_note_call``), and whether it makes a ``tf.function``, looks a name
+        up by a string or checks a type."""
+        self._note_call(node)
+        func = node.func
+        if type(func) is ast.Name:
+            walk.called.add(func.id)
+        if _last_name(func) == "function" or (type(func) is ast.Call and _last_name(func.func) == "function"):
+            walk.wrappers.append(node)  # ``tf.function(f)``, or the factory's ``tf.function(...)(f)``
+        elif type(func) is ast.Name and func.id in _NAME_LOOKUPS and len(node.args) >= 2:
+            name = node.args[1]
+            if type(name) is ast.Constant and isinstance(name.value, str):
+                self.name_lookups.add(name.value)
+        elif type(func) is ast.Name and func.id in _TYPE_CHECKS and len(node.args) + len(node.keywords) == 2:
+            checked = node.args[1] if len(node.args) == 2 else node.keywords[-1].value
+            elements = list(checked.elts) if type(checked) is ast.Tuple else [checked]
+            self.type_checks.append(elements)
+            self._type_checked.update(id(element) for element in elements)
+
+    def _note_attribute(self, node: ast.Attribute, walk: _Walk) -> None:
+        self._attributes.setdefault(node.attr, []).append(node)
+
+    def _note_constant(self, node: ast.Constant, walk: _Walk) -> None:
+        if type(node.value) is str and node.value.isidentifier():
+            self.identifier_strings.add(node.value)
+
+    def _note_test(self, node: Union[ast.If, ast.IfExp], walk: _Walk) -> None:
+        self.tests.append(node.test)
+
+    def _mark_traced(self, tree: ast.AST, walk: _Walk) -> None:
+        """Mark the calls in the bodies of functions that run traced, as the LibCST analysis finds them
+        (``eager_run/traced.traced_functions``): a def with a decorator naming a tracing wrapper
+        (``tracing.TRACING``), a def whose name (unless the file also calls ``name(...)``: the analysis
+        then asks where), or a method whose ``self.name``, is passed to ``tf.function(...)`` anywhere in
+        the file (``tracing.traced_argument``'s forms), a lambda passed to it, and an undecorated method
+        that a known library base class runs traced (``tracing.LIBRARY_TRACED_METHODS``: Keras
+        ``train_step``, Orbit's). A name must reach the wrapper through imports only (no other binding of
+        its head in the file), and by an import the module runs itself (not one inside a function, which
+        other functions do not see), so a call is marked only where the analysis finds it traced too; what
+        the analysis also follows (base classes of other modules, helpers called only from traced code)
         is not marked here, and such files go on to LibCST."""
         from migrate_tpu.codemod.analysis.tracing import LIBRARY_TRACED_METHODS
 
         traces = self._traces
         # Methods a library base class runs traced: {id of the def}.
         library_traced: Set[int] = set()
-        for class_def in classes:
+        for class_def in walk.classes:
             steps: Set[str] = set()
             for base in class_def.bases:
                 names = self._imported_as(base)
@@ -371,7 +373,7 @@ class SourceIndex(BoundNames):
         wrapped_names: Set[str] = set()
         wrapped_methods: Set[str] = set()
         bodies: List[ast.AST] = []  # what runs traced: the lambdas passed, then the functions' statements
-        for call in wrappers:
+        for call in walk.wrappers:
             first = self._traced_argument(call)
             if isinstance(first, ast.Name):
                 wrapped_names.add(first.id)
@@ -379,12 +381,12 @@ class SourceIndex(BoundNames):
                 wrapped_methods.add(first.attr)
             elif isinstance(first, ast.Lambda):
                 bodies.append(first.body)
-        for function in functions:
+        for function in walk.functions:
             name = function.name
-            if id(function) in methods:
+            if id(function) in walk.methods:
                 wrapped = name in wrapped_methods
             else:  # a def the file also calls by name may run eagerly there: LibCST's analysis decides
-                wrapped = name in wrapped_names and name not in called
+                wrapped = name in wrapped_names and name not in walk.called
             if id(function) in library_traced or wrapped or any(traces(decorator) for decorator in function.decorator_list):
                 bodies.extend(function.body)
         for body in bodies:
@@ -411,15 +413,14 @@ class SourceIndex(BoundNames):
         return names is not None and all(name in TRACING for name in names)
 
     def passes_traced_function(self, place: int) -> bool:
-        """Whether the first argument (or ``fn=``) of the call ``calls[place]`` is a function
-        this file makes a ``tf.function`` where the call sees it, as the analysis resolves it
+        """Whether the first argument (or ``fn=``) of the call ``calls[place]`` is a function this file makes a
+        ``tf.function`` where the call sees it, as the analysis resolves it
         (``eager_run/callables.Callables.resolve``, then its traced functions): a name that the scope the
-        analysis finds it in (the call's own, or one around it that is no class) binds only
-        by a ``def`` decorated with a tracing wrapper; or ``self.name`` in a method, where the
-        only binding of ``name`` in the method's class body is such a ``def``. ``run`` takes
-        such a function traced, so TPU301 has nothing to say of the call. On
-        tf-models-official 2.6.0, four of the five files LibCST parsed for nothing
-        (``distribution.run(step_fn)`` after ``@tf.function def step_fn``)."""
+        analysis finds it in (the call's own, or one around it that is no class) binds only by a ``def``
+        decorated with a tracing wrapper; or ``self.name`` in a method, where the only binding of ``name``
+        in the method's class body is such a ``def``. ``run`` takes such a function traced, so TPU301 has
+        nothing to say of the call. On tf-models-official 2.6.0, four of the five files LibCST parsed for
+        nothing (``distribution.run(step_fn)`` after ``@tf.function def step_fn``)."""
         call = self._call_nodes[place]
         first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "fn"), None)
         if first is None or isinstance(first, ast.Starred):
@@ -527,6 +528,18 @@ class SourceIndex(BoundNames):
         self._call_index[id(node)] = len(self.calls)
         self._call_nodes.append(node)
         self.calls.append(CallShape(attribute, receiver, len(node.args), keywords, starred, frozenset(literals)))
+
+
+# What the walk notes of each kind of node (``SourceIndex.__init__``).
+_NOTES: Dict[type, Callable[[SourceIndex, Any, _Walk], None]] = {
+    ast.Name: SourceIndex._note_name, ast.Assign: SourceIndex._note_assignment, ast.With: SourceIndex._note_with, ast.AsyncWith: SourceIndex._note_with,
+    ast.AnnAssign: SourceIndex._note_assignment, ast.NamedExpr: SourceIndex._note_assignment, ast.arg: SourceIndex._note_parameter,
+    ast.FunctionDef: SourceIndex._note_definition, ast.AsyncFunctionDef: SourceIndex._note_definition, ast.ClassDef: SourceIndex._note_definition,
+    ast.Global: SourceIndex._note_other_binding, ast.Nonlocal: SourceIndex._note_other_binding, ast.ExceptHandler: SourceIndex._note_other_binding,
+    **{kind: SourceIndex._note_other_binding for kind in (getattr(ast, name, None) for name in ("MatchAs", "MatchStar", "MatchMapping")) if kind},
+    ast.Import: SourceIndex._note_import, ast.ImportFrom: SourceIndex._note_import_from, ast.Call: SourceIndex._note_call_kind,
+    ast.Attribute: SourceIndex._note_attribute, ast.Constant: SourceIndex._note_constant, ast.If: SourceIndex._note_test, ast.IfExp: SourceIndex._note_test,
+}
 
 
 def _last_name(func: ast.expr) -> str:
