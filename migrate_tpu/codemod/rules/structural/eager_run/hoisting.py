@@ -13,7 +13,7 @@ make it anew each time (part of TPU301).
 from __future__ import annotations
 
 import builtins
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar, Union, cast
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, TypeVar, Union, cast
 
 import libcst as cst
 
@@ -49,48 +49,22 @@ class Hoisting:
         reads: ``name = tf.function(<lambda or factory call>)``, or the nested ``def`` moved
         there under ``@tf.function``. False where no such move applies (the caller reports)."""
         value = fn.value
-        moved_def = None
-        if resolved.kind == "def":
-            function = cast(cst.FunctionDef, resolved.node)
-            body = loops[0].body
-            statements = list(body.body) if isinstance(body, cst.IndentedBlock) else []
-            if not any(statement is function for statement in statements):
-                return False  # a def deeper in the loop (under an ``if``...) is not moved
-            moved_def = function
-            code, is_statement = self._code(function), True
-        elif isinstance(value, cst.Lambda) or (isinstance(value, cst.Call) and resolved.kind in ("built", "unknown")):
-            code, is_statement = self._code(value), False
-        elif isinstance(value, cst.Name):
+        if resolved.kind != "def" and isinstance(value, cst.Name):
             # ``step = make_step(k)`` (or a lambda) assigned in the loop: that line moves before it.
             moved_assign = self._assigned_in(loops[0], value.value, resolved)
             if moved_assign is None:
                 return False
             return self._assignment_before_loop(fn, label, scope, loops, moved_assign, resolved, base, analysis)
-        else:
+        moving = self._what_moves(value, loops, resolved)
+        if moving is None:
             return False
+        code, is_statement, moved_def = moving
         names = free_names(code, is_statement)
         if names is None:
             return False
-        target = None
-        changed: List[str] = []
-        for loop in loops:  # innermost first: go out while the loop keeps every name
-            changed = rebound_in(loop, names, scope)
-            if changed:
-                break
-            target = loop
-        if target is None or changed:
-            outer = target is not None
-            where = "an outer loop changes" if outer else "the loop changes"
-            shown = ", ".join(f"`{name}`" for name in changed[:3])
-            self.report(
-                value,
-                base
-                + f"; `{label}` is made anew on every iteration and reads {shown}, which {where}, so it cannot be "
-                "made once before the loop: pass what changes as an argument of `run` and build the step once",
-                analysis=analysis,
-                suggestion=f"step_fn = tf.function(...)  # once, before the loop, taking {shown} as arguments",
-            )
-            return True
+        target = self._outermost_loop_keeping(names, fn, label, scope, loops, base, analysis)
+        if target is None:
+            return True  # a loop changes a name it reads: reported, with no fix
         try:
             text, needed = expression_for("tensorflow.function", scope, lambda name: analysis.name_ready(name, target))
         except LookupError:
@@ -98,68 +72,115 @@ class Hoisting:
         reasons = self._hoist_reasons(value, resolved, moved_def, scope, analysis)
         per_call = self._made_per_call(scope, analysis)
         safety = Safety.UNSAFE if reasons or per_call else Safety.SAFE
-        newline = analysis.module.default_newline
         if moved_def is not None:
-            name = moved_def.name.value
-            index = next(i for i, statement in enumerate(loops[0].body.body) if statement is moved_def)
-            taken: Dict[str, cst.FunctionDef] = {}  # the def ``_without`` takes out of the loop
-
-            def take_out(updated: Placed, index: int = index) -> Placed:
-                return _on_statement(updated, lambda loop: _without(loop, index, taken))
-
-            def put_before(updated: Placed, text: str = text) -> Rewritten:
-                moved = add_decorator(taken["def"], text)
-                return insert_before(target, moved)(updated)
-
-            changes = [Change(loops[0], take_out)]
-            changes.append(Change(target, put_before))
-            what = f"`{name}` is defined anew on every iteration of the loop: it is moved before the loop, as a `@{text}`"
-            suggestion = f"@{text}\ndef {name}(...):  # defined once, before the loop"
-            fix_title = f"Move `{name}` before the loop as a `@{text}`"
+            move = self._def_before(moved_def, loops[0], target, text)
         else:
-            name = fresh_name(_hoisted_base(value), analysis, self._taken_names)
-            index = next(i for i, arg in enumerate(call.args) if arg is fn)
-            made: Dict[str, cst.BaseExpression] = {}
-
-            def use_name(updated: cst.Call, index: int = index, name: str = name) -> cst.Call:
-                args = list(updated.args)
-                made["value"] = args[index].value
-                args[index] = args[index].with_changes(value=cst.Name(name))
-                return updated.with_changes(args=args)
-
-            def assign_before(updated: Placed, text: str = text, name: str = name) -> Rewritten:  # (not ``put_before``: mypy wants one signature per name)
-                statement = cst.SimpleStatementLine(
-                    body=[
-                        cst.Assign(
-                            targets=[cst.AssignTarget(target=cst.Name(name))],
-                            value=cst.Call(func=cst.parse_expression(text), args=[cst.Arg(value=made["value"])]),
-                        )
-                    ],
-                    trailing_whitespace=cst.TrailingWhitespace(newline=cst.Newline(None if newline == "\n" else newline)),
-                )
-                return insert_before(target, statement)(updated)
-
-            changes = [Change(call, use_name), Change(target, assign_before)]
-            what = f"it is made anew on every iteration of the loop: it is made once before the loop, as `{name} = {text}(...)`"
-            suggestion = f"{name} = {text}({self._code(value)})  # once, before the loop"
-            fix_title = f"Make `{name} = {text}(...)` once, before the loop"
-        message = base + "; " + what
-        if reasons:
-            message += f"; in a `tf.function` its Python code runs only while tracing, and {'; '.join(reasons)}"
-            message += FIRST_TRACE if any(VARIABLES in r for r in reasons) else ""
-        if per_call:
-            message += "; " + per_call
+            move = self._made_before(call, fn, target, text, analysis)
         self.report(
             value,
-            message,
+            _with_reasons(base + "; " + move.what, reasons, per_call),
             analysis=analysis,
-            changes=changes,
+            changes=move.changes,
             safety=safety,
             imports=[needed] if needed else [],
-            suggestion=suggestion,
-            fix_title=fix_title,
+            suggestion=move.suggestion,
+            fix_title=move.fix_title,
         )
         return True
+
+    def _what_moves(self, value: cst.BaseExpression, loops: Sequence[Loop], resolved: RunCallable) -> Optional[Tuple[str, bool, Optional[cst.FunctionDef]]]:
+        """The code ``before_loop`` makes once (and whether it is a statement), and the def it moves
+        (None for a lambda or a factory call, wrapped where it stands); None where nothing moves."""
+        if resolved.kind == "def":
+            function = cast(cst.FunctionDef, resolved.node)
+            body = loops[0].body
+            statements = list(body.body) if isinstance(body, cst.IndentedBlock) else []
+            if not any(statement is function for statement in statements):
+                return None  # a def deeper in the loop (under an ``if``...) is not moved
+            return self._code(function), True, function
+        if isinstance(value, cst.Lambda) or (isinstance(value, cst.Call) and resolved.kind in ("built", "unknown")):
+            return self._code(value), False, None
+        return None
+
+    def _outermost_loop_keeping(
+        self, names: Set[str], fn: cst.Arg, label: str, scope: Scope, loops: Sequence[Loop], base: str, analysis: Analysis
+    ) -> Optional[Loop]:
+        """The outermost of ``loops`` (innermost first) that, with every loop inside it, changes none
+        of ``names``; None once it has reported that the innermost loop, or one around it, changes one."""
+        target: Optional[Loop] = None
+        changed: List[str] = []
+        for loop in loops:  # innermost first: go out while the loop keeps every name
+            changed = rebound_in(loop, names, scope)
+            if changed:
+                break
+            target = loop
+        if target is not None and not changed:
+            return target
+        shown = ", ".join(f"`{name}`" for name in changed[:3])
+        where = "an outer loop changes" if target is not None else "the loop changes"
+        self.report(
+            fn.value,
+            base
+            + f"; `{label}` is made anew on every iteration and reads {shown}, which {where}, so it cannot be "
+            "made once before the loop: pass what changes as an argument of `run` and build the step once",
+            analysis=analysis,
+            suggestion=f"step_fn = tf.function(...)  # once, before the loop, taking {shown} as arguments",
+        )
+        return None
+
+    def _def_before(self, moved_def: cst.FunctionDef, innermost: Loop, target: Loop, text: str) -> _Move:
+        """The nested ``def`` taken out of the ``innermost`` loop and put before ``target`` under ``@text``."""
+        name = moved_def.name.value
+        index = next(i for i, statement in enumerate(innermost.body.body) if statement is moved_def)
+        taken: Dict[str, cst.FunctionDef] = {}  # the def ``_without`` takes out of the loop
+
+        def take_out(updated: Placed, index: int = index) -> Placed:
+            return _on_statement(updated, lambda loop: _without(loop, index, taken))
+
+        def put_before(updated: Placed, text: str = text) -> Rewritten:
+            moved = add_decorator(taken["def"], text)
+            return insert_before(target, moved)(updated)
+
+        return _Move(
+            [Change(innermost, take_out), Change(target, put_before)],
+            f"`{name}` is defined anew on every iteration of the loop: it is moved before the loop, as a `@{text}`",
+            f"@{text}\ndef {name}(...):  # defined once, before the loop",
+            f"Move `{name}` before the loop as a `@{text}`",
+        )
+
+    def _made_before(self, call: cst.Call, fn: cst.Arg, target: Loop, text: str, analysis: Analysis) -> _Move:
+        """``name = text(<the lambda or factory call>)`` put before ``target``, and ``name`` passed
+        to ``run`` instead."""
+        value = fn.value
+        name = fresh_name(_hoisted_base(value), analysis, self._taken_names)
+        index = next(i for i, arg in enumerate(call.args) if arg is fn)
+        newline = analysis.module.default_newline
+        made: Dict[str, cst.BaseExpression] = {}
+
+        def use_name(updated: cst.Call, index: int = index, name: str = name) -> cst.Call:
+            args = list(updated.args)
+            made["value"] = args[index].value
+            args[index] = args[index].with_changes(value=cst.Name(name))
+            return updated.with_changes(args=args)
+
+        def assign_before(updated: Placed, text: str = text, name: str = name) -> Rewritten:  # (not ``put_before``: mypy wants one signature per name)
+            statement = cst.SimpleStatementLine(
+                body=[
+                    cst.Assign(
+                        targets=[cst.AssignTarget(target=cst.Name(name))],
+                        value=cst.Call(func=cst.parse_expression(text), args=[cst.Arg(value=made["value"])]),
+                    )
+                ],
+                trailing_whitespace=cst.TrailingWhitespace(newline=cst.Newline(None if newline == "\n" else newline)),
+            )
+            return insert_before(target, statement)(updated)
+
+        return _Move(
+            [Change(call, use_name), Change(target, assign_before)],
+            f"it is made anew on every iteration of the loop: it is made once before the loop, as `{name} = {text}(...)`",
+            f"{name} = {text}({self._code(value)})  # once, before the loop",
+            f"Make `{name} = {text}(...)` once, before the loop",
+        )
 
     def _assigned_in(self, loop: Loop, name: str, resolved: RunCallable) -> Optional[Tuple[int, cst.SimpleStatementLine]]:
         """The line ``name = <lambda or call>`` (or ``name: T = ...``) directly in the loop's
@@ -191,25 +212,9 @@ class Hoisting:
         names = free_names(self._code(value), False)
         if names is None:
             return False
-        target: Optional[Loop] = None
-        changed: List[str] = []
-        for loop in loops:
-            changed = rebound_in(loop, names, scope)
-            if changed:
-                break
-            target = loop
-        if target is None or changed:
-            shown = ", ".join(f"`{n}`" for n in changed[:3])
-            where = "an outer loop changes" if target is not None else "the loop changes"
-            self.report(
-                fn.value,
-                base
-                + f"; `{label}` is made anew on every iteration and reads {shown}, which {where}, so it cannot be "
-                "made once before the loop: pass what changes as an argument of `run` and build the step once",
-                analysis=analysis,
-                suggestion=f"step_fn = tf.function(...)  # once, before the loop, taking {shown} as arguments",
-            )
-            return True
+        target = self._outermost_loop_keeping(names, fn, label, scope, loops, base, analysis)
+        if target is None:
+            return True  # a loop changes a name it reads: reported, with no fix
         # Other code of the loop that reads the name would then get the tf.function.
         name = cast(str, assigned_name(assign))  # ``_assigned_in`` took only such lines
         readers = [
@@ -234,15 +239,10 @@ class Hoisting:
             wrapped = cst.Call(func=cst.parse_expression(text), args=[cst.Arg(value=cast(cst.BaseExpression, small.value))])
             return insert_before(target, line.with_changes(body=[small.with_changes(value=wrapped)]))(updated)
 
-        message = base + f"; `{name}` is made anew on every iteration of the loop: that line moves before the loop, as `{name} = {text}(...)`"
-        if reasons:
-            message += f"; in a `tf.function` its Python code runs only while tracing, and {'; '.join(reasons)}"
-            message += FIRST_TRACE if any(VARIABLES in r for r in reasons) else ""
-        if per_call:
-            message += "; " + per_call
+        what = f"`{name}` is made anew on every iteration of the loop: that line moves before the loop, as `{name} = {text}(...)`"
         self.report(
             fn.value,
-            message,
+            _with_reasons(base + "; " + what, reasons, per_call),
             analysis=analysis,
             changes=[Change(loops[0], take_out), Change(target, put_before)],
             safety=Safety.UNSAFE if reasons or per_call else Safety.SAFE,
@@ -357,6 +357,25 @@ class Hoisting:
             fix_title=f"Move `{name}` to the module as a `@{text}`",
         )
         return True
+
+
+class _Move(NamedTuple):
+    """What ``before_loop`` changes to make the callable once, and what its finding says of it."""
+
+    changes: List[Change]
+    what: str
+    suggestion: str
+    fix_title: str
+
+
+def _with_reasons(message: str, reasons: List[str], per_call: Optional[str]) -> str:
+    """``message`` and why a fix that moves code into a ``tf.function`` may change what it does (unsafe)."""
+    if reasons:
+        message += f"; in a `tf.function` its Python code runs only while tracing, and {'; '.join(reasons)}"
+        message += FIRST_TRACE if any(VARIABLES in r for r in reasons) else ""
+    if per_call:
+        message += "; " + per_call
+    return message
 
 
 def _on_statement(updated: Placed, rewrite: Callable[[Any], Statement]) -> Placed:
