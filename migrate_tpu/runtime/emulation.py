@@ -62,6 +62,7 @@ from migrate_tpu.runtime.strategies import (LOGICAL_DEVICE_HELPERS, _EmulatedTPU
                                             _strategy_experimental_run_v2, _strategy_experimental_run_v2_of_2_2,
                                             _strategy_run, strategy_classes, TPUStrategyV1)
 from migrate_tpu.runtime.topology import DeviceAssignment, Topology
+from migrate_tpu.runtime.tpu_rules import mirrored_replica_context_class, relay_refusals
 from migrate_tpu.runtime.tpu_system import (STATE, api_version, configure_devices, configure_pod, cores_per_host,
                                             default_tf_api, local_devices, tf_version)
 
@@ -228,6 +229,10 @@ def install(replicas=None, tf_api=None):
     collective = _collective_extended()
     if collective is not None:
         _patch(collective, "_initialize_local", _single_worker_on_this_hosts_devices(collective.__dict__["_initialize_local"]))
+    replica_context = mirrored_replica_context_class()
+    if replica_context is not None:
+        # an emulated TPU's replicas all-reduce with the TPU's dtypes (tpu_rules); others are untouched
+        _patch(replica_context, "_merge_call", relay_refusals(replica_context.__dict__["_merge_call"]))
     # what else user code sees of the release: its version, Keras optimizers, mixed precision
     releases.install(tf_api)
     STATE.installed = True

@@ -13,6 +13,7 @@ import tensorflow as tf
 
 from migrate_tpu.runtime.resolver import TPUClusterResolver
 from migrate_tpu.runtime.topology import DeviceAssignment, build_device_assignment, current_topology
+from migrate_tpu.runtime.tpu_rules import enforce_all_reduce_types
 from migrate_tpu.runtime.tpu_system import (EAGER_RUN_MESSAGE_2_1, EAGER_RUN_MESSAGE_2_4,
                                             EXPERIMENTAL_DEPRECATION, STATE, api_version,
                                             local_devices, tf_version)
@@ -94,6 +95,7 @@ class _EmulatedTPU(object):
         ext._tpu_cluster_resolver = tpu_cluster_resolver
         ext._device_assignment = device_assignment
         ext.emulated_tpu = True
+        enforce_all_reduce_types(ext, STATE.tf_api)  # the TPU's all-reduce takes no float64, int64, ...
 
     @property
     def cluster_resolver(self):

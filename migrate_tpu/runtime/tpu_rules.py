@@ -1,0 +1,186 @@
+"""A rule of a real TPU that ``tf.distribute.MirroredStrategy`` does not have, as data with
+where it comes from, and the check the emulated TPUStrategy makes with it:
+
+* the dtypes the TPU's all-reduce takes.  Inside the replicated computation, a TPUStrategy
+  reduces (``ReplicaContext.all_reduce``, the gradient aggregation of ``apply_gradients``, a
+  SUM or MEAN variable updated in a replica) with the ``CrossReplicaSum`` op, whose type
+  constraint refuses float64, int64 and every other dtype not listed below, with a
+  ``TypeError`` raised when the step is traced.  ``strategy.reduce`` of the results of ``run``
+  does not go through it (``TPUExtended._reduce_to`` sums them with ``add_n`` on the TPU host
+  outside the replicated computation), so it is never refused.
+
+Python 3.7 syntax; TensorFlow is imported only by the functions that need it, so the tables
+and messages can be read (and tested) without it.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import threading
+from typing import NamedTuple, Tuple
+
+
+# --------------------------------------------------------------------------
+# The all-reduce's dtypes
+# --------------------------------------------------------------------------
+
+
+class AllReduceTypes(NamedTuple):
+    """The dtypes (TensorFlow's names, in the op's order) that ``CrossReplicaSum`` takes at
+    ``release``, and where that is written in the release's wheel: ``(path under the
+    tensorflow package, line, words on that line)``."""
+    release: str
+    allowed: Tuple[str, ...]
+    sources: Tuple[Tuple[str, int, str], ...]
+
+
+def _sources(gen_tpu_ops_line, op_def_library_line, tpu_strategy_line):
+    return (("python/ops/gen_tpu_ops.py", gen_tpu_ops_line, "Must be one of the following types"),
+            ("python/framework/op_def_library.py", op_def_library_line, "raise TypeError("),
+            ("python/distribute/tpu_strategy.py", tpu_strategy_line, "return tpu_ops.cross_replica_sum(value)"))
+
+
+#: Per emulated TF API (the surface's release): the dtypes a TPU all-reduces.  Checked on the
+#: real interpreters (tests/runtime/test_tpu_rules.py): ``gen_tpu_ops.cross_replica_sum`` of a
+#: dtype not listed raises exactly ALL_REDUCE_MESSAGE with this list, in a graph, as when a TPU
+#: traces its step (2.4.1's op def says ``half``, its message ``float16``).  The sources: the
+#: generated op's docstring of ``input``'s types, op_def_library's ``_SatisfiesTypeConstraint``
+#: raising the TypeError, and ``TPUExtended._reduce_to`` calling the op inside the TPU context.
+ALL_REDUCE_TYPES = {
+    "2.1": AllReduceTypes("2.1.0", ("bfloat16", "float32", "int32", "uint32"), _sources(360, 57, 499)),
+    "2.2": AllReduceTypes("2.2.3", ("bfloat16", "float32", "int32", "uint32"), _sources(360, 57, 684)),
+    "2.3": AllReduceTypes("2.3.4", ("bfloat16", "float32", "int32", "uint32"), _sources(364, 57, 882)),
+    "2.4": AllReduceTypes("2.4.1", ("float16", "bfloat16", "float32", "int32", "uint32"), _sources(361, 59, 1095)),
+}
+
+#: op_def_library's words for an input whose dtype the op does not take (2.1.0 to 2.21)
+ALL_REDUCE_MESSAGE = ("Value passed to parameter 'input' has DataType {dtype} not in list of "
+                      "allowed values: {allowed}")
+
+
+def all_reduce_types(tf_api):
+    """The :class:`AllReduceTypes` of surface ``tf_api`` (``'2.1'``, ..., ``'2.4'``; the mixed
+    ``'2.1+2.4'`` is 2.4's, as is any later one)."""
+    key = str(tf_api or "2.4").split("+")[-1]
+    if key in ALL_REDUCE_TYPES:
+        return ALL_REDUCE_TYPES[key]
+    return ALL_REDUCE_TYPES["2.4"]
+
+
+def all_reduce_refusal(dtype_name, tf_api):
+    """The TPU's message for all-reducing a ``dtype_name`` value, or None where it takes it."""
+    rule = all_reduce_types(tf_api)
+    if dtype_name in rule.allowed:
+        return None
+    return ALL_REDUCE_MESSAGE.format(dtype=dtype_name, allowed=", ".join(rule.allowed))
+
+
+def _dtype_name(value):
+    """The TensorFlow dtype name of a tensor or per-replica value, or None for anything else
+    (a Python number becomes a float32 or int32 tensor, both taken)."""
+    import tensorflow as tf
+    parts = getattr(value, "_values", None)
+    if isinstance(parts, (tuple, list)) and parts:  # PerReplica, Mirrored, a distributed variable
+        value = parts[0]
+    elif not tf.is_tensor(value) and not hasattr(value, "indices"):  # IndexedSlices: a tensor's dtype
+        return None
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return None
+    try:
+        return tf.as_dtype(dtype).name
+    except TypeError:
+        return None
+
+
+class _Refused(object):
+    """What a merge function returns in place of its result when the TPU would have refused its
+    all-reduce: the replica raises the TypeError in its own thread, with the user's frames."""
+
+    def __init__(self, message):
+        self.message = message
+
+
+_MERGE = threading.local()  # .depth: merge functions of an emulated TPU's replicas under way
+
+
+def _check(values, tf_api):
+    for value in values:
+        name = _dtype_name(value)
+        message = name and all_reduce_refusal(name, tf_api)
+        if message:
+            raise _AllReduceRefused(message)
+
+
+class _AllReduceRefused(Exception):
+    """Raised in the merge function (the main thread), turned into the replica's TypeError."""
+
+
+def enforce_all_reduce_types(extended, tf_api):
+    """Make ``extended`` (an emulated TPUStrategy's) refuse, as the TPU's ``CrossReplicaSum``
+    does, to all-reduce a value of a dtype the release's TPU does not take, when the reduction
+    comes from a replica (a merge call) and not from ``strategy.reduce`` on ``run``'s results.
+    Only this strategy's instance changes; :func:`relay_refusals` must be installed too."""
+    reduce_to = extended._reduce_to
+    batch_reduce_to = extended._batch_reduce_to
+
+    def _reduce_to(reduce_op, value, *args, **kwargs):
+        if getattr(_MERGE, "depth", 0):
+            _check([value], tf_api)
+        return reduce_to(reduce_op, value, *args, **kwargs)
+
+    def _batch_reduce_to(reduce_op, value_destination_pairs, *args, **kwargs):
+        if getattr(_MERGE, "depth", 0):
+            _check([pair[0] for pair in value_destination_pairs], tf_api)
+        return batch_reduce_to(reduce_op, value_destination_pairs, *args, **kwargs)
+
+    extended._reduce_to = _reduce_to
+    extended._batch_reduce_to = _batch_reduce_to
+
+
+def relay_refusals(original):
+    """A ``_merge_call`` for MirroredStrategy's replica contexts: for an emulated TPU's replica,
+    its merge function runs with the all-reduce rule on, and a refusal is raised as TensorFlow's
+    ``TypeError`` in the replica's thread (where the user's ``all_reduce`` or
+    ``apply_gradients`` line is); any other strategy's merge call is ``original``'s."""
+    def _merge_call(self, fn, args, kwargs):
+        extended = getattr(getattr(self, "_strategy", None), "extended", None)
+        if not getattr(extended, "emulated_tpu", False):
+            return original(self, fn, args, kwargs)
+
+        def merge_fn(*merge_args, **merge_kwargs):
+            _MERGE.depth = getattr(_MERGE, "depth", 0) + 1
+            try:
+                return fn(*merge_args, **merge_kwargs)
+            except _AllReduceRefused as refused:
+                return _Refused(str(refused))
+            finally:
+                _MERGE.depth -= 1
+
+        result = original(self, merge_fn, args, kwargs)
+        if isinstance(result, _Refused):
+            raise TypeError(result.message)
+        return result
+    _merge_call.__doc__ = original.__doc__
+    return _merge_call
+
+
+def mirrored_replica_context_class():
+    """MirroredStrategy's replica context class (its ``_merge_call`` hands the merge to the main
+    thread): ``mirrored_run._MirroredReplicaContext`` from TF 2.2 on, ``mirrored_strategy.
+    MirroredReplicaContext`` in TF 2.1; None where neither is found."""
+    try:
+        from tensorflow.python.distribute import mirrored_run
+        found = getattr(mirrored_run, "_MirroredReplicaContext", None)
+    except ImportError:
+        found = None
+    if found is None:
+        from tensorflow.python.distribute import mirrored_strategy
+        found = getattr(mirrored_strategy, "MirroredReplicaContext", None)
+    if found is None or "_merge_call" not in found.__dict__:
+        return None
+    return found
+
+
+__all__ = ["ALL_REDUCE_MESSAGE", "ALL_REDUCE_TYPES", "AllReduceTypes", "all_reduce_refusal", "all_reduce_types",
+           "enforce_all_reduce_types", "mirrored_replica_context_class", "relay_refusals"]
+
