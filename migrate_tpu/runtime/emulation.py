@@ -62,7 +62,7 @@ from migrate_tpu.runtime.strategies import (LOGICAL_DEVICE_HELPERS, _EmulatedTPU
                                             _strategy_experimental_run_v2, _strategy_experimental_run_v2_of_2_2,
                                             _strategy_run, strategy_classes, TPUStrategyV1)
 from migrate_tpu.runtime.topology import DeviceAssignment, Topology
-from migrate_tpu.runtime.tpu_rules import mirrored_replica_context_class, relay_refusals
+from migrate_tpu.runtime.tpu_rules import check_core_count, mirrored_replica_context_class, relay_refusals
 from migrate_tpu.runtime.tpu_system import (STATE, api_version, configure_devices, configure_pod, cores_per_host,
                                             default_tf_api, local_devices, tf_version)
 
@@ -106,6 +106,16 @@ def _single_worker_on_this_hosts_devices(original):
         return original(self, cluster_resolver, devices=devices)
     initialize_local.__doc__ = original.__doc__
     return initialize_local
+
+
+def _on_a_tpu_machine(initialize):
+    """``initialize_tpu_system`` that first says so where no TPU has the emulated core count
+    (``--replicas 3``): where a TPU program first meets the machine."""
+    def initialize_tpu_system(*args, **kwargs):
+        check_core_count(cast(int, STATE.replicas), STATE.hosts)
+        return initialize(*args, **kwargs)
+    initialize_tpu_system.__doc__ = initialize.__doc__
+    return initialize_tpu_system
 
 
 def _collective_extended():
@@ -199,7 +209,7 @@ def install(replicas=None, tf_api=None):
         if hasattr(mod, "list_logical_devices"):
             _patch(mod, "list_logical_devices", _tpu_names_of_logical_devices(mod.list_logical_devices))
     for mod in _modules("tpu.experimental"):
-        _patch(mod, "initialize_tpu_system", initialize_tpu_system)
+        _patch(mod, "initialize_tpu_system", _on_a_tpu_machine(initialize_tpu_system))
         _patch(mod, "shutdown_tpu_system", shutdown_tpu_system)
         _patch(mod, "DeviceAssignment", DeviceAssignment)
         _patch(mod, "Topology", Topology)

@@ -13,7 +13,7 @@ import tensorflow as tf
 
 from migrate_tpu.runtime.resolver import TPUClusterResolver
 from migrate_tpu.runtime.topology import DeviceAssignment, build_device_assignment, current_topology
-from migrate_tpu.runtime.tpu_rules import enforce_all_reduce_types
+from migrate_tpu.runtime.tpu_rules import check_core_count, enforce_all_reduce_types
 from migrate_tpu.runtime.tpu_system import (EAGER_RUN_MESSAGE_2_1, EAGER_RUN_MESSAGE_2_4,
                                             EXPERIMENTAL_DEPRECATION, STATE, api_version,
                                             local_devices, tf_version)
@@ -75,6 +75,7 @@ class _EmulatedTPU(object):
     def _emulated_init(self, tpu_cluster_resolver, device_assignment):
         if not STATE.installed:
             raise RuntimeError("migrate_tpu.runtime.emulation.install() has not run")
+        check_core_count(STATE.replicas, STATE.hosts)  # no TPU has 3 cores
         if tpu_cluster_resolver is None:
             tpu_cluster_resolver = TPUClusterResolver("")
         topology = current_topology()

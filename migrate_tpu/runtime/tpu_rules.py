@@ -1,5 +1,5 @@
-"""A rule of a real TPU that ``tf.distribute.MirroredStrategy`` does not have, as data with
-where it comes from, and the check the emulated TPUStrategy makes with it:
+"""Two rules of a real TPU that ``tf.distribute.MirroredStrategy`` does not have, as data with
+where they come from, and the checks the emulated TPUStrategy makes with them:
 
 * the dtypes the TPU's all-reduce takes.  Inside the replicated computation, a TPUStrategy
   reduces (``ReplicaContext.all_reduce``, the gradient aggregation of ``apply_gradients``, a
@@ -7,7 +7,8 @@ where it comes from, and the check the emulated TPUStrategy makes with it:
   constraint refuses float64, int64 and every other dtype not listed below, with a
   ``TypeError`` raised when the step is traced.  ``strategy.reduce`` of the results of ``run``
   does not go through it (``TPUExtended._reduce_to`` sums them with ``add_n`` on the TPU host
-  outside the replicated computation), so it is never refused.
+  outside the replicated computation), so it is never refused;
+* the core counts TPU machines have (``--replicas``).
 
 Python 3.7 syntax; TensorFlow is imported only by the functions that need it, so the tables
 and messages can be read (and tested) without it.
@@ -181,6 +182,56 @@ def mirrored_replica_context_class():
     return found
 
 
-__all__ = ["ALL_REDUCE_MESSAGE", "ALL_REDUCE_TYPES", "AllReduceTypes", "all_reduce_refusal", "all_reduce_types",
+# --------------------------------------------------------------------------
+# Core counts of TPU machines
+# --------------------------------------------------------------------------
+
+#: Cores of one TPU host of 2020 (v2-8, v3-8: 4 chips of 2 cores, a 2x2 mesh of chips) and of
+#: the whole boxes of that mesh a program can be given (one core, one chip, two chips); today's
+#: single-host TPUs have 1, 4 or 8 devices too (v4-8: 4; v5e and v6e: 1, 4, 8).
+HOST_CORES = (1, 2, 4, 8)
+#: Cores in all of the multi-host TPU types of 2020 (8 per host): v2-32, v2-128, v2-256,
+#: v2-512; v3-32, v3-64, v3-128, v3-256, v3-512, v3-1024, v3-2048.
+SLICE_CORES = (32, 64, 128, 256, 512, 1024, 2048)
+CORE_COUNT_SOURCE = ("cloud.google.com/tpu/docs/types-zones (TPU types of 2020: v2-8 .. v2-512, "
+                     "v3-8 .. v3-2048); cloud.google.com/tpu/docs/v3 (2 TensorCores per chip)")
+
+
+def _listed(numbers):
+    numbers = [str(n) for n in numbers]
+    return ", ".join(numbers[:-1]) + " or " + numbers[-1]
+
+
+def core_count_problem(replicas, hosts=1):
+    """One line saying why no TPU has ``replicas`` cores (over ``hosts`` hosts), or None.
+
+    One host (``--replicas`` alone): a count of :data:`HOST_CORES` or :data:`SLICE_CORES`
+    (a slice's cores seen from its one client).  An emulated pod (``--hosts``): each host's
+    share must be a count of :data:`HOST_CORES`; the number of hosts is the user's choice (a
+    smaller pod than any TPU type, to try a pod's input pipelines, is allowed)."""
+    replicas, hosts = int(replicas), int(hosts or 1)
+    host_part = ("a TPU host has 8 cores (v2-8, v3-8), of which a program may be given 1, 2 or 4; "
+                 "a slice has 8 per host, {} in all".format(_listed(SLICE_CORES)))
+    if hosts > 1:
+        per_host = replicas // hosts
+        if per_host in HOST_CORES:
+            return None
+        return ("migrate-tpu run: no TPU host has {} cores (--hosts {} --replicas {}): {}; "
+                "run with --replicas {}".format(per_host, hosts, replicas, host_part, 8 * hosts))
+    if replicas in HOST_CORES or replicas in SLICE_CORES:
+        return None
+    return "migrate-tpu run: no TPU has {} cores (--replicas {}): {}; run with --replicas 8".format(
+        replicas, replicas, host_part)
+
+
+def check_core_count(replicas, hosts=1):
+    """Raise ``ValueError`` (one line) where no TPU has the emulated machine's core count."""
+    problem = core_count_problem(replicas, hosts)
+    if problem:
+        raise ValueError(problem)
+
+
+__all__ = ["ALL_REDUCE_MESSAGE", "ALL_REDUCE_TYPES", "AllReduceTypes", "CORE_COUNT_SOURCE", "HOST_CORES",
+           "SLICE_CORES", "all_reduce_refusal", "all_reduce_types", "check_core_count", "core_count_problem",
            "enforce_all_reduce_types", "mirrored_replica_context_class", "relay_refusals"]
 

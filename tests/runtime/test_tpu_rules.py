@@ -2,7 +2,7 @@
 tables checked against the real TensorFlow releases (their op and their source lines), and
 programs that are not TPU programs, or reduce where the TPU does not all-reduce, left alone.
 
-The refusals themselves (float64 and int64 all-reduced in the step) are cases
+The refusals themselves (float64 and int64 all-reduced in the step, ``--replicas 3``) are cases
 of the fidelity suite (tests/runtime/fidelity).
 """
 
@@ -18,7 +18,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "roundtrip"))
 from roundtrip_helpers import require_python
 
-from migrate_tpu.runtime.tpu_rules import ALL_REDUCE_TYPES, all_reduce_refusal, all_reduce_types
+from migrate_tpu.runtime.tpu_rules import (ALL_REDUCE_TYPES, HOST_CORES, SLICE_CORES, all_reduce_refusal,
+                                           all_reduce_types, core_count_problem)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -47,6 +48,33 @@ def test_taken_dtypes_and_surfaces():
             assert all_reduce_refusal(name, api) is not None
     assert all_reduce_types("2.1+2.4") is ALL_REDUCE_TYPES["2.4"]  # the mixed surface is 2.4's
     assert all_reduce_types(None) is ALL_REDUCE_TYPES["2.4"]
+
+
+@pytest.mark.parametrize("replicas", [3, 5, 6, 7, 12, 16, 24, 4096])
+def test_no_tpu_has_these_core_counts(replicas):
+    problem = core_count_problem(replicas)
+    assert problem is not None and "\n" not in problem
+    assert "no TPU has {} cores (--replicas {})".format(replicas, replicas) in problem
+    assert "v2-8, v3-8" in problem and "32, 64, 128, 256, 512, 1024 or 2048" in problem
+    assert problem.endswith("run with --replicas 8")
+
+
+def test_tpu_core_counts_are_accepted():
+    assert HOST_CORES == (1, 2, 4, 8)
+    for replicas in HOST_CORES + SLICE_CORES:
+        assert core_count_problem(replicas) is None
+        assert core_count_problem(replicas, hosts=1) is None
+
+
+def test_a_pods_hosts_each_have_a_hosts_cores():
+    assert core_count_problem(16, hosts=2) is None  # 8 per host
+    assert core_count_problem(4, hosts=2) is None   # the pod tests' small pods: 2, then 1 per host
+    assert core_count_problem(2, hosts=2) is None
+    assert core_count_problem(32, hosts=4) is None
+    problem = core_count_problem(6, hosts=2)
+    assert "no TPU host has 3 cores (--hosts 2 --replicas 6)" in problem
+    assert problem.endswith("run with --replicas 16")
+    assert core_count_problem(48, hosts=4) is not None  # 12 per host
 
 
 # --------------------------------------------------------------------------

@@ -101,7 +101,7 @@ CASES = [
          {(TF21, "2.1"): "TF 2.1.0's MirroredStrategy raises `merge_call` called while defining a new graph; "
                          "TF 2.1's TPUStrategy compiled the call as a whole"}),
     Case("--replicas 3 (no TPU host has 3 cores)", "plain_step.py", API_2_4,
-         ("error", None, []), {"*": "any --replicas N is accepted"}, run_args=("--replicas", "3")),
+         ("error", "ValueError", ["no TPU has 3 cores"]), run_args=("--replicas", "3")),
 ]
 
 _POOL = []
