@@ -31,7 +31,12 @@ enforced here:
   the stable class, ``device_assignment`` for the experimental one);
 * the topology is 3-D (x, y, core) under the TF 2.1 and 2.2 APIs and 4-D
   (x, y, z, core) from TF 2.3 on, and ``DeviceAssignment.build`` checks the
-  rank of ``computation_shape``/``computation_stride`` against it.
+  rank of ``computation_shape``/``computation_stride`` against it;
+* a value all-reduced inside the step (a replica's merge call: ``all_reduce``,
+  ``apply_gradients``) of a dtype the release's ``CrossReplicaSum`` does not take
+  (float64, int64, ...) raises that op's ``TypeError``, and ``initialize_tpu_system``
+  and the strategies refuse a core count no TPU has
+  (:mod:`migrate_tpu.runtime.tpu_rules`).
 
 Whichever API is emulated, :mod:`migrate_tpu.runtime.releases` shows the user's code
 that release's version, Keras optimizers and mixed-precision API.
