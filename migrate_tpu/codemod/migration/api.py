@@ -22,7 +22,7 @@ from migrate_tpu.codemod.foundation.options import Options
 from migrate_tpu.codemod.foundation.parsing import parse_module
 from migrate_tpu.codemod.framework.edits import Layout, add_imports, apply_changes, drop_unused_imports, splice_code, statement_starts
 from migrate_tpu.codemod.foundation.places import LineMap
-from migrate_tpu.codemod.foundation.positions import spans
+from migrate_tpu.codemod.foundation.positions import Span, spans
 from migrate_tpu.codemod.rules.catalogue import select_rules
 from migrate_tpu.codemod.migration.checking import run_rules
 from migrate_tpu.codemod.framework.rule import Finding, Safety
@@ -245,7 +245,13 @@ def _migrate_parsed(
 ) -> Outcome:
     """``_migrate_code`` past the prefilter. ``source`` is what LibCST parses: the module,
     or its text with some statements left out (``hidden_text`` is theirs); ``tree`` is the
-    ``ast`` tree of the same lines, when the caller has it."""
+    ``ast`` tree of the same lines, when the caller has it.
+
+    Its phases: the rules find (``run_rules``); the findings are placed and the suppressed
+    ones dropped (``_locate``, ``_unsuppressed``); ``check`` stops there; the chosen fixes
+    make the code (``_fixed_code``), which must parse; the reports say where what is left
+    stands in the fixed file (``fix``: ``_as_written``) and which lines each fix edits
+    (``diff``: ``_note_change_lines``)."""
     module = parse_module(source)
     rules = [rule_class() for rule_class in rule_classes]
     analysis = Analysis(module, rules, lookup=lookup, path=path)
@@ -258,15 +264,8 @@ def _migrate_parsed(
         return Outcome(source, [])
 
     directives = _directives(source)
-    statements = [f.statement for f in findings if f.statement is not None] if directives else []
-    # fix mode locates the findings it applies too: should the fixed file not be
-    # written after all, they are reported where they are in the file as read.
-    wanted = findings
-    # One code generation pass locates everything: the findings shown, the
-    # statements their suppressions sit on, and the edits JSON/SARIF reports carry.
     # A fix that may wrap the call it lengthens needs to know where the call stands.
     wrapping = wrap and options.mode != "check"
-    edited = [c.node for f in findings for c in f.changes if options.want_edits or (wrapping and c.wrap)]
     # Only the top-level statements that hold a finding are generated to place them, each
     # from where it begins in the source (known from the standard library's tree).
     if tree is None:
@@ -275,14 +274,62 @@ def _migrate_parsed(
     module_tree = cast(Optional[ast.Module], tree)
     memo: _Memo = {"starts": statement_starts(module, source, module_tree) if module_tree is not None else None, "texts": {}}
     statement_lines = StatementLines(module, module_tree) if module_tree is not None else None
+    located = _locate(analysis, findings, source, options, wrapping, directives, memo, statement_lines)
+    kept = _unsuppressed(findings, located, directives)
+
+    chosen = [f for f in kept if _will_apply(f, options)]
+    if options.mode == "check":
+        for f in chosen:
+            f.applied = True
+        return Outcome(source, [_report(f, module, options, located) for f in kept])
+    new_module, code, generated = _fixed_code(analysis, chosen, source, located, hidden_text, wrapping, memo, module_tree)
+    if code != source and not _output_compiles(code, generated) and (_compiles(source) or not _parses_with_libcst(code)):
+        raise OutputDoesNotParse("the migrated code does not parse")
+
+    as_read = _as_written(kept, new_module, source, code) if options.mode == "fix" else {}
+    reports = [_report(f, module, options, located) for f in kept]
+    for finding, report in zip(kept, reports):
+        report.as_read = as_read.get(id(finding))
+    if options.mode == "diff" and chosen and statement_lines is not None:
+        _note_change_lines(kept, reports, analysis, statement_lines)
+    return Outcome(code, reports)
+
+
+def _locate(
+    analysis: Analysis,
+    findings: Sequence[Finding],
+    source: str,
+    options: Options,
+    wrapping: bool,
+    directives: Dict[int, Optional[Tuple[str, ...]]],
+    memo: _Memo,
+    statement_lines: Optional[StatementLines],
+) -> Dict[int, Span]:
+    """Place every finding (its line and columns, from 1) and return the spans, by node id, of
+    all that is placed in one code generation pass: the findings' nodes, the statements their
+    suppressions may sit on (where the file has any) and the nodes the fixes edit where the
+    report carries its edits (JSON, SARIF) or a fix may wrap the call it lengthens."""
+    module = analysis.module
+    statements = [f.statement for f in findings if f.statement is not None] if directives else []
+    # fix mode locates the findings it applies too: should the fixed file not be
+    # written after all, they are reported where they are in the file as read.
+    wanted = findings
+    edited = [c.node for f in findings for c in f.changes if options.want_edits or (wrapping and c.wrap)]
     tops, inner = _top_statements(analysis, findings, edited, statement_lines)
     located = spans(module, [f.node for f in wanted] + statements + edited, source=source, starts=memo["starts"], tops=tops, inner=inner)
-    kept: List[Finding] = []
     for finding in findings:
         span = located.get(id(finding.node), (0, 0, 0, 0))
         finding.line, finding.column, finding.end_line, finding.end_column = span
         finding.column += 1
         finding.end_column += 1
+    return located
+
+
+def _unsuppressed(findings: Sequence[Finding], located: Dict[int, Span], directives: Dict[int, Optional[Tuple[str, ...]]]) -> List[Finding]:
+    """The findings no ``# migrate-tpu: ignore`` comment suppresses (on the finding's line, its
+    statement's first line, or a simple statement's last), in the order they are in the file."""
+    kept: List[Finding] = []
+    for finding in findings:
         if directives:
             lines = [finding.line]
             if finding.statement is not None and id(finding.statement) in located:
@@ -294,12 +341,23 @@ def _migrate_parsed(
                 continue
         kept.append(finding)
     kept.sort(key=lambda f: (f.line, f.column, f.rule_id))
+    return kept
 
-    chosen = [f for f in kept if _will_apply(f, options)]
-    if options.mode == "check":
-        for f in chosen:
-            f.applied = True
-        return Outcome(source, [_report(f, module, options, located) for f in kept])
+
+def _fixed_code(
+    analysis: Analysis,
+    chosen: Sequence[Finding],
+    source: str,
+    located: Dict[int, Span],
+    hidden_text: str,
+    wrapping: bool,
+    memo: _Memo,
+    module_tree: Optional[ast.Module],
+) -> Tuple[cst.Module, str, Optional[List[str]]]:
+    """The ``chosen`` fixes applied (marked so), their imports added and the imports they
+    release dropped where nothing else uses them: the new module, its code, and the statements
+    generated for it (``_code``; None when the whole module was)."""
+    module = analysis.module
     new_module = module
     if chosen:
         changes = [change for f in chosen for change in f.changes]
@@ -316,28 +374,30 @@ def _migrate_parsed(
         if trimmed is not None:
             new_module = trimmed
             code, generated = _code(module, trimmed, source, memo, module_tree)
-    if code != source and not _output_compiles(code, generated) and (_compiles(source) or not _parses_with_libcst(code)):
-        raise OutputDoesNotParse("the migrated code does not parse")
+    return new_module, code, generated
 
-    as_read = {}
-    if options.mode == "fix":
-        if code != source:
-            as_read = {id(f): (f.line, f.column, f.end_line, f.end_column) for f in kept}
-        for f in kept:  # an applied fix has no place in the file as written
-            if f.applied:
-                f.line, f.column, f.end_line, f.end_column = 0, 1, 0, 1
-    if options.mode == "fix" and code != source:
+
+def _as_written(kept: Sequence[Finding], new_module: cst.Module, source: str, code: str) -> Dict[int, Span]:
+    """``fix``: move each finding to its place in the file as written, and return where each
+    was in the file as read (by id; none where the code did not change)."""
+    as_read: Dict[int, Span] = {}
+    if code != source:
+        as_read = {id(f): (f.line, f.column, f.end_line, f.end_column) for f in kept}
+    for f in kept:  # an applied fix has no place in the file as written
+        if f.applied:
+            f.line, f.column, f.end_line, f.end_column = 0, 1, 0, 1
+    if code != source:
         # What is left is reported where it is in the file as written, not as it was.
         _relocate([f for f in kept if not f.applied], new_module, source, code)
-    reports = [_report(f, module, options, located) for f in kept]
+    return as_read
+
+
+def _note_change_lines(kept: Sequence[Finding], reports: Sequence[Report], analysis: Analysis, statement_lines: StatementLines) -> None:
+    """``diff``: the source lines each applied fix edits, so the patch names the rules of each hunk."""
     for finding, report in zip(kept, reports):
-        report.as_read = as_read.get(id(finding))
-    if options.mode == "diff" and chosen and statement_lines is not None:
-        for finding, report in zip(kept, reports):
-            if finding.applied:
-                report.change_lines = _changed_lines(finding, analysis, module, statement_lines)
-                report.edits_imports = bool(finding.imports or finding.releases)
-    return Outcome(code, reports)
+        if finding.applied:
+            report.change_lines = _changed_lines(finding, analysis, analysis.module, statement_lines)
+            report.edits_imports = bool(finding.imports or finding.releases)
 
 
 def _top_statements(
