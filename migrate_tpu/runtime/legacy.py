@@ -36,7 +36,10 @@ their arguments, the others raise ``NotImplementedError``); under 2.2 also the 3
 
 :func:`restrict_to` then hides from the user's code what the release did not have yet
 (``SURFACES``: the public names of ``tf.distribute``, ``tf.distribute.experimental``, the
-strategies and ``ReplicaContext``, read on the real TF 2.1.0, 2.2.3 and 2.3.4).
+strategies and ``ReplicaContext``, read on the real TF 2.1.0, 2.2.3 and 2.3.4), on the classes
+as on their instances: each such class attribute becomes a :class:`_Hidden` descriptor, absent
+for user code (which then finds what the program itself put on a class, as Python would) and
+the original for TensorFlow's.
 
 The experimental ``TPUStrategy`` constructor and its ``device_assignment``
 keyword exist in every release and need nothing.  On TF 2.0/2.1 itself this
@@ -45,8 +48,10 @@ module does nothing.
 
 from __future__ import absolute_import, division, print_function
 
+import sys
+import threading
 import types
-from typing import Any, Dict, FrozenSet, List, Tuple
+from typing import Any, Dict, FrozenSet, List, Set, Tuple
 
 import tensorflow as tf
 
@@ -69,11 +74,24 @@ def _is_tpu_strategy(strategy):
     return type(strategy).__name__.startswith("TPUStrategy")
 
 
-def experimental_run_v2(self, fn, args=(), kwargs=None):
-    """TF 2.1's ``Strategy.experimental_run_v2``: ``run`` under its old name."""
+def experimental_run_v2(self, fn, args=(), kwargs=None, *more, **options):
+    """TF 2.1's ``Strategy.experimental_run_v2``: ``run`` under its old name (the strategy's
+    own ``run``, also where the program made this ``Strategy.run``)."""
+    if (more or options) and _is_user_code(sys._getframe(1)):
+        # TF 2.1.0 took no options; TensorFlow's own overrides of run pass them to super().run,
+        # which finds this where the program made it Strategy.run
+        if more:
+            raise TypeError("experimental_run_v2() takes from 2 to 4 positional arguments but {} were "
+                            "given".format(4 + len(more)))
+        raise TypeError("experimental_run_v2() got an unexpected keyword argument '{}'".format(sorted(options)[0]))
+    if isinstance(self, strategies._EmulatedTPU):
+        # the emulated class has its own experimental_run_v2: this is tf.distribute.Strategy's
+        # called on it (the shim above), which TF 2.1.0 runs through the strategy's extended
+        # object, not the TPU's override
+        return strategies._mirrored_run(self, fn, args, kwargs, None)
     if _is_tpu_strategy(self):
         strategies.reject_eager_plain_function(fn, tpu_system.EAGER_RUN_MESSAGE_2_1)
-    return self.run(fn, args=args, kwargs=kwargs)
+    return _call_own(self, "run", fn, *((args, kwargs) + more), **options)
 
 
 def _stable_tpu_strategy_method(name):
@@ -121,8 +139,8 @@ def experimental_make_numpy_dataset(self, numpy_input):
 def experimental_distribute_datasets_from_function(self, dataset_fn, options=None):
     """TF 2.1's name for ``distribute_datasets_from_function``."""
     if options is None:
-        return self.distribute_datasets_from_function(dataset_fn)
-    return self.distribute_datasets_from_function(dataset_fn, options)
+        return _call_own(self, "distribute_datasets_from_function", dataset_fn)
+    return _call_own(self, "distribute_datasets_from_function", dataset_fn, options)
 
 
 def _resolver_with_local_empty_name(real: Any):  # Any: mypy takes no plain variable as a base class
@@ -167,9 +185,10 @@ def install(emulated=True, release="2.1"):
         return
     _INSTALLED.append(release)
     strategy = tf.distribute.Strategy
-    if not hasattr(strategy, "experimental_run_v2"):
-        _set(strategy, "experimental_run_v2",
-             experimental_run_v2 if release == "2.1" else strategies._strategy_experimental_run_v2_of_2_2)
+    for base in (strategy, tf.compat.v1.distribute.Strategy):  # TF >= 2.2: the v1 classes' is apart
+        if not hasattr(base, "experimental_run_v2"):
+            _set(base, "experimental_run_v2",
+                 experimental_run_v2 if release == "2.1" else strategies._strategy_experimental_run_v2_of_2_2)
     if not hasattr(strategy, "experimental_make_numpy_dataset"):
         _set(strategy, "experimental_make_numpy_dataset", experimental_make_numpy_dataset)
     if not hasattr(strategy, "experimental_distribute_datasets_from_function"):
@@ -309,14 +328,12 @@ class _SurfaceModule(types.ModuleType):
 
     def __getattribute__(self, name):
         if name[:1] != "_" and name in _HIDDEN_MODULE_NAMES.get(id(self), ()):
-            import sys
             if _is_user_code(sys._getframe(1)):
                 raise AttributeError("module '{}' has no attribute '{}'".format(
                     types.ModuleType.__getattribute__(self, "__name__"), name))
         return types.ModuleType.__getattribute__(self, name)
 
     def __dir__(self):
-        import sys
         names = types.ModuleType.__dir__(self)
         if _is_user_code(sys._getframe(1)):
             hidden = _HIDDEN_MODULE_NAMES.get(id(self), ())
@@ -327,44 +344,189 @@ class _SurfaceModule(types.ModuleType):
 _HIDDEN_MODULE_NAMES: Dict[int, FrozenSet[str]] = {}  # id(module) -> names user code cannot see
 
 
-def _strategy_attributes_of(base, known, shown_name=None):
-    """A ``__getattribute__`` for ``base`` that hides, from user code only, the public
-    strategy attributes that the release did not have (TF 2.1.0: ``run``, ``gather``, ...).
-    ``known(klass)``: the names the release's counterpart of ``klass`` had."""
-    import sys
-    original = base.__getattribute__
-    hidden_by_class: Dict[type, FrozenSet[str]] = {}
+class _Hidden(object):
+    """A class attribute of TensorFlow's (or the emulation's) that the release did not have, in
+    place of the attribute.  User code sees the class as if it were not there: the lookup goes on
+    to the next class of the MRO, as Python's would, so ``hasattr(tf.distribute.Strategy, 'run')``
+    is False under the 2.1 surface, and a ``run`` that the program puts on a class (the 2020 shim
+    ``tf.distribute.Strategy.run = tf.distribute.Strategy.experimental_run_v2``) is found on
+    instances of that class and its subclasses, the emulated TPUStrategy included.  TensorFlow's
+    and Keras's code (``self.run``, ``super().run``) gets the original."""
 
-    def hidden(klass):
-        names = hidden_by_class.get(klass)
-        if names is None:
-            kept = known(klass)
-            names = frozenset(n for n in dir(klass) if not n.startswith("_") and n not in kept)
-            hidden_by_class[klass] = names
-        return names
+    __slots__ = ("home", "name", "value", "surface")
 
-    def __getattribute__(self, name):
-        if name[:1] != "_" and name in hidden(type(self)):
+    def __init__(self, home, name, value, surface):
+        self.home, self.name, self.value, self.surface = home, name, value, surface
+
+    def __get__(self, instance, owner=None):
+        if owner is None:
+            owner = type(instance)
+        if self.surface.hides(owner, self.name):
             if _is_user_code(sys._getframe(1)):
-                klass = type(self)
-                shown = getattr(klass, "_tf_class_name", klass.__name__)
-                if shown_name is not None:
-                    shown = shown_name(self, original) or shown
-                raise AttributeError("'{}' object has no attribute '{}'".format(shown, name))
-        return original(self, name)
+                return self.surface.next_after(owner, self.home, self.name, instance)
+        return _bind(self.value, instance, owner)
 
-    return __getattribute__
+
+class _HiddenData(_Hidden):
+    """A hidden data descriptor (a property): setting and deleting it as well."""
+
+    __slots__ = ()
+
+    def __set__(self, instance, value):
+        if self.surface.hides(type(instance), self.name) and _is_user_code(sys._getframe(1)):
+            instance.__dict__[self.name] = value
+        else:
+            self.value.__set__(instance, value)
+
+    def __delete__(self, instance):
+        if self.surface.hides(type(instance), self.name) and _is_user_code(sys._getframe(1)):
+            del instance.__dict__[self.name]
+        else:
+            self.value.__delete__(instance)
+
+
+def _bind(value, instance, owner):
+    get = getattr(type(value), "__get__", None)
+    return value if get is None else get(value, instance, owner)
+
+
+class _ClassSurface(object):
+    """Which public class attributes user code sees: ``roots`` is ((class, names kept, classes
+    that were its bases in the release and are not now), ...), the most specific first; a class
+    under none of them keeps everything."""
+
+    def __init__(self, roots, shown_name):
+        self.roots = roots
+        self.shown_name = shown_name
+        self.kept: Dict[type, Any] = {}
+
+    def _root(self, klass):
+        if klass not in self.kept:
+            self.kept[klass] = next(((names, former) for root, names, former in self.roots
+                                     if issubclass(klass, root)), (None, ()))
+        return self.kept[klass]
+
+    def kept_names(self, klass):
+        return self._root(klass)[0]
+
+    def hides(self, klass, name):
+        kept = self.kept_names(klass)
+        return kept is not None and name[:1] != "_" and name not in kept
+
+    def next_after(self, owner, home, name, instance):
+        """What Python finds for ``name`` when ``home`` does not have it (user code's view)."""
+        if instance is not None:
+            try:
+                own = object.__getattribute__(instance, "__dict__")
+            except AttributeError:
+                own = {}
+            if name in own:
+                return own[name]
+        mro = owner.__mro__
+        for klass in mro[mro.index(home) + 1 if home in mro else 0:]:
+            value = klass.__dict__.get(name, _MISSING)
+            if value is _MISSING:
+                continue
+            if isinstance(value, _Hidden):
+                if self.hides(owner, name):
+                    continue
+                value = value.value
+            return _bind(value, instance, owner)
+        for klass in self._root(owner)[1]:  # what the program put on a former base
+            value = klass.__dict__.get(name, _MISSING)
+            if value is not _MISSING and not isinstance(value, _Hidden):
+                return _bind(value, instance, owner)
+        if instance is None:
+            raise AttributeError("type object '{}' has no attribute '{}'".format(owner.__name__, name))
+        shown = self.shown_name(instance, owner) or getattr(owner, "_tf_class_name", owner.__name__)
+        raise AttributeError("'{}' object has no attribute '{}'".format(shown, name))
+
+
+def _family(*classes):
+    """``classes``, their bases and every subclass of their topmost base, as now defined."""
+    found: List[type] = []
+    todo = [klass.__mro__[-2] for klass in classes]
+    while todo:
+        klass = todo.pop()
+        if klass in found:
+            continue
+        found.append(klass)
+        todo.extend(type.__subclasses__(klass))
+        todo.extend(base for base in klass.__mro__[1:-1] if base not in found)
+    return found
+
+
+#: The classes restrict_to() looked at (TensorFlow's and the emulation's), once it ran.
+_RESTRICTED_CLASSES: Set[type] = set()
+
+
+def _hide_class_attributes(surface, classes):
+    """Put a :class:`_Hidden` in place of each public attribute of ``classes`` that some class
+    of theirs under ``surface`` did not have in the release."""
+    for klass in classes:
+        below = [other for other in classes if issubclass(other, klass)]
+        for name, value in list(vars(klass).items()):
+            if name[:1] == "_" or isinstance(value, _Hidden):
+                continue
+            if any(surface.hides(other, name) for other in below):
+                kind = _HiddenData if hasattr(type(value), "__set__") else _Hidden
+                _set(klass, name, kind(klass, name, value, surface))
+    _RESTRICTED_CLASSES.update(classes)
+
+
+_OWN_CALLS = threading.local()
+
+
+def _call_own(obj, name, *args, **kwargs):
+    """Call ``obj``'s own ``name``: TensorFlow's, the emulation's or that of a class the program
+    defined, never one the program assigned on TensorFlow's classes (the shim
+    ``Strategy.run = Strategy.experimental_run_v2`` would call itself).  A call that comes back
+    here for the same object (an override of TensorFlow's calling ``super().run``, which finds
+    the program's) goes on to the next one, as ``super()`` would have without the shim."""
+    if not _hides(obj, name):
+        return getattr(obj, name)(*args, **kwargs)
+    own = []
+    for klass in type(obj).__mro__:
+        value = klass.__dict__.get(name, _MISSING)
+        if isinstance(value, _Hidden):
+            own.append(value.value)
+        elif value is not _MISSING and klass not in _RESTRICTED_CLASSES:
+            own.append(value)  # a subclass of the program's
+    depths = _OWN_CALLS.__dict__.setdefault("depths", {})
+    key = (id(obj), name)
+    depth = depths.get(key, 0)
+    if depth >= len(own):
+        raise AttributeError("'{}' object has no attribute '{}'".format(type(obj).__name__, name))
+    depths[key] = depth + 1
+    try:
+        return _bind(own[depth], obj, type(obj))(*args, **kwargs)
+    finally:
+        if depth:
+            depths[key] = depth
+        else:
+            del depths[key]
+
+
+def _hides(obj, name):
+    """Whether the surface hides ``name`` from user code on ``obj``'s class (restrict_to)."""
+    for klass in type(obj).__mro__:
+        value = klass.__dict__.get(name)
+        if isinstance(value, _Hidden):
+            return value.surface.hides(type(obj), name)
+    return False
 
 
 def restrict_to(release):
     """Make the names TF ``release`` (2.1, 2.2 or 2.3) lacked absent for user code
     (``AttributeError``): under 2.1 ``tf.distribute.TPUStrategy``, ``strategy.run``,
     ``gather``, a replica context's ``all_gather``, ...; under 2.2 ``tf.distribute.TPUStrategy``,
-    ``strategy.cluster_resolver``, ``gather``, ...  Runs on that release itself too, where it
-    hides only what the emulation adds.  Idempotent (the first call decides the release)."""
+    ``strategy.cluster_resolver``, ``gather``, ...  On the classes too (``hasattr(
+    tf.distribute.Strategy, 'run')`` is False under 2.1), where what the program assigns is
+    found as Python would find it.  Runs on that release itself too, where it hides only what
+    the emulation adds.  Idempotent (the first call decides the release)."""
     if release not in SURFACES:
         raise ValueError("release must be one of {}; got {!r}".format(", ".join(sorted(SURFACES)), release))
-    if any(name == "__getattribute__" for _, name, _ in _originals):
+    if _RESTRICTED_CLASSES:
         return
     surface = SURFACES[release]
     for path in ("distribute", "distribute.experimental"):
@@ -377,27 +539,24 @@ def restrict_to(release):
             _originals.append((module, "__class__", types.ModuleType))
             module.__class__ = _SurfaceModule
     # compat.v1 strategies (TPUStrategy with steps_per_run) derive from tf.distribute.Strategy
-    # on TF 2.1 but not on later releases, where their base needs the same hiding.
+    # on TF 2.1 but not on later releases: the most specific root first, and what a program of
+    # TF 2.1 assigns on tf.distribute.Strategy (its shim's run) reaches them as on TF 2.1.0
     v1_base = tf.compat.v1.distribute.Strategy
-    strategy_names = frozenset(surface["Strategy"])
-    v1_names = _compat_v1_tpu_strategy_names(surface)
-
-    def known(klass):
-        return v1_names if issubclass(klass, v1_base) else strategy_names
-
-    for base in (tf.distribute.Strategy, v1_base):
-        if base is v1_base and issubclass(v1_base, tf.distribute.Strategy):
-            continue  # TF 2.1 itself: the v2 base's hiding covers it
-        _set(base, "__getattribute__", _strategy_attributes_of(base, known))
-    replica_names = frozenset(surface["ReplicaContext"])
     replica_base = tf.distribute.ReplicaContext
-    def replica_context_name(context, getattribute):
-        # a TPU strategy's replicas have TensorFlow's TPU replica context
-        strategy = getattribute(context, "_strategy")
-        return "_TPUReplicaContext" if isinstance(strategy, strategies._EmulatedTPU) else None
+    former = (tf.distribute.Strategy,) if release == "2.1" and not issubclass(v1_base, tf.distribute.Strategy) else ()
+    roots = ((v1_base, _compat_v1_tpu_strategy_names(surface), former),
+             (tf.distribute.Strategy, frozenset(surface["Strategy"]), ()),
+             (replica_base, frozenset(surface["ReplicaContext"]), ()))
 
-    _set(replica_base, "__getattribute__",
-         _strategy_attributes_of(replica_base, lambda klass: replica_names, replica_context_name))
+    def shown_name(instance, owner):
+        # a TPU strategy's replicas have TensorFlow's TPU replica context
+        if issubclass(owner, replica_base):
+            strategy = instance.__dict__.get("_strategy")
+            return "_TPUReplicaContext" if isinstance(strategy, strategies._EmulatedTPU) else None
+        return None
+
+    _hide_class_attributes(_ClassSurface(roots, shown_name),
+                           _family(tf.distribute.Strategy, v1_base, replica_base))
 
 
 def restrict_to_2_1():
@@ -409,6 +568,7 @@ def uninstall():
     """Remove what :func:`install` and :func:`restrict_to` added."""
     releases.uninstall()
     del _INSTALLED[:]
+    _RESTRICTED_CLASSES.clear()
     while _originals:
         owner, name, value = _originals.pop()
         if value is _MISSING:

@@ -6,7 +6,7 @@ helpers, TensorFlow's class names, and, on a pod, one input worker per TPU host.
 from __future__ import absolute_import, division, print_function
 
 import logging
-from typing import Tuple, cast
+from typing import Any, Tuple, cast
 
 import numpy as np
 import tensorflow as tf
@@ -55,13 +55,18 @@ def reject_eager_plain_function(fn, message):
     raise NotImplementedError(message)
 
 
+# tf.distribute.Strategy's own run (experimental_run_v2 on TF 2.1), taken before a program
+# can assign its own (the 2020 shim ``tf.distribute.Strategy.run = ...experimental_run_v2``)
+_BASE_RUN: Any = getattr(tf.distribute.Strategy, "run", None)
+_BASE_RUN_V2: Any = getattr(tf.distribute.Strategy, "experimental_run_v2", None)
+
+
 def _mirrored_run(strategy, fn, args, kwargs, options):
-    base = tf.distribute.Strategy
-    if hasattr(base, "run"):
+    if _BASE_RUN is not None:
         if options is None:
-            return base.run(strategy, fn, args=args, kwargs=kwargs)
-        return base.run(strategy, fn, args=args, kwargs=kwargs, options=options)
-    return base.experimental_run_v2(strategy, fn, args=args, kwargs=kwargs)
+            return _BASE_RUN(strategy, fn, args=args, kwargs=kwargs)
+        return _BASE_RUN(strategy, fn, args=args, kwargs=kwargs, options=options)
+    return _BASE_RUN_V2(strategy, fn, args=args, kwargs=kwargs)
 
 
 class _EmulatedTPU(object):
