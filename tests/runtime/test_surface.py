@@ -24,6 +24,7 @@ from migrate_tpu.runtime import envs
 pytestmark = pytest.mark.roundtrip
 
 SURFACE = Path(__file__).resolve().parent / "programs" / "surface.py"
+SHIM = Path(__file__).resolve().parent / "programs" / "run_shim.py"
 RUNTIME = Path(__file__).resolve().parents[2] / "migrate_tpu" / "runtime"
 TF22, TF23 = "tf2.2", "tf2.3"
 #: surface -> the env of its real release
@@ -98,6 +99,15 @@ def test_the_recorded_surface_is_tf_2_1_0s():
     assert sorted(legacy_surface_data["Strategy"] + legacy_surface_data["TPUStrategyV1"]) == real["compat.v1 TPUStrategy"]
     assert list(legacy_surface_data["ReplicaContext"]) == real["ReplicaContext"]
     assert real["TPUStrategyV2"] is None
+    # the classes have what their instances have (hasattr(tf.distribute.Strategy, 'run') is False)
+    classes = real["classes"]
+    for key in ("tf.distribute.Strategy", "tf.distribute.MirroredStrategy", "tf.distribute.OneDeviceStrategy",
+                "tf.distribute.experimental.TPUStrategy", "tf.compat.v1.distribute.Strategy",
+                "tf.compat.v1.distribute.MirroredStrategy"):
+        assert classes[key] == list(legacy_surface_data["Strategy"]), key
+    assert classes["tf.compat.v1.distribute.experimental.TPUStrategy"] == real["compat.v1 TPUStrategy"]
+    assert classes["tf.distribute.ReplicaContext"] == real["ReplicaContext"]
+    assert classes["tf.distribute.TPUStrategy"] is None
 
 
 @pytest.mark.parametrize("api", ["2.2", "2.3"])
@@ -109,6 +119,11 @@ def test_the_recorded_surface_and_release_are_the_real_ones(api):
     assert real["TPUStrategyV2"] == (list(surface["Strategy"]) if api == "2.3" else None)  # tf.distribute.TPUStrategy: TF 2.3
     assert list(surface["compat.v1 TPUStrategy"]) == real["compat.v1 TPUStrategy"]
     assert list(surface["ReplicaContext"]) == real["ReplicaContext"]
+    classes = real["classes"]
+    for key in ("tf.distribute.Strategy", "tf.distribute.MirroredStrategy", "tf.distribute.experimental.TPUStrategy"):
+        assert classes[key] == list(surface["Strategy"]), key
+    assert classes["tf.compat.v1.distribute.experimental.TPUStrategy"] == list(surface["compat.v1 TPUStrategy"])
+    assert classes["tf.distribute.TPUStrategy"] == real["TPUStrategyV2"]
     # what user code reads of the release (releases.RELEASES; verify compares these as versions)
     release = recorded("releases", "RELEASES")[api]
     assert real["facts"]["versions"] == [release["version"], release["version"], release["git_version"],
@@ -135,6 +150,10 @@ def test_emulated_surface_has_what_the_release_had_and_nothing_more(name, api):
     real, emulated = result(api), result((name, api))
     for key in NAMES:
         assert emulated[key] == real[key], (key, sorted(set(emulated[key] or ()) ^ set(real[key] or ())))
+    # the classes too: hasattr(tf.distribute.Strategy, 'run') is False under 2.1
+    for key in sorted(real["classes"]):
+        emulated_names, real_names = emulated["classes"][key], real["classes"][key]
+        assert emulated_names == real_names, (key, sorted(set(emulated_names or ()) ^ set(real_names or ())))
     kept = KEPT_DIFFERENCES.get((name, api), set())
     differences = ["{}: {!r} on the release, {!r} emulated".format(key, real["facts"][key], emulated["facts"].get(key))
                    for key in sorted(real["facts"]) if key not in kept and emulated["facts"].get(key) != real["facts"][key]]
@@ -160,3 +179,47 @@ def test_a_tf_2_2_program_computes_the_bits_of_tf_2_2_3(name, api):
     reference = result((TF22, "2.2"))["losses"]
     assert len(reference) == 6
     assert result((name, api))["losses"] == reference
+
+
+#: (interpreter, surface) that run programs/run_shim.py; the truth is the bare real release
+SHIM_RUNS = [("tf2.1", "2.1"), (TF24, "2.1"), (TF221, "2.1"), (TF24, "2.4"), (TF221, "2.4")]
+_shim_runs = {}
+
+
+def shim_result(key):
+    if not _shim_runs:
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+        for api, name in (("2.1", "tf2.1"), ("2.4", TF24)):
+            try:
+                _shim_runs[api] = Run("run_shim.py on real {}".format(name), [_python(name), str(SHIM)], env)
+            except pytest.skip.Exception as skipped:
+                _shim_runs[api] = skipped
+        for name, api in SHIM_RUNS:
+            try:
+                _shim_runs[name, api] = start(_python(name), SHIM, tf_api=api,
+                                              label="run_shim.py on {} --tf-api {}".format(name, api))
+            except pytest.skip.Exception as skipped:
+                _shim_runs[name, api] = skipped
+    run = _shim_runs[key]
+    if isinstance(run, BaseException):
+        pytest.skip(str(run))
+    return run.result()
+
+
+@pytest.mark.parametrize("name, api", SHIM_RUNS)
+def test_the_2020_run_shim_does_what_it_did_on_the_release(name, api):
+    """``if not hasattr(tf.distribute.Strategy, 'run'): tf.distribute.Strategy.run =
+    tf.distribute.Strategy.experimental_run_v2`` (mead-baseline and others): the classes have
+    ``run`` after it and not before, as on TF 2.1.0, and ``strategy.run`` of a tf.function step
+    works, on the emulated TPUStrategy too, and so does Keras's fit (TensorFlow's own run, whose
+    ``super().run`` finds the shim); under 2.4 the shim does nothing, as on TF 2.4.1."""
+    real, emulated = shim_result(api), shim_result((name, api))
+    assert {k: v for k, v in emulated.items() if not k.startswith("_")} == real
+    if api == "2.1":
+        assert real["before"]["run"] == [] and "tf.distribute.experimental.TPUStrategy" in real["after"]["run"]
+    else:
+        assert real["before"]["experimental_run_v2"] == [] and real["before"] == real["after"]
+    assert emulated["_tpu has run, before"] is (api != "2.1")
+    assert emulated["_tpu has run, after"] is True
+    assert emulated["_tpu.run(step)"] == [3.0] * 8
+    assert emulated["_tpu fit"] == real["OneDeviceStrategy fit"]  # Keras's own use of run

@@ -1,8 +1,9 @@
 """Public names and release-dependent behaviour of a TF API surface as user code sees them;
 prints ``RESULT {json}``.  Runs under ``python -m migrate_tpu.runtime --tf-api 2.1|2.2|2.3`` or,
 bare, in a real TF 2.1.0, 2.2.3 or 2.3.4 interpreter (the truth: without a TPU, the classes'
-names, and what the release does where no TPU is needed).  Under the 2.2 and 2.3 surfaces it
-also trains ``custom_loop_2_2.py`` (``losses``).  Python 3.7 syntax."""
+names, ``hasattr`` on the classes themselves (``classes``), and what the release does where no
+TPU is needed).  Under the 2.2 and 2.3 surfaces it also trains ``custom_loop_2_2.py``
+(``losses``).  Python 3.7 syntax."""
 import itertools
 import json
 import logging
@@ -129,6 +130,35 @@ else:  # a real TF release without a TPU: the classes' names
         deprecation_logged = any("is deprecated" in m for m in warnings.messages)
     mirrored = tf.distribute.MirroredStrategy(["/cpu:0"])
 
+# what the classes have (hasattr on the class: a 2020 shim asks the class), the same way on the
+# release and under a surface; PROBES are the names any release from 2.1 to 2.4 had
+PROBES = (
+    "all_gather", "all_reduce", "cluster_resolver", "colocate_vars_with", "configure", "devices",
+    "distribute_datasets_from_function", "experimental_assign_to_logical_device", "experimental_distribute_dataset",
+    "experimental_distribute_datasets_from_function", "experimental_distribute_values_from_function",
+    "experimental_local_results", "experimental_make_numpy_dataset", "experimental_replicate_to_logical_devices",
+    "experimental_run", "experimental_run_v2", "experimental_split_to_logical_devices", "extended", "gather", "group",
+    "make_dataset_iterator", "make_input_fn_iterator", "merge_call", "num_replicas_in_sync", "reduce",
+    "replica_id_in_sync_group", "run", "scope", "steps_per_run", "strategy", "unwrap", "update_config_proto")
+CLASSES = (
+    ("tf.distribute.Strategy", lambda: tf.distribute.Strategy),
+    ("tf.distribute.MirroredStrategy", lambda: tf.distribute.MirroredStrategy),
+    ("tf.distribute.OneDeviceStrategy", lambda: tf.distribute.OneDeviceStrategy),
+    ("tf.distribute.experimental.TPUStrategy", lambda: tf.distribute.experimental.TPUStrategy),
+    ("tf.distribute.TPUStrategy", lambda: getattr(tf.distribute, "TPUStrategy", None)),
+    ("tf.compat.v1.distribute.Strategy", lambda: tf.compat.v1.distribute.Strategy),
+    ("tf.compat.v1.distribute.MirroredStrategy", lambda: tf.compat.v1.distribute.MirroredStrategy),
+    ("tf.compat.v1.distribute.experimental.TPUStrategy", lambda: tf.compat.v1.distribute.experimental.TPUStrategy),
+    ("tf.distribute.ReplicaContext", lambda: tf.distribute.ReplicaContext))
+
+
+def class_names(klass):
+    if klass is None:
+        return None
+    return sorted(n for n in set(PROBES) | set(public(klass)) if hasattr(klass, n))
+
+
+classes = {key: class_names(get()) for key, get in CLASSES}
 facts["versions"] = [tf.__version__, tf.version.VERSION, tf.version.GIT_VERSION, tf.keras.__version__]
 facts["topology rank"] = rank
 facts["DeviceAssignment.build(num_replicas=8)"] = list(
@@ -181,6 +211,7 @@ print("RESULT " + json.dumps({
     "compat.v1 TPUStrategy": strategy_v1_names,
     "TPUStrategyV2": stable_names,
     "ReplicaContext": replica_names,
+    "classes": classes,
     "facts": facts,
     "losses": losses,
     "_hidden": hidden,
