@@ -25,7 +25,7 @@ import ast
 import re
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, Deque, Dict, List, Optional, Tuple, cast
+from typing import Callable, Deque, Dict, List, Match, NamedTuple, Optional, Tuple, cast
 
 from migrate_tpu.codemod.foundation.findings import Report
 from migrate_tpu.codemod.foundation.places import StrippedLines
@@ -110,10 +110,7 @@ def _examples(string: ast.Constant, lines: List[str]) -> List[List[_Line]]:
         return []
     raw = "r" in quote.group(0).lower()
     start_column = string.col_offset + len(quote.group(0))
-    examples: List[List[_Line]] = []
-    current: Optional[List[_Line]] = None
-    fence: Optional[_Fence] = None
-    block: Optional[_Block] = None  # a reStructuredText code block being read
+    reader = _Reader()
     for index in range(first, last + 1):
         text = lines[index].rstrip("\r\n")
         begin = start_column if index == first else 0
@@ -122,75 +119,8 @@ def _examples(string: ast.Constant, lines: List[str]) -> List[List[_Line]]:
         editable = first < index < last and (raw or "\\" not in text)
         if index == last:
             segment = segment.split(quote.group(1))[0]
-        if block is not None:
-            if not segment.strip():
-                if block.lines:
-                    block.lines.append(_Line(index + 1, text, "", editable=False))
-                continue
-            indent = len(segment) - len(segment.lstrip())
-            if indent > block.indent and not (not block.lines and _OPTION.match(segment)):
-                if block.code_indent is None:
-                    block.code_indent = indent
-                if indent >= block.code_indent and _PROMPT.match(segment) is None:
-                    cut = begin + block.code_indent
-                    block.lines.append(_Line(index + 1, text[:cut], text[cut:], editable))
-                    continue
-                # A doctest in the block (its prompts say what is code) or a ragged block: not
-                # read as one program; the line is read as any other line below.
-                block = None
-            elif not block.lines or indent > block.indent:
-                continue  # the directive's options
-            else:
-                while block.lines and not block.lines[-1].code:
-                    block.lines.pop()
-                examples.append(block.lines)
-                block = None
-        marker = _FENCE.match(segment)
-        if marker is not None:
-            current = None
-            if fence is None:
-                fence = _Fence(marker.group(1), marker.group(2).lower() in _PYTHON_FENCES)
-            else:
-                if fence.python and fence.lines:
-                    examples.append(fence.lines)
-                fence = None
-            continue
-        match = _PROMPT.match(segment)
-        if fence is not None:
-            if match is not None:
-                fence.python = False  # a doctest in a fence: its prompts say what is code
-            elif not segment.strip():
-                fence.lines.append(_Line(index + 1, text, "", editable=False))
-                continue
-            elif segment.startswith(fence.indent):
-                fence.lines.append(_Line(index + 1, text[: begin + len(fence.indent)], segment[len(fence.indent) :], editable))
-                continue
-            else:
-                fence.python = False
-                continue
-        if match is None:
-            current = None
-            directive = _CODE_BLOCK.match(segment)
-            if directive is not None and (directive.group(2) is None or directive.group(2).lower() in _PYTHON_FENCES):
-                block = _Block(len(directive.group(1)))
-            elif directive is None and segment.rstrip().endswith("::") and not segment.lstrip().startswith(".."):
-                block = _Block(len(segment) - len(segment.lstrip()))
-            continue
-        prompt = match.group(2)
-        if prompt == "..." and current is None:
-            continue  # an ellipsis in expected output
-        prefix = text[: begin + match.end()]
-        line = _Line(index + 1, prefix, segment[match.end() :], editable)
-        if prompt == ">>>":
-            current = [line]
-            examples.append(current)
-        else:
-            cast("List[_Line]", current).append(line)  # a "..." line with no example before it was skipped above
-    if block is not None and block.lines:
-        while block.lines and not block.lines[-1].code:
-            block.lines.pop()
-        examples.append(block.lines)
-    return [example for example in examples if example]
+        reader.read(_Row(index + 1, text, begin, segment, editable))
+    return reader.finish()
 
 
 # ``.. code-block:: python`` (also ``code``, ``sourcecode``); a paragraph ending in ``::``
@@ -217,6 +147,130 @@ class _Fence:
     indent: str
     python: bool
     lines: List[_Line] = field(default_factory=list)
+
+
+class _Row(NamedTuple):
+    """One line of a docstring as ``_Reader`` reads it."""
+
+    number: int  # 1-based line of the file
+    text: str  # the file's line
+    begin: int  # where the string's text begins in it
+    segment: str  # the string's text of the line
+    editable: bool  # the file's text of the line is the string's text
+
+
+class _Reader:
+    """Reads a docstring line by line into its examples: doctests (their ``>>>`` and ``...``
+    prompts say what is code), Markdown fences and reStructuredText code blocks, each read
+    while it is open (``fence``, ``block``) and handed to ``examples`` when it closes."""
+
+    def __init__(self) -> None:
+        self.examples: List[List[_Line]] = []
+        self.current: Optional[List[_Line]] = None  # the doctest being read
+        self.fence: Optional[_Fence] = None
+        self.block: Optional[_Block] = None  # a reStructuredText code block being read
+
+    def read(self, row: _Row) -> None:
+        # A code block reads its own lines; a line that ends it is read as any other.
+        if self.block is not None and self._in_block(self.block, row):
+            return
+        marker = _FENCE.match(row.segment)
+        if marker is not None:
+            self._fence_marker(marker)
+            return
+        match = _PROMPT.match(row.segment)
+        if self.fence is not None and self._in_fence(self.fence, row, prompted=match is not None):
+            return
+        if match is None:
+            self._prose(row.segment)
+        else:
+            self._prompted(match, row)
+
+    def finish(self) -> List[List[_Line]]:
+        """The examples read, a code block still open at the docstring's end among them."""
+        if self.block is not None and self.block.lines:
+            self._close_block(self.block)
+        return [example for example in self.examples if example]
+
+    def _in_block(self, block: _Block, row: _Row) -> bool:
+        """Whether ``row`` belongs to the open code ``block`` (its code, a blank line in it, the
+        directive's options); False where it ends the block, which is then closed."""
+        segment = row.segment
+        if not segment.strip():
+            if block.lines:
+                block.lines.append(_Line(row.number, row.text, "", editable=False))
+            return True
+        indent = len(segment) - len(segment.lstrip())
+        if indent > block.indent and not (not block.lines and _OPTION.match(segment)):
+            if block.code_indent is None:
+                block.code_indent = indent
+            if indent >= block.code_indent and _PROMPT.match(segment) is None:
+                cut = row.begin + block.code_indent
+                block.lines.append(_Line(row.number, row.text[:cut], row.text[cut:], row.editable))
+                return True
+            # A doctest in the block (its prompts say what is code) or a ragged block: not
+            # read as one program; the line is read as any other line below.
+            self.block = None
+        elif not block.lines or indent > block.indent:
+            return True  # the directive's options
+        else:
+            self._close_block(block)
+        return False
+
+    def _close_block(self, block: _Block) -> None:
+        while block.lines and not block.lines[-1].code:
+            block.lines.pop()
+        self.examples.append(block.lines)
+        self.block = None
+
+    def _fence_marker(self, marker: Match[str]) -> None:
+        """A fence opens, or closes (a Python fence with lines is an example)."""
+        self.current = None
+        if self.fence is None:
+            self.fence = _Fence(marker.group(1), marker.group(2).lower() in _PYTHON_FENCES)
+        else:
+            if self.fence.python and self.fence.lines:
+                self.examples.append(self.fence.lines)
+            self.fence = None
+
+    def _in_fence(self, fence: _Fence, row: _Row, prompted: bool) -> bool:
+        """Whether the open ``fence`` takes ``row`` (a line of its code, blank or indented as the
+        fence; a line outside its indentation makes it no Python). A prompted line is read as a
+        doctest, the fence no Python either."""
+        segment = row.segment
+        if prompted:
+            fence.python = False  # a doctest in a fence: its prompts say what is code
+            return False
+        if not segment.strip():
+            fence.lines.append(_Line(row.number, row.text, "", editable=False))
+        elif segment.startswith(fence.indent):
+            fence.lines.append(_Line(row.number, row.text[: row.begin + len(fence.indent)], segment[len(fence.indent) :], row.editable))
+        else:
+            fence.python = False
+        return True
+
+    def _prose(self, segment: str) -> None:
+        """A line without a prompt ends a doctest; a code directive, or a paragraph ending in
+        ``::``, opens a code block."""
+        self.current = None
+        directive = _CODE_BLOCK.match(segment)
+        if directive is not None and (directive.group(2) is None or directive.group(2).lower() in _PYTHON_FENCES):
+            self.block = _Block(len(directive.group(1)))
+        elif directive is None and segment.rstrip().endswith("::") and not segment.lstrip().startswith(".."):
+            self.block = _Block(len(segment) - len(segment.lstrip()))
+
+    def _prompted(self, match: Match[str], row: _Row) -> None:
+        """A ``>>>`` line begins a doctest, a ``...`` line continues it."""
+        prompt = match.group(2)
+        if prompt == "..." and self.current is None:
+            return  # an ellipsis in expected output
+        prefix = row.text[: row.begin + match.end()]
+        line = _Line(row.number, prefix, row.segment[match.end() :], row.editable)
+        if prompt == ">>>":
+            self.current = [line]
+            self.examples.append(self.current)
+        else:
+            cast("List[_Line]", self.current).append(line)  # a "..." line with no example before it was skipped above
 
 
 def _header(tree: ast.Module, source: str) -> List[str]:
