@@ -274,80 +274,16 @@ optimizer = tf.keras.optimizers.SGD(0.1, lr=0.2)
         return self.findings
 
     def _rename_lr(self, call: cst.Call, optimizer: OptimizerClass, keywords: Set[str], analysis: Analysis) -> None:
-        if optimizer.kind == "legacy":
-            # TF 2.1's legacy class (``optimizers.LEGACY_KERAS``): ``lr`` is right there, and TF 2.4
-            # has no such class; the fix is another class, with its own defaults: left to a person.
-            self.report(
-                call,
-                f"`{optimizer.name}` is TF 2.1's legacy Keras optimizer (`lr` is its own parameter); TF 2.4 removed it "
-                f"(ImportError): use `tf.keras.optimizers.{optimizer.base}(learning_rate=...)`",
-                analysis=analysis,
-            )
+        manual = _no_rename(call, optimizer, keywords)
+        if manual is not None:
+            self.report(call, manual, analysis=analysis)
             return
-        if optimizer.kind == "ignores":
-            # Checked on TF 2.4.1 with Addons 0.12.1: the rate stays the wrapped optimizer's, and
-            # ``learning_rate=`` is refused ("Unexpected keyword argument"): no rename can help.
-            self.report(
-                call,
-                f"`lr=` has no effect on `{optimizer.name}`: it has no learning rate of its own and drops it "
-                "(`learning_rate=` would be refused); set the rate on the optimizer it wraps and remove `lr=`",
-                analysis=analysis,
-            )
-            return
-        positional = [arg for arg in call.args if arg.keyword is None]
-        # ``learning_rate`` given by position: an argument at its index, or ``*args`` before it.
-        by_position = optimizer.position is not None and (
-            len(positional) > optimizer.position or any(arg.star == "*" for arg in positional)
-        )
-        if "learning_rate" in keywords or by_position:
-            # Checked on 2.1.0 and 2.4.1: `SGD(0.1, lr=0.2)` and
-            # `SGD(learning_rate=0.1, lr=0.2)` train at 0.2 (`lr` wins);
-            # renaming `lr=` would pass `learning_rate` twice (`TypeError`).
-            given = "`learning_rate=`" if "learning_rate" in keywords else "a positional learning rate (or `*args`)"
-            self.report(
-                call,
-                f"both `lr=` and {given} are given: `lr=` wins (TF 2.1 and 2.4), so give its value as the only `learning_rate`",
-                analysis=analysis,
-            )
-            return
-
-        def rename(updated: cst.Call) -> cst.Call:
-            return updated.with_changes(
-                args=[
-                    arg.with_changes(keyword=cst.Name("learning_rate"))
-                    if arg.keyword is not None and arg.keyword.value == "lr"
-                    else arg
-                    for arg in updated.args
-                ]
-            )
-
-        if optimizer.kind == "requires":
-            # ``ConditionalGradient(lr=0.1)``: ``learning_rate`` has no default, so it never ran.
-            self.report(
-                call,
-                f"`{optimizer.name}` requires `learning_rate`: with `lr=` alone it raises `TypeError`; "
-                "give the rate as `learning_rate=`",
-                analysis=analysis,
-            )
-            return
-
-        change = [Change(call, rename)]
+        change = [Change(call, _learning_rate_for_lr)]
         title = "Rename `lr=` to `learning_rate=`"
-        if optimizer.kind == "keras":
-            message = "`lr=` is a deprecated alias of `learning_rate=`; Keras 2.11 and later optimizers ignore it"
-            self.report(call, message, analysis=analysis, changes=change, fix_title=title)
-        elif optimizer.kind in ("library", "inherited"):
-            if optimizer.kind == "inherited":
-                how = f"`{optimizer.name}` inherits its constructor from `{optimizer.base}`"
-            elif "." in optimizer.base:
-                how = f"`{optimizer.name}` passes it on to `{optimizer.base}`"
-            elif optimizer.base:
-                how = f"`{optimizer.name}` passes it on to Keras `{optimizer.base}`"
-            else:
-                how = f"`{optimizer.name}` reads it as `kwargs.get(\"lr\", learning_rate)`"
-            message = f"`lr=` is a deprecated alias of `learning_rate=` ({how}); optimizers since Keras 2.11 ignore it"
-            self.report(call, message, analysis=analysis, changes=change, fix_title=title)
+        if optimizer.kind in ("keras", "library", "inherited"):
+            self.report(call, _alias_message(optimizer), analysis=analysis, changes=change, fix_title=title)
         else:
+            # A class of the tree whose ``__init__`` takes ``**kwargs``: what it does with ``lr`` is its own.
             instead = (
                 "binds that `__init__`'s own `learning_rate` parameter instead"
                 if optimizer.own_parameter
@@ -358,3 +294,68 @@ optimizer = tf.keras.optimizers.SGD(0.1, lr=0.2)
                 f"`{optimizer.base}`, where it is a deprecated alias of `learning_rate=`; renaming it {instead}"
             )
             self.report(call, message, analysis=analysis, changes=change, safety=Safety.UNSAFE, fix_title=title)
+
+
+def _no_rename(call: cst.Call, optimizer: OptimizerClass, keywords: Set[str]) -> Optional[str]:
+    """Why renaming ``lr=`` would not help, as the finding's message (the fix left to a person);
+    None where it would."""
+    if optimizer.kind == "legacy":
+        # TF 2.1's legacy class (``optimizers.LEGACY_KERAS``): ``lr`` is right there, and TF 2.4
+        # has no such class; the fix is another class, with its own defaults: left to a person.
+        return (
+            f"`{optimizer.name}` is TF 2.1's legacy Keras optimizer (`lr` is its own parameter); TF 2.4 removed it "
+            f"(ImportError): use `tf.keras.optimizers.{optimizer.base}(learning_rate=...)`"
+        )
+    if optimizer.kind == "ignores":
+        # Checked on TF 2.4.1 with Addons 0.12.1: the rate stays the wrapped optimizer's, and
+        # ``learning_rate=`` is refused ("Unexpected keyword argument"): no rename can help.
+        return (
+            f"`lr=` has no effect on `{optimizer.name}`: it has no learning rate of its own and drops it "
+            "(`learning_rate=` would be refused); set the rate on the optimizer it wraps and remove `lr=`"
+        )
+    positional = [arg for arg in call.args if arg.keyword is None]
+    # ``learning_rate`` given by position: an argument at its index, or ``*args`` before it.
+    by_position = optimizer.position is not None and (
+        len(positional) > optimizer.position or any(arg.star == "*" for arg in positional)
+    )
+    if "learning_rate" in keywords or by_position:
+        # Checked on 2.1.0 and 2.4.1: `SGD(0.1, lr=0.2)` and
+        # `SGD(learning_rate=0.1, lr=0.2)` train at 0.2 (`lr` wins);
+        # renaming `lr=` would pass `learning_rate` twice (`TypeError`).
+        given = "`learning_rate=`" if "learning_rate" in keywords else "a positional learning rate (or `*args`)"
+        return f"both `lr=` and {given} are given: `lr=` wins (TF 2.1 and 2.4), so give its value as the only `learning_rate`"
+    if optimizer.kind == "requires":
+        # ``ConditionalGradient(lr=0.1)``: ``learning_rate`` has no default, so it never ran.
+        return (
+            f"`{optimizer.name}` requires `learning_rate`: with `lr=` alone it raises `TypeError`; "
+            "give the rate as `learning_rate=`"
+        )
+    return None
+
+
+def _alias_message(optimizer: OptimizerClass) -> str:
+    """The finding on ``lr=`` where it is the alias: on Keras's own optimizers, and on a library's
+    or the tree's classes that hand it on to one (or read it themselves)."""
+    if optimizer.kind == "keras":
+        return "`lr=` is a deprecated alias of `learning_rate=`; Keras 2.11 and later optimizers ignore it"
+    if optimizer.kind == "inherited":
+        how = f"`{optimizer.name}` inherits its constructor from `{optimizer.base}`"
+    elif "." in optimizer.base:
+        how = f"`{optimizer.name}` passes it on to `{optimizer.base}`"
+    elif optimizer.base:
+        how = f"`{optimizer.name}` passes it on to Keras `{optimizer.base}`"
+    else:
+        how = f"`{optimizer.name}` reads it as `kwargs.get(\"lr\", learning_rate)`"
+    return f"`lr=` is a deprecated alias of `learning_rate=` ({how}); optimizers since Keras 2.11 ignore it"
+
+
+def _learning_rate_for_lr(updated: cst.Call) -> cst.Call:
+    """The call with its ``lr=`` keyword named ``learning_rate=``."""
+    return updated.with_changes(
+        args=[
+            arg.with_changes(keyword=cst.Name("learning_rate"))
+            if arg.keyword is not None and arg.keyword.value == "lr"
+            else arg
+            for arg in updated.args
+        ]
+    )
