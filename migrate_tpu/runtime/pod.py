@@ -358,106 +358,153 @@ def run_hosts(argvs: Sequence[Sequence[str]], envs: Sequence[Mapping[str, str]],
 
 def _run_hosts(argvs: Sequence[Sequence[str]], envs: Sequence[Mapping[str, str]], timeout: Optional[float], label: str,
                poll: float, filter_noise: bool = False) -> int:
-    lock = threading.Lock()
-    stdout, stderr = _sink(sys.stdout), _sink(sys.stderr)
-
-    def say(text: str) -> None:
-        with lock:
-            stderr.write("{}: {}\n".format(label, text).encode("utf-8", "replace"))
-            stderr.flush()
-
-    read_end: Optional[int]  # these three are None once closed
-    release_read: Optional[int]
-    release_write: Optional[int]
-    read_end, write_end = os.pipe()
-    release_read, release_write = os.pipe()
-    finishers: List[int] = []  # per host: the launcher's read end of its done pipe, None once heard
-    processes: List["subprocess.Popen[bytes]"] = []
-    threads: List[threading.Thread] = []
+    pod = _Pod(label, filter_noise)
     try:
         for k, (argv, env) in enumerate(zip(argvs, envs)):
-            done_read, done_write = os.pipe()
-            os.set_blocking(done_read, False)
-            finishers.append(done_read)
-            env = dict(env)
-            env[WATCH_FD_VARIABLE] = str(read_end)
-            env[FINISH_FDS_VARIABLE] = "{},{}".format(done_write, release_read)
-            # Popen's stdin/stdout/stderr; Any, as ``**pipes`` is matched against every keyword of Popen.
-            pipes: Dict[str, Any] = {} if k == 0 else {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE,
-                                                       "stderr": subprocess.PIPE}
-            if k == 0 and filter_noise:
-                pipes = {"stderr": subprocess.PIPE}
-            try:
-                process = subprocess.Popen(argv, env=env, pass_fds=(read_end, done_write, release_read),
-                                           start_new_session=True, **pipes)
-            except OSError as error:
-                say("cannot start host {} ({}): {}".format(k, argv[0], error))
-                _stop(processes, say)
+            if not pod.start(k, argv, env):
                 return 127
-            finally:
-                os.close(done_write)
-            processes.append(process)
-            if k:
-                prefix = "[host {}] ".format(k).encode("ascii")
-                for stream, sink in ((process.stdout, stdout), (process.stderr, stderr)):
-                    thread = threading.Thread(target=_forward, args=(stream, sink, prefix, lock,
-                                                                     filter_noise and sink is stderr))
-                    thread.daemon = True
-                    thread.start()
-                    threads.append(thread)
-            elif filter_noise:
-                threads.append(relay_without_noise(cast("IO[bytes]", process.stderr), sys.stderr))  # a pipe (``pipes``)
-        os.close(read_end)
-        read_end = None
-        os.close(release_read)
-        release_read = None
+        pod.all_started()
+        return pod.supervise(timeout, poll)
+    except KeyboardInterrupt:
+        pod.say("interrupted; stopping " + ("it" if len(pod.processes) == 1 else "every host"))
+        _stop(pod.processes, pod.say)
+        return EXIT_INTERRUPTED
+    finally:
+        pod.close()  # whatever happened above, nothing survives
+
+
+class _Pod(object):
+    """The launcher's side of a running pod: its hosts, the threads relaying their output,
+    and the pipes it shares with them: the launcher pipe each host watches (it closes
+    when the launcher is gone), the finish line's release pipe and each host's done
+    pipe (:class:`FinishLine`)."""
+
+    def __init__(self, label: str, filter_noise: bool) -> None:
+        self.label = label
+        self.filter_noise = filter_noise
+        self.lock = threading.Lock()
+        self.stdout, self.stderr = _sink(sys.stdout), _sink(sys.stderr)
+        self.read_end: Optional[int]  # these three are None once closed
+        self.release_read: Optional[int]
+        self.release_write: Optional[int]
+        self.read_end, self.write_end = os.pipe()
+        self.release_read, self.release_write = os.pipe()
+        self.finishers: List[int] = []  # per host: the launcher's read end of its done pipe, None once heard
+        self.processes: List["subprocess.Popen[bytes]"] = []
+        self.threads: List[threading.Thread] = []
+
+    def say(self, text: str) -> None:
+        with self.lock:
+            self.stderr.write("{}: {}\n".format(self.label, text).encode("utf-8", "replace"))
+            self.stderr.flush()
+
+    def start(self, k: int, argv: Sequence[str], env: Mapping[str, str]) -> bool:
+        """Start host ``k``, which inherits the launcher pipe, its own done pipe and the
+        release pipe, and relay its output; False (said, every host started stopped)
+        where it cannot start."""
+        read_end, release_read = self.read_end, self.release_read
+        assert read_end is not None and release_read is not None, "open until every host has started"
+        done_read, done_write = os.pipe()
+        os.set_blocking(done_read, False)
+        self.finishers.append(done_read)
+        env = dict(env)
+        env[WATCH_FD_VARIABLE] = str(read_end)
+        env[FINISH_FDS_VARIABLE] = "{},{}".format(done_write, release_read)
+        # Popen's stdin/stdout/stderr; Any, as ``**pipes`` is matched against every keyword of Popen.
+        pipes: Dict[str, Any] = {} if k == 0 else {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE,
+                                                   "stderr": subprocess.PIPE}
+        if k == 0 and self.filter_noise:
+            pipes = {"stderr": subprocess.PIPE}
+        try:
+            process = subprocess.Popen(argv, env=env, pass_fds=(read_end, done_write, release_read),
+                                       start_new_session=True, **pipes)
+        except OSError as error:
+            self.say("cannot start host {} ({}): {}".format(k, argv[0], error))
+            _stop(self.processes, self.say)
+            return False
+        finally:
+            os.close(done_write)
+        self.processes.append(process)
+        self._relay(k, process)
+        return True
+
+    def _relay(self, k: int, process: "subprocess.Popen[bytes]") -> None:
+        """Host 0 writes to the launcher's own stdout and stderr (its stderr through the noise
+        filter, with ``filter_noise``); every other host's lines are prefixed ``[host K] ``."""
+        if k:
+            prefix = "[host {}] ".format(k).encode("ascii")
+            for stream, sink in ((process.stdout, self.stdout), (process.stderr, self.stderr)):
+                thread = threading.Thread(target=_forward, args=(stream, sink, prefix, self.lock,
+                                                                 self.filter_noise and sink is self.stderr))
+                thread.daemon = True
+                thread.start()
+                self.threads.append(thread)
+        elif self.filter_noise:
+            self.threads.append(relay_without_noise(cast("IO[bytes]", process.stderr), sys.stderr))  # a pipe (``pipes``)
+
+    def all_started(self) -> None:
+        """Close the launcher's copies of the ends only the hosts read: the launcher pipe then
+        closes when the launcher goes, the release pipe when it lets them go."""
+        for fd in (self.read_end, self.release_read):
+            if fd is not None:  # open until now (``start``)
+                os.close(fd)
+        self.read_end = self.release_read = None
+
+    def supervise(self, timeout: Optional[float], poll: float) -> int:
+        """Wait until every host has exited, the first to fail (which stops the others), or
+        the timeout; the pod's exit status."""
         started = time.time()
-        status = 0
         while True:
-            finishers = [fd for fd in finishers if not _heard(fd)]
-            if not finishers and release_write is not None:
-                os.close(release_write)  # every host is done: let them all go
-                release_write = None
-            codes = [p.poll() for p in processes]
+            self._release_when_all_crossed()
+            codes = [p.poll() for p in self.processes]
             failed = [k for k, code in enumerate(codes) if code not in (None, 0)]
             if failed:
-                first = failed[0]
-                status = cast(int, _status(codes[first]))  # a failed host's code: a number
-                if any(code is None for code in codes):
-                    say("host {} exited with status {}; stopping the other hosts".format(first, status))
-                    _stop(processes, say)
-                elif len(processes) > 1:
-                    say("host {} exited with status {}".format(first, status))
-                break
-            for process, code in zip(processes, codes):
+                return self._failed(failed[0], codes)
+            for process, code in zip(self.processes, codes):
                 if code is not None:  # what a finished host started ends with it
                     _signal_group(process, signal.SIGKILL)
             if all(code is not None for code in codes):
-                break
+                return 0
             if timeout is not None and time.time() - started > timeout:
-                waiting = [k for k, code in enumerate(codes) if code is None]
-                if len(processes) == 1:  # a single process under --timeout: no hosts to speak of
-                    say("still running after the {:g}s timeout; stopping it".format(timeout))
-                else:
-                    say("host{} {} still running after the {:g}s timeout; stopping every host".format(
-                        "s" if len(waiting) > 1 else "", ", ".join(str(k) for k in waiting), timeout))
-                _stop(processes, say)
-                status = EXIT_TIMEOUT
-                break
+                return self._timed_out(timeout, codes)
             time.sleep(poll)
+
+    def _release_when_all_crossed(self) -> None:
+        self.finishers = [fd for fd in self.finishers if not _heard(fd)]
+        if not self.finishers and self.release_write is not None:
+            os.close(self.release_write)  # every host is done: let them all go
+            self.release_write = None
+
+    def _failed(self, first: int, codes: Sequence[Optional[int]]) -> int:
+        """Host ``first`` failed: the others are stopped; its status is the pod's."""
+        status = cast(int, _status(codes[first]))  # a failed host's code: a number
+        if any(code is None for code in codes):
+            self.say("host {} exited with status {}; stopping the other hosts".format(first, status))
+            _stop(self.processes, self.say)
+        elif len(self.processes) > 1:
+            self.say("host {} exited with status {}".format(first, status))
         return status
-    except KeyboardInterrupt:
-        say("interrupted; stopping " + ("it" if len(processes) == 1 else "every host"))
-        _stop(processes, say)
-        return EXIT_INTERRUPTED
-    finally:
-        for process in processes:  # whatever happened above, nothing survives
+
+    def _timed_out(self, timeout: float, codes: Sequence[Optional[int]]) -> int:
+        waiting = [k for k, code in enumerate(codes) if code is None]
+        if len(self.processes) == 1:  # a single process under --timeout: no hosts to speak of
+            self.say("still running after the {:g}s timeout; stopping it".format(timeout))
+        else:
+            self.say("host{} {} still running after the {:g}s timeout; stopping every host".format(
+                "s" if len(waiting) > 1 else "", ", ".join(str(k) for k in waiting), timeout))
+        _stop(self.processes, self.say)
+        return EXIT_TIMEOUT
+
+    def close(self) -> None:
+        """Kill every host still running (and what it started), wait for the relays, close
+        every descriptor still open."""
+        for process in self.processes:
             if process.poll() is None:
                 _signal_group(process, signal.SIGKILL)
                 process.wait()
-        for thread in threads:
+        for thread in self.threads:
             thread.join(5)
-        for fd in [read_end, release_read, release_write] + finishers:
+        for fd in [self.read_end, self.release_read, self.release_write] + self.finishers:
             if fd is not None:
                 os.close(fd)
-        os.close(write_end)
+        os.close(self.write_end)
