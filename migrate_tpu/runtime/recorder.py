@@ -331,14 +331,24 @@ def _defining_class(klass, name):
 
 def _wrap(owner, name, make):
     original = owner.__dict__[name]
+    if _is_hidden(original):
+        # a name the surface hides from user code (legacy._Hidden): TensorFlow's own calls of it
+        # are recorded through the descriptor's value, and the name stays hidden
+        owner, name, original = original, "value", original.value
     if getattr(original, "_migrate_tpu_recorded", False):
         return
     replacement = make(original)
     replacement._migrate_tpu_recorded = True
+    replacement._migrate_tpu_wraps = original  # what it records (the emulation calls TensorFlow's own run through it)
     replacement.__name__ = getattr(original, "__name__", name)
     replacement.__doc__ = getattr(original, "__doc__", None)
     _wrapped.append((owner, name, original))
     setattr(owner, name, replacement)
+
+
+def _is_hidden(attribute):
+    """Whether a class attribute is a surface's hiding descriptor (legacy._Hidden)."""
+    return type(attribute).__name__ in ("_Hidden", "_HiddenData") and hasattr(attribute, "surface")
 
 
 def _on_main_thread(recorder):

@@ -61,12 +61,28 @@ _BASE_RUN: Any = getattr(tf.distribute.Strategy, "run", None)
 _BASE_RUN_V2: Any = getattr(tf.distribute.Strategy, "experimental_run_v2", None)
 
 
+def _own(name, base):
+    """tf.distribute.Strategy's ``name`` as TensorFlow defines it, or as the recorder of verify
+    wraps it (so that the step is recorded), never what a program assigned on the class."""
+    for klass in tf.distribute.Strategy.__mro__:
+        value = klass.__dict__.get(name)
+        if value is None:
+            continue
+        if type(value).__name__ in ("_Hidden", "_HiddenData"):  # a surface's hiding descriptor
+            value = getattr(value, "value", value)
+        if value is base or (base is not None and getattr(value, "_migrate_tpu_wraps", None) is base):
+            return value
+        break
+    return base
+
+
 def _mirrored_run(strategy, fn, args, kwargs, options):
     if _BASE_RUN is not None:
+        run = _own("run", _BASE_RUN)
         if options is None:
-            return _BASE_RUN(strategy, fn, args=args, kwargs=kwargs)
-        return _BASE_RUN(strategy, fn, args=args, kwargs=kwargs, options=options)
-    return _BASE_RUN_V2(strategy, fn, args=args, kwargs=kwargs)
+            return run(strategy, fn, args=args, kwargs=kwargs)
+        return run(strategy, fn, args=args, kwargs=kwargs, options=options)
+    return _own("experimental_run_v2", _BASE_RUN_V2)(strategy, fn, args=args, kwargs=kwargs)
 
 
 class _EmulatedTPU(object):

@@ -10,6 +10,7 @@ the bits that real TF 2.2.3 computes.
 """
 
 import ast
+import json
 import os
 import sys
 from pathlib import Path
@@ -223,3 +224,19 @@ def test_the_2020_run_shim_does_what_it_did_on_the_release(name, api):
     assert emulated["_tpu has run, after"] is True
     assert emulated["_tpu.run(step)"] == [3.0] * 8
     assert emulated["_tpu fit"] == real["OneDeviceStrategy fit"]  # Keras's own use of run
+
+
+@pytest.mark.parametrize("name", ["tf2.1", TF24, TF221])
+def test_the_shim_under_verify_s_recorder_is_recorded_and_still_hidden(name, tmp_path):
+    """verify records every run (runtime/recorder.py wraps TensorFlow's run where the class
+    defines it): under the 2.1 surface that is the surface's hiding descriptor, whose value the
+    recorder wraps; the emulated TPU's run goes through that wrapper (so its steps are recorded)
+    and never through the program's shim (which would call itself). The program sees what it
+    sees unrecorded."""
+    record = tmp_path / "record.json"
+    recorded = start(_python(name), SHIM, tf_api="2.1", label="run_shim.py recorded on {}".format(name),
+                     extra_env={"MIGRATE_TPU_RECORD": str(record), "MIGRATE_TPU_SEED": "0"}).result()
+    assert {k: v for k, v in recorded.items() if not k.startswith("_")} == shim_result("2.1")
+    assert recorded["_tpu has run, before"] is False and recorded["_tpu.run(step)"] == [3.0] * 8
+    written = json.loads(record.read_text())
+    assert written["steps"] >= 1 and 8 in written["replicas"], {k: written[k] for k in ("steps", "replicas", "exception")}
