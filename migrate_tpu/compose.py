@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from migrate_tpu.codemod.migration.migrator import TPUMigrator
     from migrate_tpu.codemod.framework.rule import Rule
     from migrate_tpu.engine.contracts import Outcome
-    from migrate_tpu.engine.installed import Inventory
+    from migrate_tpu.engine.installed import Interpreter, Inventory
     from migrate_tpu.engine.one_file import FileResult
     from migrate_tpu.engine.progress import Progress
     from migrate_tpu.engine.report import RuleInfo
@@ -596,6 +596,19 @@ def installed_python(python: Optional[str], environ: Optional[Dict[str, str]] = 
     return on_path
 
 
+def ask_interpreter(python: str) -> "Interpreter":
+    """Where ``python`` keeps its installed distributions (the runtime's envs module runs it: the
+    engine starts no process)."""
+    from migrate_tpu.engine.installed import InstalledError, Interpreter
+    from migrate_tpu.runtime.envs import installation_folders
+
+    try:
+        version, folders = installation_folders(python)
+    except ValueError as error:
+        raise InstalledError(str(error)) from None
+    return Interpreter(python, version, folders)
+
+
 def installed_run(names: Sequence[str], python: Optional[str], include_tensorflow: bool, settings: Settings,
                   **run_options: Any) -> Tuple[Run, Inventory]:
     """``check --installed``: the run over the ``.py`` files of ``python``'s installed
@@ -605,7 +618,7 @@ def installed_run(names: Sequence[str], python: Optional[str], include_tensorflo
     :class:`SettingsError` where the interpreter or a name cannot be found."""
     from dataclasses import replace
 
-    from migrate_tpu.engine.installed import InstalledError, ask_interpreter, inventory
+    from migrate_tpu.engine.installed import InstalledError, inventory
     from migrate_tpu.settings import SettingsError
 
     interpreter_path = installed_python(python)

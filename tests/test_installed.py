@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from migrate_tpu.compose import API_DISTRIBUTIONS, ProjectFiles, installed_python
-from migrate_tpu.engine.installed import InstalledError, Interpreter, ask_interpreter, distributions, inventory, normalized
+from migrate_tpu.compose import ask_interpreter
+from migrate_tpu.engine.installed import InstalledError, Interpreter, distributions, inventory, normalized
 from migrate_tpu.settings import SettingsError
 
 OLD_TPU = (

@@ -21,7 +21,6 @@ import io
 import json
 import os
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, IO, Iterable, List, Optional, Sequence, Tuple
@@ -35,51 +34,17 @@ class InstalledError(Exception):
     """The interpreter cannot be asked, or a distribution named is not installed: a one-line reason."""
 
 
-# What the interpreter is asked: its folders of installed distributions, in sys.path order
-# (written for every Python 3 the envs have, 3.7 included).
-_ASK = r"""
-import json, os, site, sys, sysconfig
-paths = sysconfig.get_paths()
-found = [paths.get("purelib"), paths.get("platlib")]
-found += list(getattr(site, "getsitepackages", lambda: [])())
-if getattr(site, "ENABLE_USER_SITE", False) and hasattr(site, "getusersitepackages"):
-    found.append(site.getusersitepackages())
-real = [os.path.realpath(p) for p in sys.path if p]
-found = [os.path.realpath(p) for p in found if p and os.path.isdir(p)]
-found.sort(key=lambda p: real.index(p) if p in real else len(real))
-print(json.dumps({"executable": sys.executable, "version": "%d.%d.%d" % sys.version_info[:3], "folders": found}))
-"""
 
 
 @dataclass(frozen=True)
 class Interpreter:
-    """What an interpreter said of itself: its path, its version and its folders of distributions."""
+    """What an interpreter said of itself: its path, its version and its folders of distributions
+    (asked by the composition root, :func:`migrate_tpu.compose.ask_interpreter`: the engine runs
+    no process)."""
 
     python: str
     version: str
     folders: Tuple[str, ...]
-
-
-def ask_interpreter(python: str, timeout: float = 60.0) -> Interpreter:
-    """Run ``python`` once to learn where its distributions are (``PYTHONPATH`` and
-    ``PYTHONHOME`` of this process left out: they are not the interpreter's own)."""
-    environ = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
-    try:
-        done = subprocess.run([python, "-c", _ASK], capture_output=True, timeout=timeout, env=environ, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError) as error:
-        raise InstalledError(f"cannot run {python}: {error}") from None
-    if done.returncode != 0:
-        last = (done.stderr.decode("utf-8", "replace").strip().splitlines() or [f"exit status {done.returncode}"])[-1]
-        raise InstalledError(f"{python} could not say where its packages are: {last}")
-    try:
-        answer = json.loads(done.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        raise InstalledError(f"{python} gave no answer as to where its packages are (is it a Python 3 interpreter?)") from None
-    folders: List[str] = []
-    for folder in answer.get("folders", []):
-        if folder not in folders:
-            folders.append(folder)
-    return Interpreter(python, str(answer.get("version", "")), tuple(folders))
 
 
 def normalized(name: str) -> str:

@@ -8,6 +8,7 @@ the wheel (the source tree's ``scripts/tf-envs`` calls it too).
 
 import os
 import subprocess
+from typing import List, Tuple
 
 #: name -> (Python version, TensorFlow version)
 ENVS = {
@@ -58,3 +59,44 @@ def unknown_interpreter_message(python):
 
 def _version_key(name):
     return tuple(int(part) for part in name[2:].split("."))
+
+
+# What the interpreter is asked: its folders of installed distributions, in sys.path order
+# (written for every Python 3 the envs have, 3.7 included).
+_ASK_FOLDERS = r"""
+import json, os, site, sys, sysconfig
+paths = sysconfig.get_paths()
+found = [paths.get("purelib"), paths.get("platlib")]
+found += list(getattr(site, "getsitepackages", lambda: [])())
+if getattr(site, "ENABLE_USER_SITE", False) and hasattr(site, "getusersitepackages"):
+    found.append(site.getusersitepackages())
+real = [os.path.realpath(p) for p in sys.path if p]
+found = [os.path.realpath(p) for p in found if p and os.path.isdir(p)]
+found.sort(key=lambda p: real.index(p) if p in real else len(real))
+print(json.dumps({"executable": sys.executable, "version": "%d.%d.%d" % sys.version_info[:3], "folders": found}))
+"""
+
+
+def installation_folders(python: str, timeout: float = 60.0) -> Tuple[str, Tuple[str, ...]]:
+    """``(version, folders)`` of the distributions ``python`` has installed, in its ``sys.path``
+    order (this process' ``PYTHONPATH``/``PYTHONHOME`` left out: they are not the interpreter's
+    own).  Raises ``ValueError`` with a one-line reason."""
+    import json
+    environ = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
+    try:
+        done = subprocess.run([python, "-c", _ASK_FOLDERS], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
+                              env=environ, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError) as error:
+        raise ValueError("cannot run {}: {}".format(python, error))
+    if done.returncode != 0:
+        last = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["exit status {}".format(done.returncode)])[-1]
+        raise ValueError("{} could not say where its packages are: {}".format(python, last))
+    try:
+        answer = json.loads(done.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise ValueError("{} gave no answer as to where its packages are (is it a Python 3 interpreter?)".format(python))
+    folders: List[str] = []
+    for folder in answer.get("folders", []):
+        if folder not in folders:
+            folders.append(folder)
+    return str(answer.get("version", "")), tuple(folders)

@@ -140,18 +140,19 @@ def launch(script: ScriptPath, args: Sequence[object], replicas: Optional[int] =
     if python and not _is_interpreter(cast(str, resolved)):  # not None: refused just above
         sys.stderr.write("migrate-tpu run: {}\n".format(envs.unknown_interpreter_message(python)))
         return 127
-    root = package_root()
+    package = package_root()
+    root: Optional[str] = package
     multi_client = hosts is not None and pod.is_multi_client_script(script)
     use_warm = warm.wanted() and warm.available() and not multi_client
     temporary = None
-    if _is_shared(root):
+    if _is_shared(package):
         # a warm pool keeps one such folder for its servers; a cold run makes its own
         root = warm.pool().isolated_root(isolated_root) if use_warm else None
         temporary = None if root else isolated_root()
     try:
         env = environment(root=temporary or root)
         if multi_client:
-            count = int(hosts)
+            count = int(hosts or 1)  # multi_client: hosts was given
             argvs = [command(script, args, pod_replicas(count, replicas), tf_api, resolved,
                              emulation, hosts=count, quiet=k > 0, tpu_env=tpu_env, verbose=verbose)
                      for k in range(count)]

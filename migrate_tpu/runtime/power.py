@@ -25,9 +25,12 @@ from __future__ import absolute_import, division, print_function
 
 import functools
 import importlib
+import os
 import sys
 
-# The switches (recorder.ONE_THREAD_VARIABLE, recorder.PERTURB_VARIABLE) are read by the recorder.
+#: "1": TensorFlow's kernels on one thread each; a number F: every learning rate scaled by F.
+ONE_THREAD_VARIABLE = "MIGRATE_TPU_ONE_THREAD_KERNELS"
+PERTURB_VARIABLE = "MIGRATE_TPU_PERTURB_LEARNING_RATE"
 
 # (module, class, attribute) where each Keras reads the learning rate its update applies.
 _LEARNING_RATE_READS = (
@@ -39,6 +42,16 @@ _LEARNING_RATE_READS = (
     ("tf_keras.src.optimizers.optimizer", "_BaseOptimizer", "learning_rate"),
     ("keras.optimizers.optimizer", "_BaseOptimizer", "learning_rate"),
 )
+
+
+def as_asked(recorder, tf, undo):
+    """Kernels on one thread, or learning rates scaled, where the environment asks (the
+    recorder's ``ONE_THREAD_VARIABLE`` and ``PERTURB_VARIABLE``); noted in ``recorder``."""
+    if os.environ.get(ONE_THREAD_VARIABLE) == "1":
+        recorder.one_thread_kernels = one_thread_kernels(tf)
+    factor = os.environ.get(PERTURB_VARIABLE)
+    if factor:
+        perturb_learning_rates(tf, float(factor), recorder.perturbed, undo)
 
 
 def one_thread_kernels(tf):

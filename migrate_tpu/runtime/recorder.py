@@ -55,10 +55,8 @@ SEED_VARIABLE = "MIGRATE_TPU_SEED"
 #: A JSON file ``{file name as code objects carry it: [lines]}``: the recorder notes which of
 #: those lines ran (verify's coverage of the migrated lines).
 WATCH_VARIABLE = "MIGRATE_TPU_WATCH_LINES"
-#: "1": TensorFlow's kernels on one thread each; a number F: every learning rate scaled by F
-#: (verify's runs that remove nondeterminism and measure a comparison's power: power.py).
-ONE_THREAD_VARIABLE = "MIGRATE_TPU_ONE_THREAD_KERNELS"
-PERTURB_VARIABLE = "MIGRATE_TPU_PERTURB_LEARNING_RATE"
+# verify's runs that remove nondeterminism and measure a comparison's power (power.py): names verify reads here
+from migrate_tpu.runtime.power import ONE_THREAD_VARIABLE, PERTURB_VARIABLE  # noqa: E402,F401
 DEFAULT_SEED = 0
 
 #: Arrays of up to this many numbers are written into the JSON record; larger ones as bytes.
@@ -631,19 +629,10 @@ def install(path, steps=None, seed=DEFAULT_SEED):
             if owner is not None:
                 _wrap(owner, name, _keras_wrapper(recorder, name))
     _record_prints(recorder)
-    _asked_of_the_run(recorder, tf)
+    from migrate_tpu.runtime import power
+    power.as_asked(recorder, tf, _wrapped)  # kernels on one thread, learning rates scaled, where verify asks
     RECORDER = recorder
     return recorder
-
-
-def _asked_of_the_run(recorder, tf):
-    """Kernels on one thread, or learning rates scaled on purpose, where verify asks (power.py)."""
-    from migrate_tpu.runtime import power
-    if os.environ.get(ONE_THREAD_VARIABLE) == "1":
-        recorder.one_thread_kernels = power.one_thread_kernels(tf)
-    factor = os.environ.get(PERTURB_VARIABLE)
-    if factor:
-        power.perturb_learning_rates(tf, float(factor), recorder.perturbed, _wrapped)
 
 
 def _record_prints(recorder):
