@@ -7,7 +7,10 @@ Three verifications of small programs of tests/verify/programs, each REPEAT time
 - exact --power: the same with the power measured (one run more: learning rates x1.1);
 - noisy:    noisy_loop.py, whose gradients carry os.urandom noise: the original again (A/A),
             three runs with kernels on one thread (the original twice, the migration once),
-            the per-value comparison, and the power run: seven runs in all.
+            the per-value comparison, and the power run: seven runs in all;
+- keras (with --keras): benchmarks/programs/noisy_keras_fit.py, shaped like keras-io's X-ray
+            classifier (two fits, class_weight, AUC metrics, os.urandom noise in a layer), and
+            its planted learning-rate mistake, which must diverge.
 For each: the fastest and median wall time, the runs verify made (the records it wrote), and
 the verdict and power it reported.
 
@@ -28,10 +31,15 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 PROGRAMS = REPO / "tests" / "verify" / "programs"
+BENCHMARK_PROGRAMS = Path(__file__).resolve().parent / "programs"
 CASES = {
     "exact": ["train_loop.py"],
     "exact --power": ["--power", "train_loop.py"],
     "noisy": ["noisy_loop.py"],
+}
+KERAS_CASES = {
+    "keras": [str(BENCHMARK_PROGRAMS / "noisy_keras_fit.py")],
+    "keras planted": ["--after", str(BENCHMARK_PROGRAMS / "noisy_keras_fit_planted_rate.py"), str(BENCHMARK_PROGRAMS / "noisy_keras_fit.py")],
 }
 
 
@@ -55,16 +63,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--python", default="tf2.21")
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--keras", action="store_true", help="also the Keras fit shaped like the X-ray classifier (minutes each)")
     options = parser.parse_args()
-    timings = {name: [] for name in CASES}
+    cases = dict(CASES, **(KERAS_CASES if options.keras else {}))
+    timings: dict = {name: [] for name in cases}
     last = {}
     for _ in range(options.repeat):
-        for name, arguments in CASES.items():
+        for name, arguments in cases.items():
             result = verify_once(options.python, arguments)
             timings[name].append(result["seconds"])
             last[name] = result
     print(f"verify on {options.python}, {options.repeat} times each (fastest / median wall seconds):")
-    for name in CASES:
+    for name in cases:
         power = last[name]["power"] or {}
         what = ("exact" if power.get("exact") else "caught at step {}".format(power.get("step")) if power.get("caught")
                 else "not caught" if power.get("measured") else power.get("why", "-"))
