@@ -68,16 +68,18 @@ def line_of(path, text):
 
 
 def leftovers(tmp_path):
-    """Processes whose command line names something under tmp_path (verify's copies)."""
+    """Processes whose command line names something under tmp_path (verify's copies), or that
+    work in a folder there (a run forked from a warm server has the server's command line)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
             command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+            folder = os.readlink(str(entry / "cwd"))
         except OSError:
             continue
-        if str(tmp_path) in command:
+        if str(tmp_path) in command or folder == str(tmp_path) or folder.startswith(str(tmp_path) + os.sep):
             found.append(command)
     return found
 
@@ -168,7 +170,8 @@ def test_ctrl_c_leaves_no_process(tmp_path):
                                  cwd=str(tmp_path), env=cli_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 120
-        # wait for the original's TensorFlow process
+        # wait for the original's TensorFlow process (cold: `-m migrate_tpu.runtime`; warm: forked
+        # from a `migrate_tpu.runtime.warm_server`)
         while not any("migrate_tpu.runtime" in c for c in leftovers(tmp_path)) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert leftovers(tmp_path), "the original never started"

@@ -163,9 +163,10 @@ def _last_error(err):
 @pytest.mark.parametrize("case,config", list(_params()))
 def test_behaves_as_the_tpu(case, config, request):
     require_python(config[0])
+    # this module's selected tests only (other modules parametrize a "case" of their own)
     _start_all([(item.callspec.params["case"], item.callspec.params["config"])
                 for item in request.session.items
-                if getattr(item, "callspec", None) and "case" in item.callspec.params])
+                if getattr(item, "callspec", None) and item.module is request.module and "config" in item.callspec.params])
     argv, future = _RUNS[_key(case, config)]
     rc, out, err = future.result()
     where = _describe(argv, rc, out, err)
