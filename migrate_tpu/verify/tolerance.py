@@ -100,9 +100,7 @@ def path_words(path: Tuple[Tuple[str, object], ...]) -> str:
     """A value's path inside a recorded structure, as the report names it."""
     words = []
     for kind, step in path:
-        if kind == "r":
-            words.append(f" replica {step}")
-        elif kind == "k":
+        if kind == "k":
             words.append(f" [{step!r}]")
         elif kind == "l":
             words.append(f" [{step}]")
