@@ -122,8 +122,9 @@ def _unremoved(verdict: Verdict, runs: Tuple[RunResult, RunResult, RunResult], r
     judgement = judged(first, migrated, spread)
     judgement.nondeterminism = {**found, "source": "not TensorFlow's kernel threads" if environment else "unknown", "removed": False,
                                 "values_that_differ": len(spread.values), "largest_difference": spread.largest}
-    threads = (" Kernels on one thread each do not remove it, so its source is not their threads: something the runs cannot "
-               "seed (the clock, os.urandom, the order of a folder's files, a py_function's own state)." if environment else "")
+    threads = (" Kernels on one thread each do not remove it, so its source is not their threads alone: the order in which the "
+               "replicas' ops run side by side (left alone: collective ops need it), or something the runs cannot seed (the "
+               "clock, os.urandom, the order of a folder's files, a py_function's own state)." if environment else "")
     judgement.notes.insert(0, _found_words(found) + "." + threads + f" Each value is judged within {NOISE_MARGIN:g} times the larger of "
                               f"its own difference between the original's two runs and the run's relative noise level "
                               f"({spread.relative:.2g}) times its size; a value whose own difference is over {NOISE_SHARE:.0%} of "
