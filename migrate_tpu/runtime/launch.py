@@ -125,21 +125,10 @@ def launch(script: ScriptPath, args: Sequence[object], replicas: Optional[int] =
     the request (bad options, missing file); 127 that the interpreter was not
     found.
     """
-    if hosts is not None and int(hosts) < 1:
-        sys.stderr.write("migrate-tpu run: --hosts must be >= 1\n")
-        return 2
-    if hosts is not None and pod_replicas(hosts, replicas) % int(hosts):
-        sys.stderr.write("migrate-tpu run: {} replicas cannot be spread evenly over {} hosts\n"
-                         .format(replicas, hosts))
-        return 2
     resolved = resolve_python(python)
-    if python and resolved is None:
-        sys.stderr.write("migrate-tpu run: no environment {!r} under {}; create it with "
-                         "{} {}\n".format(python, envs.envs_dir(), envs.BUILD_COMMAND, python))
-        return 127
-    if python and not _is_interpreter(cast(str, resolved)):  # not None: refused just above
-        sys.stderr.write("migrate-tpu run: {}\n".format(envs.unknown_interpreter_message(python)))
-        return 127
+    refused = _refused(hosts, replicas, python, resolved)
+    if refused is not None:
+        return refused
     package = package_root()
     root: Optional[str] = package
     multi_client = hosts is not None and pod.is_multi_client_script(script)
@@ -156,13 +145,7 @@ def launch(script: ScriptPath, args: Sequence[object], replicas: Optional[int] =
             argvs = [command(script, args, pod_replicas(count, replicas), tf_api, resolved,
                              emulation, hosts=count, quiet=k > 0, tpu_env=tpu_env, verbose=verbose)
                      for k in range(count)]
-            envs_ = []
-            for config in pod.tf_configs(count):
-                host_env = dict(env)
-                host_env["TF_CONFIG"] = config
-                host_env[pod.MULTI_CLIENT_VARIABLE] = "1"
-                envs_.append(host_env)
-            return pod.run_hosts(argvs, envs_, timeout=timeout, filter_noise=not verbose)
+            return pod.run_hosts(argvs, _worker_environments(env, count), timeout=timeout, filter_noise=not verbose)
         # A TPU program, on one host or a pod: one process, the pod's one client.
         if hosts is not None:
             replicas = pod_replicas(hosts, replicas)
@@ -174,27 +157,64 @@ def launch(script: ScriptPath, args: Sequence[object], replicas: Optional[int] =
                 return status
         if timeout is not None:
             return pod.run_hosts([argv], [env], timeout=timeout, filter_noise=not verbose)
-        read_end, write_end = os.pipe()  # closes when this process ends: the runner ends too
-        env[pod.WATCH_FD_VARIABLE] = str(read_end)
-        try:
-            process = subprocess.Popen(argv, env=env, pass_fds=(read_end,),
-                                       stderr=None if verbose else subprocess.PIPE)
-        except OSError as error:
-            sys.stderr.write("migrate-tpu run: cannot start {}: {}\n".format(argv[0], error))
-            return 127
-        finally:
-            os.close(read_end)
-        # Unless ``verbose``, stderr is a pipe (``Popen`` above).
-        relay = None if verbose else pod.relay_without_noise(cast("IO[bytes]", process.stderr), sys.stderr)
-        try:
-            return process.wait()
-        except KeyboardInterrupt:
-            process.wait()
-            return 130
-        finally:
-            os.close(write_end)
-            if relay is not None:
-                relay.join(5.0)  # to the end of the script's stderr (a child that keeps it open: not for ever)
+        return _run_cold(argv, env, verbose)
     finally:
         if temporary is not None:
             shutil.rmtree(temporary, ignore_errors=True)
+
+
+def _refused(hosts: Optional[int], replicas: Optional[int], python: Optional[str], resolved: Optional[str]) -> Optional[int]:
+    """The exit status of a request the launcher refuses, with its one line on stderr; else None
+    (``resolved``: ``python`` as :func:`resolve_python` found it)."""
+    if hosts is not None and int(hosts) < 1:
+        sys.stderr.write("migrate-tpu run: --hosts must be >= 1\n")
+        return 2
+    if hosts is not None and pod_replicas(hosts, replicas) % int(hosts):
+        sys.stderr.write("migrate-tpu run: {} replicas cannot be spread evenly over {} hosts\n"
+                         .format(replicas, hosts))
+        return 2
+    if python and resolved is None:
+        sys.stderr.write("migrate-tpu run: no environment {!r} under {}; create it with "
+                         "{} {}\n".format(python, envs.envs_dir(), envs.BUILD_COMMAND, python))
+        return 127
+    if python and not _is_interpreter(cast(str, resolved)):  # not None: refused just above
+        sys.stderr.write("migrate-tpu run: {}\n".format(envs.unknown_interpreter_message(python)))
+        return 127
+    return None
+
+
+def _worker_environments(env: Dict[str, str], count: int) -> List[Dict[str, str]]:
+    """Each worker's environment of a localhost cluster of ``count``: its TF_CONFIG, and marked multi-client."""
+    found = []
+    for config in pod.tf_configs(count):
+        host_env = dict(env)
+        host_env["TF_CONFIG"] = config
+        host_env[pod.MULTI_CLIENT_VARIABLE] = "1"
+        found.append(host_env)
+    return found
+
+
+def _run_cold(argv: List[str], env: Dict[str, str], verbose: bool) -> int:
+    """A run started as a new interpreter, its stdin and stdout inherited, its stderr relayed
+    without TensorFlow's noise (unless ``verbose``); it ends when this process does."""
+    read_end, write_end = os.pipe()  # closes when this process ends: the runner ends too
+    env[pod.WATCH_FD_VARIABLE] = str(read_end)
+    try:
+        process = subprocess.Popen(argv, env=env, pass_fds=(read_end,),
+                                   stderr=None if verbose else subprocess.PIPE)
+    except OSError as error:
+        sys.stderr.write("migrate-tpu run: cannot start {}: {}\n".format(argv[0], error))
+        return 127
+    finally:
+        os.close(read_end)
+    # Unless ``verbose``, stderr is a pipe (``Popen`` above).
+    relay = None if verbose else pod.relay_without_noise(cast("IO[bytes]", process.stderr), sys.stderr)
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        process.wait()
+        return 130
+    finally:
+        os.close(write_end)
+        if relay is not None:
+            relay.join(5.0)  # to the end of the script's stderr (a child that keeps it open: not for ever)

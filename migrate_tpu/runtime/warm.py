@@ -525,8 +525,9 @@ def launch(argv, env, timeout=None, verbose=False, label="migrate-tpu run"):
     return None
 
 
-def _run_on(sock, argv, env, timeout, verbose, label, run):
-    """One run on the server at ``sock``; ``None`` when the server did not start it."""
+def _request(argv, env):
+    """The run as the server is told it: argv, this folder, ``env``, the umask and the signals
+    this process ignores (a cold child would inherit them)."""
     from migrate_tpu.runtime import pod  # the launcher's side only
 
     for stream in (sys.stdout, sys.stderr):
@@ -534,21 +535,25 @@ def _run_on(sock, argv, env, timeout, verbose, label, run):
             stream.flush()
         except (OSError, ValueError, AttributeError):
             pass
-    umask = _umask()
     ignored = []
     for name in _INHERITED_IGNORES:
         signum = getattr(signal, name, None)
         if signum is not None and signal.getsignal(signum) is signal.SIG_IGN:
             ignored.append(int(signum))
+    env = dict(env)
+    env.pop(pod.WATCH_FD_VARIABLE, None)
+    return {"argv": list(argv), "cwd": os.getcwd(), "env": env, "umask": _umask(), "ignored": ignored}
+
+
+def _hand_over(sock, request, verbose):
+    """Send ``request`` with stdin, stdout, stderr (through a pipe whose noise the launcher
+    filters, unless ``verbose``) and the launcher-watch pipe; ``(client, watch_write,
+    err_read)``, or ``None`` when the server did not take it."""
     watch_read, watch_write = os.pipe()  # closes when this process ends: the run ends too
     err_read = err_write = None
     if not verbose:
         err_read, err_write = os.pipe()
-    env = dict(env)
-    env.pop(pod.WATCH_FD_VARIABLE, None)
-    request = {"argv": list(argv), "cwd": os.getcwd(), "env": env, "umask": umask, "ignored": ignored}
-    fds = [0, 1, err_write if err_write is not None else 2, watch_read]
-    client = _send_request(sock, request, fds)
+    client = _send_request(sock, request, [0, 1, err_write if err_write is not None else 2, watch_read])
     os.close(watch_read)
     if err_write is not None:
         os.close(err_write)
@@ -561,6 +566,43 @@ def _run_on(sock, argv, env, timeout, verbose, label, run):
         os.utime(sock, None)  # used now: the last to be retired
     except OSError:
         pass
+    return client, watch_write, err_read
+
+
+def _status_of(reply, timeout):
+    """A run's exit status as a cold start gives it (a signal: ``128+N`` under ``--timeout``, else ``-N``)."""
+    if reply is None:
+        return None
+    if "signal" in reply:
+        return 128 + reply["signal"] if timeout is not None else -reply["signal"]
+    return reply.get("exit")
+
+
+def _stop(run, replies, first_signal, say):
+    """``first_signal`` to the run's group, SIGKILL after the grace time; its reply."""
+    pid = run.pid
+    if pid is None:  # not started yet: closing the launcher pipe ends it if it starts
+        return None
+    _kill_group(pid, first_signal)
+    try:
+        return replies.next(time.monotonic() + GRACE_SECONDS)
+    except socket.timeout:
+        say("host 0 did not stop within {:.0f}s; killed".format(GRACE_SECONDS))  # as pod's supervision says
+        _kill_group(pid, signal.SIGKILL)
+    try:
+        return replies.next(time.monotonic() + 30.0)
+    except socket.timeout:
+        return None
+
+
+def _run_on(sock, argv, env, timeout, verbose, label, run):
+    """One run on the server at ``sock``; ``None`` when the server did not start it."""
+    from migrate_tpu.runtime import pod  # the launcher's side only
+
+    handed = _hand_over(sock, _request(argv, env), verbose)
+    if handed is None:
+        return None
+    client, watch_write, err_read = handed
     relay = None
     if err_read is not None:
         relay = pod.relay_without_noise(os.fdopen(err_read, "rb", buffering=0), sys.stderr)
@@ -569,29 +611,6 @@ def _run_on(sock, argv, env, timeout, verbose, label, run):
     def say(text):
         sys.stderr.write("{}: {}\n".format(label, text))
         sys.stderr.flush()
-
-    def status_of(reply):
-        if reply is None:
-            return None
-        if "signal" in reply:
-            return 128 + reply["signal"] if timeout is not None else -reply["signal"]
-        return reply.get("exit")
-
-    def stop(first_signal):
-        """``first_signal`` to the run's group, SIGKILL after the grace time; its reply."""
-        pid = run.pid
-        if pid is None:  # not started yet: closing the launcher pipe below ends it if it starts
-            return None
-        _kill_group(pid, first_signal)
-        try:
-            return replies.next(time.monotonic() + GRACE_SECONDS)
-        except socket.timeout:
-            say("host 0 did not stop within {:.0f}s; killed".format(GRACE_SECONDS))  # as pod's supervision says
-            _kill_group(pid, signal.SIGKILL)
-        try:
-            return replies.next(time.monotonic() + 30.0)
-        except socket.timeout:
-            return None
 
     done = False
     try:
@@ -605,18 +624,16 @@ def _run_on(sock, argv, env, timeout, verbose, label, run):
             reply = replies.next(deadline)
         except socket.timeout:
             say("still running after the {:g}s timeout; stopping it".format(timeout))
-            stop(signal.SIGTERM)
+            _stop(run, replies, signal.SIGTERM, say)
             done = True
             return EXIT_TIMEOUT
         done = True
-        if reply is None:
-            return None
-        return status_of(reply)
+        return _status_of(reply, timeout)
     except KeyboardInterrupt:
         if timeout is not None:
             say("interrupted; stopping it")
         # a cold run shares the terminal's Ctrl-C; a warm one is in a group of its own
-        stop(signal.SIGINT if timeout is None else signal.SIGTERM)
+        _stop(run, replies, signal.SIGINT if timeout is None else signal.SIGTERM, say)
         done = True
         return EXIT_INTERRUPTED
     finally:
@@ -626,8 +643,3 @@ def _run_on(sock, argv, env, timeout, verbose, label, run):
         os.close(watch_write)
         if relay is not None:
             relay.join(5.0)  # to the end of the run's stderr
-
-
-# --------------------------------------------------------------------------
-# The server's side (in the TensorFlow interpreter)
-# --------------------------------------------------------------------------
