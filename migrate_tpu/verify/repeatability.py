@@ -118,7 +118,6 @@ def _unremoved(verdict: Verdict, runs: Tuple[RunResult, RunResult, RunResult], r
     first, again, migrated = runs
     spread = measure_spread(first, again, verdict.steps)
     spread.first = found
-    spread.from_step = found.get("step") if isinstance(found.get("step"), int) else None
     judgement = judged(first, migrated, spread)
     judgement.nondeterminism = {**found, "source": "not TensorFlow's kernel threads" if environment else "unknown", "removed": False,
                                 "values_that_differ": len(spread.values), "largest_difference": spread.largest}
@@ -180,10 +179,8 @@ def _inconclusive(verdict: Verdict, why: str) -> None:
 
 
 def seeded_power(verdict: Verdict, reference: RunResult, rerun: Rerun, judged: Judged,
-                 environment: Optional[Dict[str, str]]) -> Tuple[Verdict, bool]:
+                 environment: Optional[Dict[str, str]]) -> None:
     """``--power`` on an exact ``same``: measured as for a tolerance (a run with the learning
-    rates scaled must diverge).  Returns the verdict and whether it was measured."""
-    if verdict.verdict != SAME or (verdict.power or {}).get("measured"):
-        return verdict, False
-    measure_power(verdict, reference, rerun, judged, None, environment or {})
-    return verdict, True
+    rates scaled must diverge)."""
+    if verdict.verdict == SAME and not (verdict.power or {}).get("measured"):
+        measure_power(verdict, reference, rerun, judged, None, environment or {})

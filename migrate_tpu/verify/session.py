@@ -45,7 +45,6 @@ SINGLE_WORKER_DEVICES = 2
 #: cluster (TF_CONFIG) itself.
 DEFAULT_CLUSTER_HOSTS = 2
 
-_runs_at_all = runs_at_all
 
 
 def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None, after: Optional[str] = None, steps: Optional[int] = None,
@@ -80,7 +79,7 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
             return result
 
         before, api, api_reason = _original_run(the_plan, run, before_api, before_python)
-        if not _runs_at_all(before):
+        if not runs_at_all(before):
             # no point running the migrated program against an original that does not run
             verdict = _without_an_original(before, the_plan, exact_rtol, exact_atol, hosts, api, api_reason)
             verdict.notes[:0] = notes
@@ -139,7 +138,7 @@ def _judge_the_runs(before: RunResult, control: Optional[RunResult], after_run: 
     control, with the releases' drift noted; where the original cannot run there, across the
     releases within the default tolerance)."""
     rtol, atol = tolerance
-    if control is not None and not _runs_at_all(control):
+    if control is not None and not runs_at_all(control):
         verdict = judged(before, after_run, None, (DEFAULT_RTOL if rtol is None else rtol, DEFAULT_ATOL if atol is None else atol))
         notes.append(f"the original does not run under the TF {verdict.before_api} surface on the migrated program's interpreter "
                      f"({_last_line(control.stderr)}): compared across the two releases within the tolerance")
@@ -188,7 +187,7 @@ def _find_blame(verdict: Verdict, hunks: List[Hunk], the_plan: Plan, run: Callab
 
     started = time.monotonic()
     baseline = as_mixed(partial_copy(the_plan.before, [], the_plan.workdir / "blame-baseline"))
-    if not _runs_at_all(baseline):
+    if not runs_at_all(baseline):
         verdict.blame = {"changes": [], "runs": 1, "seconds": round(time.monotonic() - started, 2),
                          "message": f"the original does not run under both surfaces' names (--tf-api {MIXED_TF_API}): "
                                     + _last_line(baseline.stderr)}

@@ -42,7 +42,6 @@ class Spread:
     and where they first differ."""
     values: Dict[Key, Tuple[float, float]] = field(default_factory=dict)
     first: Optional[dict] = None  # compare()'s first divergence of the original against itself
-    from_step: Optional[int] = None  # the first step at which the original's runs part (reported)
 
     @property
     def relative(self) -> float:

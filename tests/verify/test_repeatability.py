@@ -62,7 +62,6 @@ def test_each_value_is_judged_by_its_own_spread_or_the_runs_relative_noise_at_it
     first = result(record([0.5, 0.25, 0.125], [("kernel:0", 1.0)]))
     again = result(record([0.5, 0.2500001, 0.125], [("kernel:0", 1.000001)]))
     spread = measure_spread(first, again, 3)
-    spread.from_step = 2
     assert sorted(spread.values) == [("event", 0, 1), ("variable", 0, "kernel:0")]
 
     def migrated(losses, kernel):
