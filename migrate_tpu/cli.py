@@ -21,7 +21,8 @@ from typing import List, Optional, Tuple
 import click
 
 from migrate_tpu import __version__
-from migrate_tpu.compose import NOTEBOOK_DIFF_STYLES, TARGETS, under_pre_commit
+from migrate_tpu.compose import NOTEBOOK_DIFF_STYLES, TARGETS
+from migrate_tpu.invocation import under_pre_commit
 
 REPORT_FORMATS = ("text", "json", "github", "sarif", "markdown")
 
@@ -98,7 +99,8 @@ def _start(
     """Settings resolved (``compose.settings_for``), then the run set up; bad settings end with status 2.
     ``installed`` (``check --installed``: names, python, include_tensorflow): the run is over
     an interpreter's distributions (settings from the current folder); returns (run, inventory)."""
-    from migrate_tpu.compose import Run, installed_run, settings_for
+    from migrate_tpu.compose import Run, settings_for
+    from migrate_tpu.installed_check import installed_run
     from migrate_tpu.settings import CommandLine, SettingsError
 
     typed = CommandLine(
@@ -177,7 +179,7 @@ class _Group(click.Group):
     """Exit status 2, not Python's 1 (which means "findings"), when something breaks."""
 
     def invoke(self, ctx):
-        from migrate_tpu.compose import stop_signals
+        from migrate_tpu.invocation import stop_signals
 
         try:
             with stop_signals():
@@ -210,7 +212,7 @@ def main() -> None:
 
 
 def _rule_names():
-    from migrate_tpu.compose import rule_infos
+    from migrate_tpu.rule_lookup import rule_infos
 
     return {info.id: info.name for info in rule_infos()}
 
@@ -278,7 +280,7 @@ def diff(paths, exit_zero, output_file, notebook_diff, installed, installed_pyth
     run = _start(paths, notebook_diff=notebook_diff, **options)
     if paths == ("-",):
         sys.exit(_stdin(run, "diff", exit_zero))
-    from migrate_tpu.compose import patch_root
+    from migrate_tpu.invocation import patch_root
     from migrate_tpu.engine.report import RunSummary, error_line, patch_bytes, summary_text, write_text_findings
 
     root = patch_root(paths)
@@ -380,7 +382,7 @@ def check(paths, exit_zero, output_format, output_file, statistics, show_fixes, 
         sys.exit(_stdin(run, "check", exit_zero))
     if "-" in paths:
         _fail("`-` (stdin) works with --format text only; name files instead")
-    from migrate_tpu.compose import rule_infos
+    from migrate_tpu.rule_lookup import rule_infos
     import migrate_tpu.engine.report as reporting
 
     summary = reporting.RunSummary()
@@ -409,7 +411,7 @@ def check(paths, exit_zero, output_format, output_file, statistics, show_fixes, 
         reporting.write_text_findings(results, buffer)
     report = buffer.getvalue()
     if inventory is not None and not statistics and output_format != "github":
-        from migrate_tpu.compose import installed_report
+        from migrate_tpu.installed_check import installed_report
 
         report = installed_report(output_format, report, results, inventory)
     _write_output(output_file, report.encode("utf-8"))
@@ -418,7 +420,7 @@ def check(paths, exit_zero, output_format, output_file, statistics, show_fixes, 
     if not run.quiet:
         click.echo(reporting.summary_text(summary, "check"), err=True)
         if inventory is not None and summary.by_rule:
-            from migrate_tpu.compose import installed_summary
+            from migrate_tpu.installed_check import installed_summary
 
             click.echo(installed_summary(results, inventory), err=True)
     sys.exit(exit_status(bool(summary.errors), bool(summary.by_rule), exit_zero))
@@ -428,7 +430,7 @@ def check(paths, exit_zero, output_format, output_file, statistics, show_fixes, 
 @click.option("--target", type=click.Choice(TARGETS), default=None, help="Only rules for this target.")
 def list_rules(target: Optional[str]) -> None:
     """The rule catalogue: id, fix safety, TF version of the new form, name and title."""
-    from migrate_tpu.compose import rule_rows
+    from migrate_tpu.rule_lookup import rule_rows
 
     for rule_id, safety, since, name, title in rule_rows(target):
         click.echo(f"{rule_id}  {safety:<6}  TF {since:<4}  {name}: {title}")
@@ -438,7 +440,7 @@ def list_rules(target: Optional[str]) -> None:
 @click.argument("rule")
 def explain(rule: str) -> None:
     """One rule's documentation with its before/after example; RULE is its id (TPU101) or name (experimental-run-v2)."""
-    from migrate_tpu.compose import find_rule
+    from migrate_tpu.rule_lookup import find_rule
 
     found = find_rule(rule)
     if found is None:

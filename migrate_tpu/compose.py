@@ -15,28 +15,32 @@ import each other; this module wires them for one run:
 
 The CLI parses options and calls :class:`Run` and the functions here; it reaches
 neither the codemod nor the engine's pipeline by itself (``tests/test_walls.py``).
-Nothing else imports both sides. The CLI imports this module to build its
-options, so its own imports of either side wait until a command needs them.
+The CLI imports this module to build its options, so its own imports of either
+side wait until a command needs them.
+
+Beside it, each in a room of its own, the other top-level modules that may import
+both sides: ``rule_lookup`` (the rules by id or name, as rows, as the engine's
+``RuleInfo``), ``invocation`` (pre-commit, the stop signals, the patch's folder),
+``migrated_copy`` (verify's copy, migrated as ``fix`` would) and ``installed_check``
+(``check --installed``). Nothing else imports both sides.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ContextManager, Dict, Iterator, List, Optional, Sequence, Tuple, Type, cast
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from migrate_tpu.codemod.foundation.targets import TARGETS, TENSORFLOW_PACKAGES, target_for_requirement
+from migrate_tpu.invocation import under_pre_commit
+from migrate_tpu.rule_lookup import rule_ids
 
 if TYPE_CHECKING:
     from migrate_tpu.codemod.migration.migrator import TPUMigrator
-    from migrate_tpu.codemod.framework.rule import Rule
     from migrate_tpu.engine.contracts import Outcome
-    from migrate_tpu.engine.installed import Interpreter, Inventory
     from migrate_tpu.engine.one_file import FileResult
     from migrate_tpu.engine.progress import Progress
-    from migrate_tpu.engine.report import RuleInfo
     from migrate_tpu.settings import CommandLine, Settings
 
 __all__ = ["TARGETS", "NOTEBOOK_DIFF_STYLES"]  # what the CLI's options offer
@@ -233,64 +237,6 @@ def build_migrator(settings: Settings, paths: Sequence[str] = (), mode: str = "d
     return EngineMigrator(codemod(), variants, settings.base, notebook_diff)
 
 
-def _rule_classes() -> List[Type[Rule]]:
-    """Every rule class (``catalogue.all_rules`` is typed as a list of plain classes)."""
-    from migrate_tpu.codemod.rules.catalogue import all_rules
-
-    return cast("List[Type[Rule]]", all_rules())
-
-
-def rule_ids() -> List[str]:
-    return [rule.id for rule in _rule_classes()]
-
-
-def rule_infos() -> List[RuleInfo]:
-    """What reports need to know of the rules, as the engine's plain data."""
-    from migrate_tpu.engine.report import RuleInfo
-
-    infos = []
-    for rule in _rule_classes():
-        try:
-            docs = rule.docs()
-        except Exception:  # a rule with broken docs must not break the report
-            docs = ""
-        safety = getattr(rule.safety, "value", str(rule.safety))
-        since = getattr(rule, "since", "")
-        infos.append(RuleInfo(rule.id, rule.name, rule.title, docs, safety, properties={"tensorflow": since} if since else {}))
-    return infos
-
-
-def rule_rows(target: Optional[str] = None) -> List[Tuple[str, str, str, str, str]]:
-    """``(id, safety, TF version of the new form, name, title)`` of each rule, for ``rules``;
-    only those that apply to ``target`` when one is given."""
-    return [(rule.id, rule.safety.value, rule.since, rule.name, rule.title) for rule in _rule_classes() if not target or target in rule.targets]
-
-
-def find_rule(name_or_id: str) -> Optional[Type[Rule]]:
-    """A rule by its id (``TPU101``) or its name (``experimental-run-v2``); None when none matches."""
-    from migrate_tpu.codemod.rules.catalogue import get_rule
-
-    found = get_rule(name_or_id)
-    if found is not None:
-        return cast("Type[Rule]", found)
-    wanted = name_or_id.strip().lower().replace("_", "-")
-    for rule in _rule_classes():
-        if rule.name.lower() == wanted:
-            return rule
-    return None
-
-
-def stop_signals() -> ContextManager[object]:
-    """The engine's handling of SIGINT, SIGTERM and SIGHUP, for a whole command."""
-    from migrate_tpu.engine.pipeline import stop_signals as engine_stop_signals
-
-    return engine_stop_signals()
-
-
-def under_pre_commit() -> bool:
-    return bool(os.environ.get("PRE_COMMIT"))
-
-
 def start_folder(paths: Sequence[str], stdin_filename: Optional[str]) -> Path:
     """Where the settings file and requirements are searched from."""
     for raw in paths:
@@ -343,36 +289,6 @@ def settings_for(paths: Sequence[str], cli: CommandLine, config_file: Optional[s
         if unknown:
             raise SettingsError(f"no rule matches {unknown[0]!r} (see `migrate-tpu rules`)")
     return settings, note
-
-
-def patch_root(paths: Sequence[str]) -> Path:
-    """The folder a run's patch is relative to: what ``git apply`` and ``patch -p1`` run in.
-
-    The repository's top level when the current folder is in one (git applies
-    patches there), else the current folder; widened to a common ancestor
-    when a path named lies outside it, so that no path needs ``..``.
-    """
-    here = Path.cwd().resolve()
-    root = here
-    for folder in (here, *here.parents):
-        if (folder / ".git").exists():
-            root = folder
-            break
-    for raw in paths:
-        if raw == "-":
-            continue
-        absolute = Path(os.path.abspath(raw))
-        while root != root.parent and not _inside(absolute, root):
-            root = root.parent
-    return root
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    try:
-        path.relative_to(folder)
-        return True
-    except ValueError:
-        return False
 
 
 class Run:
@@ -488,172 +404,3 @@ class Run:
         else:
             sys.stderr.write(text + "\n")
             sys.stderr.flush()
-
-
-@dataclass(frozen=True)
-class AppliedFix:
-    """A fix ``fix`` applied to a copy: its rule, file and the lines it edited, as the file
-    was before (a notebook's: its cell, and lines counted in that cell when known)."""
-
-    path: str
-    rule: str
-    line: int
-    end_line: int
-    cell: Optional[int] = None
-
-
-def migrate_copy(original: Path, copy: Path, fix_options: Dict[str, object],
-                 seen_as: Optional[Tuple[Path, Path]] = None) -> Tuple[List[str], List[AppliedFix]]:
-    """Migrate ``copy`` (a file or tree copied from ``original``) as ``fix`` would, with the
-    settings ``original`` gets (``verify``'s migrated copy), and, with ``seen_as`` (the
-    copied folder and the user's folder it copies), in the project ``original`` belongs to:
-    the same findings and fixes as ``fix ORIGINAL``.  Returns the errors as
-    ``path: error: message`` lines, and the fixes applied.  Raises :class:`SettingsError`
-    for bad settings."""
-    from dataclasses import replace
-
-    from migrate_tpu.engine.report import error_line
-    from migrate_tpu.settings import CommandLine
-
-    options = dict(fix_options)
-
-    def ids(key: str) -> Tuple[str, ...]:
-        return tuple(cast(Sequence[str], options.get(key) or ()))
-
-    typed = CommandLine(select=ids("select"), ignore=ids("ignore"), target=cast(Optional[str], options.get("target")),
-                        unsafe_fixes=cast(Optional[bool], options.get("unsafe_fixes")), jobs=cast(Optional[int], options.get("jobs")))
-    settings, _ = settings_for([str(original)], typed, config_file=cast(Optional[str], options.get("config_file")),
-                               isolated=bool(options.get("isolated", False)))
-    # The copy lives outside the project: its paths are matched against nothing of the user's.
-    settings = replace(settings, exclude=(), respect_gitignore=False, force_exclude=False)
-    seen = (os.path.realpath(seen_as[0]), os.path.realpath(seen_as[1])) if seen_as is not None else None
-    run = Run([str(copy)], settings, quiet=True, no_progress=True, no_cache=True, want_edits=True, seen_as=seen)
-    errors: List[str] = []
-    fixes: List[AppliedFix] = []
-    for result in run.results("fix"):
-        if result.failed:
-            errors.append(error_line(result))
-        for finding in result.reports:
-            if not finding.applied:
-                continue
-            lines = [(int(cast(int, edit["line"])), int(cast(int, edit["end_line"]))) for edit in finding.edits
-                     if isinstance(edit.get("line"), int) and isinstance(edit.get("end_line"), int)]
-            if not lines and finding.line:
-                lines = [(finding.line, finding.end_line or finding.line)]
-            for start, end in lines or [(0, 0)]:
-                fixes.append(AppliedFix(result.path, finding.rule, start, end, finding.cell))
-    return errors, fixes
-
-
-# -- check --installed -------------------------------------------------------------
-
-# TensorFlow's own distributions: they define the APIs the rules look for, they do not call
-# them, so ``check --installed`` leaves them out (``--include-tensorflow`` checks them).
-API_DISTRIBUTIONS = (
-    "tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel", "tensorflow-macos", "tensorflow-aarch64",
-    "tf-nightly", "tf-nightly-cpu", "tf-nightly-gpu", "tensorflow-estimator", "tf-estimator-nightly",
-    "keras", "keras-nightly", "tf-keras", "tf-keras-nightly", "tensorboard", "tb-nightly",
-)
-
-
-def installed_python(python: Optional[str], environ: Optional[Dict[str, str]] = None) -> str:
-    """The interpreter whose distributions ``check --installed`` reads: ``python`` as a path,
-    a virtualenv's folder, a command on ``PATH`` or an env name of ``migrate-tpu envs``
-    (``tf2.4``: resolved as ``run --python`` resolves it); without one, the active
-    virtualenv's or conda env's, else the interpreter running migrate-tpu. Raises
-    :class:`SettingsError` for one that is not there."""
-    import shutil
-
-    from migrate_tpu.runtime import envs  # the standard library only: names and folders
-    from migrate_tpu.settings import SettingsError
-
-    environ = dict(os.environ) if environ is None else environ
-    # the runtime's module is written for Python 3.7 without annotations: typed here
-    env_interpreter = cast(Callable[[str, Dict[str, str]], Optional[str]], envs.interpreter)
-    envs_dir = cast(Callable[[Dict[str, str]], str], envs.envs_dir)
-    unknown = cast(Callable[[str], str], envs.unknown_interpreter_message)
-    if python is None:
-        for variable in ("VIRTUAL_ENV", "CONDA_PREFIX"):
-            prefix = environ.get(variable)
-            if prefix and os.path.isfile(os.path.join(prefix, "bin", "python")):
-                return os.path.join(prefix, "bin", "python")
-        return sys.executable
-    if python in envs.ENVS and not os.path.exists(python):
-        found = env_interpreter(python, environ)
-        if found is None:
-            raise SettingsError(f"--python {python}: that env is not built yet in {envs_dir(environ)}: `{envs.BUILD_COMMAND} {python}` builds it")
-        return str(found)
-    if os.path.isdir(python):
-        for candidate in (os.path.join(python, "bin", "python"), os.path.join(python, "Scripts", "python.exe")):
-            if os.path.isfile(candidate):
-                return candidate
-        raise SettingsError(f"--python {python}: a folder with no bin/python (name an interpreter or a virtualenv's folder)")
-    if os.path.exists(python):
-        return python
-    on_path = shutil.which(python)
-    if on_path is None:
-        raise SettingsError(unknown(python))
-    return on_path
-
-
-def ask_interpreter(python: str) -> "Interpreter":
-    """Where ``python`` keeps its installed distributions (the runtime's envs module runs it: the
-    engine starts no process)."""
-    from migrate_tpu.engine.installed import InstalledError, Interpreter
-    from migrate_tpu.runtime.envs import installation_folders
-
-    try:
-        version, folders = installation_folders(python)
-    except ValueError as error:
-        raise InstalledError(str(error)) from None
-    return Interpreter(python, version, folders)
-
-
-def installed_run(names: Sequence[str], python: Optional[str], include_tensorflow: bool, settings: Settings,
-                  **run_options: Any) -> Tuple[Run, Inventory]:
-    """``check --installed``: the run over the ``.py`` files of ``python``'s installed
-    distributions (those ``names`` names, else all but TensorFlow's own unless
-    ``include_tensorflow``), each distribution's packages a project of their own, and the
-    engine's :class:`~migrate_tpu.engine.installed.Inventory` of them. Raises
-    :class:`SettingsError` where the interpreter or a name cannot be found."""
-    from dataclasses import replace
-
-    from migrate_tpu.engine.installed import InstalledError, inventory
-    from migrate_tpu.settings import SettingsError
-
-    interpreter_path = installed_python(python)
-    try:
-        found = inventory(ask_interpreter(interpreter_path), names, () if include_tensorflow else API_DISTRIBUTIONS, settings.exclude)
-    except InstalledError as error:
-        raise SettingsError(str(error)) from None
-    # The files are named one by one; excludes were matched against their paths in their folder.
-    settings = replace(settings, exclude=(), force_exclude=False, respect_gitignore=False)
-    run = Run(found.files(), settings, tops=(found.tops(), found.flat_tops()), **run_options)
-    return run, found
-
-
-def installed_report(output_format: str, report: str, results: Sequence[FileResult], inventory: Inventory) -> str:
-    """``check --installed``'s report: text grouped by distribution (``report`` unused);
-    json, sarif and markdown as ``check`` writes them, with each finding's distribution."""
-    from migrate_tpu.engine import installed
-
-    if output_format == "text":
-        import io
-
-        buffer = io.StringIO()
-        installed.write_text_by_distribution(results, inventory, buffer)
-        return buffer.getvalue()
-    if output_format == "json":
-        return installed.with_distributions_json(report, results, inventory)
-    if output_format == "sarif":
-        return installed.with_distributions_sarif(report, inventory)
-    if output_format == "markdown":
-        return installed.with_distributions_markdown(report, results, inventory)
-    return report
-
-
-def installed_summary(results: Sequence[FileResult], inventory: Inventory) -> str:
-    """``By distribution: name version N, ...`` after ``check --installed``'s summary."""
-    from migrate_tpu.engine.installed import distribution_summary
-
-    return distribution_summary(results, inventory)

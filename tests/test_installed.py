@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from migrate_tpu.compose import API_DISTRIBUTIONS, ProjectFiles, installed_python
-from migrate_tpu.compose import ask_interpreter
+from migrate_tpu.compose import ProjectFiles
+from migrate_tpu.installed_check import API_DISTRIBUTIONS, ask_interpreter, installed_python
 from migrate_tpu.engine.installed import InstalledError, Interpreter, distributions, inventory, normalized
 from migrate_tpu.settings import SettingsError
 

@@ -39,8 +39,8 @@ class InstalledError(Exception):
 @dataclass(frozen=True)
 class Interpreter:
     """What an interpreter said of itself: its path, its version and its folders of distributions
-    (asked by the composition root, :func:`migrate_tpu.compose.ask_interpreter`: the engine runs
-    no process)."""
+    (asked by :func:`migrate_tpu.installed_check.ask_interpreter`, the wiring of ``check --installed``:
+    the engine runs no process)."""
 
     python: str
     version: str

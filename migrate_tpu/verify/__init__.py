@@ -5,7 +5,7 @@ the runtime's emulated TPU with the same replicas, hosts, seeds and argv.  The s
 module, in the order a verification passes through them:
 
 * :mod:`~migrate_tpu.verify.plan` -- the two copies in a temporary folder; the migrated one is
-  what ``fix`` makes with this run's settings (through :mod:`migrate_tpu.compose`);
+  what ``fix`` makes with this run's settings (through :mod:`migrate_tpu.migrated_copy`);
 * :mod:`~migrate_tpu.verify.running` -- each run through the runtime's launcher, with the
   recorder (:mod:`migrate_tpu.runtime.recorder`) switched on;
 * :mod:`~migrate_tpu.verify.compare` -- the verdict on the two records: pure, tested without
@@ -14,7 +14,7 @@ module, in the order a verification passes through them:
 * :mod:`~migrate_tpu.verify.session` -- the whole command, wiring the stages.
 
 :mod:`~migrate_tpu.verify.verdict` holds the types they share.  This package may import the
-composition root and the settings (to migrate the copy), and of the runtime only its
+migrated copy's wiring and the settings (to migrate the copy), and of the runtime only its
 launcher and the recorder's names, which import no TensorFlow; never the codemod or the
 engine directly.
 

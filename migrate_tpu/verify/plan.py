@@ -181,9 +181,9 @@ def plan(target: str, entry: Optional[str], after: Optional[str], fix_options: d
 
 def _migrate(original: Path, copy: Path, root: Path, fix_options: dict, folder: Path) -> Tuple[List[str], List[FixPlace]]:
     """``fix`` on ``copy`` with the settings ``original`` gets, in the project it belongs to
-    (``root`` copies the user's ``folder``; through the composition root): the errors, and
+    (``root`` copies the user's ``folder``; through :mod:`migrate_tpu.migrated_copy`): the errors, and
     the fixes applied, their files relative to ``root``."""
-    from migrate_tpu.compose import migrate_copy
+    from migrate_tpu.migrated_copy import migrate_copy
     from migrate_tpu.settings import SettingsError
 
     try:
