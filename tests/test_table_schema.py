@@ -100,3 +100,31 @@ def test_a_tables_evidence_carries_every_field_into_the_rule(tmp_path, monkeypat
     declared = [e for e in created.evidence if e.literal == "Thing" and e.code_only]
     assert [e.targets for e in declared] == [("latest",)]
     assert declared[0].counts_for("latest") and not declared[0].counts_for("2.4")
+
+
+def test_an_examples_code_may_be_a_python_file_beside_the_tables(tmp_path, monkeypatch):
+    from migrate_tpu.codemod.framework import rule as rule_module
+
+    monkeypatch.setattr(rule_module, "_REGISTRY", dict(rule_module._REGISTRY))
+    (tmp_path / "examples").mkdir()
+    before = 'def f():\n    """A docstring, as written."""\n    return tf.old.Thing\n'
+    (tmp_path / "examples" / "TPU997_0.py").write_bytes(before.encode("utf-8"))
+    table = GOOD_RULE.replace('id = "TPU999"', 'id = "TPU997"').replace("test-rule", "test-rule-997")
+    table = table.replace('before = "x = 1"', 'before = { file = "examples/TPU997_0.py" }\nafter = "y = 2"')
+    (tmp_path / "rules.toml").write_text(table)
+    (created,) = load_tables(tmp_path)
+    assert [(e.before, e.after) for e in created.examples] == [(before, "y = 2")]
+
+
+@pytest.mark.parametrize("before, message", [
+    ('{ file = "examples/missing.py" }', "an example's file 'examples/missing.py' cannot be read: No such file or directory"),
+    ('{ file = "examples/x.txt" }', "'before' in [[rule.example]] must be a string, or a table { file = ... } naming a .py file "
+                                    "under the tables' folder, not dict"),
+    ('{ path = "examples/x.py" }', "'before' in [[rule.example]] must be a string, or a table { file = ... } naming a .py file "
+                                   "under the tables' folder, not dict"),
+])
+def test_an_examples_file_that_is_not_there_or_not_python_is_refused_in_one_line(tmp_path, before, message):
+    (tmp_path / "rules.toml").write_text(GOOD_RULE.replace('before = "x = 1"', f"before = {before}"))
+    with pytest.raises(table_schema.TableError) as raised:
+        load_tables(tmp_path)
+    assert str(raised.value) == f"{tmp_path / 'rules.toml'}: [[rule]] TPU999: {message}"

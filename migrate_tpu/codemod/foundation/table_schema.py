@@ -9,6 +9,11 @@ settings loader does for ``[tool.migrate-tpu]``.
 The keys are the field names of the objects they become (``Entry``,
 ``Example``, ``Expected``, ``Evidence`` and the rule class's attributes);
 ``tests/test_table_schema.py`` holds the two lists side by side.
+
+An example's code (``before``, ``after``, ``safe_after``) is a string, or a longer
+program in a ``.py`` file of its own beside the tables, named as ``{ file =
+"examples/TPU101_1.py" }`` (ruff's fixtures): there it reads as Python, docstrings
+unescaped, its lines numbered by any editor as ``expected`` counts them.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Dict, Mapping, Sequence, Tuple, cast
 STRINGS = "list of strings"
 TABLE_OF_STRINGS = "table of strings"
 INTEGER = "whole number"
+CODE = "string, or a table { file = ... } naming a .py file under the tables' folder"
 
 # key -> type for each kind of table; a nested array of tables is named by its key.
 DOCUMENT: Dict[str, object] = {"release": str, "rule": list}
@@ -59,13 +65,13 @@ ENTRY: Dict[str, object] = {
     "difference": str,
 }
 EXAMPLE: Dict[str, object] = {
-    "before": str,
-    "after": str,
+    "before": CODE,
+    "after": CODE,
     "unsafe_fixes": bool,
     "target": str,
     "findings": INTEGER,
     "expected": list,
-    "safe_after": str,
+    "safe_after": CODE,
 }
 EXPECTED: Dict[str, object] = {"safety": str, "line": INTEGER, "column": INTEGER, "message": str, "rule": str}
 EVIDENCE: Dict[str, object] = {
@@ -130,6 +136,9 @@ def _fits(value: object, expected: object) -> bool:
         return isinstance(value, dict) and all(isinstance(item, str) for item in value.values())
     if expected == INTEGER:
         return isinstance(value, int) and not isinstance(value, bool)
+    if expected == CODE:
+        return isinstance(value, str) or (isinstance(value, dict) and list(value) == ["file"] and isinstance(value["file"], str)
+                                          and value["file"].endswith(".py"))
     if expected is list:
         return isinstance(value, list) and all(isinstance(item, dict) for item in value)
     return isinstance(expected, type) and isinstance(value, expected)  # the other kinds are types

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple, Type
+from typing import Dict, List, Optional, Sequence, Tuple, Type, cast
 
 from migrate_tpu.codemod.foundation.locations import rules_directory
-from migrate_tpu.codemod.foundation.table_schema import check_document
+from migrate_tpu.codemod.foundation.table_schema import TableError, check_document
 from migrate_tpu.codemod.framework.rule import Evidence, Example, Expected, Safety, register
 from migrate_tpu.codemod.rules.tables.entries import RELATIONS, SAME, Entry
 from migrate_tpu.codemod.rules.tables.table_rule import MethodTableRule, SymbolTableRule, TableRule
@@ -71,18 +71,7 @@ def load_tables(directory: Optional[Path] = None) -> List[Type[TableRule]]:
                 "why": raw.get("why", ""),
                 "use_instead": raw.get("use_instead", ""),
                 "fix_safety": raw.get("fix_safety", ""),
-                "examples": tuple(
-                    Example(
-                        e["before"],
-                        e.get("after"),
-                        e.get("unsafe_fixes", False),
-                        e.get("target", "2.4"),
-                        e.get("findings"),
-                        tuple(Expected(**found) for found in e.get("expected", ())),
-                        e.get("safe_after"),
-                    )
-                    for e in raw.get("example", [])
-                ),
+                "examples": tuple(_example(e, directory, f"{path}: [[rule]] {raw['id']}") for e in raw.get("example", [])),
                 "entries": tuple(_entries(raw, since, raw.get("source", ""))),
             }
             attributes["evidence"] = _declared_evidence(raw) or _evidence(raw["kind"], attributes["entries"])
@@ -91,6 +80,31 @@ def load_tables(directory: Optional[Path] = None) -> List[Type[TableRule]]:
             register(rule_class)
             created.append(rule_class)
     return created
+
+
+def _example(raw: dict, directory: Path, where: str) -> Example:
+    """One ``[[rule.example]]``, its code read from its ``.py`` files where it names them."""
+    return Example(
+        _code(raw["before"], directory, where),
+        _code(raw.get("after"), directory, where),
+        raw.get("unsafe_fixes", False),
+        raw.get("target", "2.4"),
+        raw.get("findings"),
+        tuple(Expected(**found) for found in raw.get("expected", ())),
+        _code(raw.get("safe_after"), directory, where),
+    )
+
+
+def _code(value: object, directory: Path, where: str) -> Optional[str]:
+    """An example's code: the string itself, or the text of the file ``{ file = "..." }``
+    names (relative to the tables' folder; the schema has checked the shape)."""
+    if value is None or isinstance(value, str):
+        return value
+    name = cast(Dict[str, str], value)["file"]
+    try:
+        return (directory / name).read_text("utf-8")
+    except OSError as error:
+        raise TableError(f"{where}: an example's file {name!r} cannot be read: {error.strerror or error}") from None
 
 
 def _declared_evidence(raw: dict) -> Tuple[Evidence, ...]:

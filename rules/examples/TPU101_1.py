@@ -1,0 +1,7 @@
+def replicate(strategy, step, batch):
+    """Runs `step` on every replica.
+
+        >>> replicate(strategy, step, batch)  # same as strategy.experimental_run_v2(step, (batch,))
+        >>> strategy.experimental_run_v2(step, args=(batch,))
+    """
+    return strategy.run(step, args=(batch,))

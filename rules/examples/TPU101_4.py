@@ -1,0 +1,6 @@
+import tensorflow as tf
+class SingleDeviceStrategy(object):
+  def experimental_run_v2(self, fn, args, kwargs): return fn(*args, **kwargs)
+strategy = tf.distribute.experimental.TPUStrategy(tf.distribute.cluster_resolver.TPUClusterResolver("t"))
+@tf.function
+def step(x): return strategy.experimental_run_v2(tf.square, args=(x,), kwargs={})
