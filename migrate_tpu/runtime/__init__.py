@@ -41,8 +41,17 @@ MIXED_TF_API = "2.1+2.4"
 #: whatever interpreter runs it (``releases.RELEASES``; ``legacy.SURFACES`` for the older ones).
 TF_APIS = ("2.1", "2.2", "2.3", "2.4")
 
+#: The interpreter's own API, as it is, for the program and every package it imports alike: no
+#: release's names restored, none hidden (``--tf-api native``: what ``-march=native`` is to a
+#: compiler, the machine it runs on).  On TF 2.1 to 2.4 it is that release's surface.
+NATIVE_TF_API = "native"
+
 #: Values accepted by ``--tf-api``.
-TF_API_CHOICES = TF_APIS + (MIXED_TF_API,)
+TF_API_CHOICES = TF_APIS + (MIXED_TF_API, NATIVE_TF_API)
+
+#: The migration's target (``2.4`` or ``latest``) whose moves the run-time record of moved APIs
+#: watches for (``moved_calls``); verify sets it to its ``--target``.
+TARGET_VARIABLE = "MIGRATE_TPU_TARGET"
 
 #: Environment variables through which TensorFlow finds a real (Cloud) TPU.
 TPU_ENV_VARS = ("TPU_NAME", "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS")
@@ -69,5 +78,5 @@ def real_tpu_reachable(environ=None):
     return any(env.get(name) for name in TPU_ENV_VARS)
 
 
-__all__ = ["DEFAULT_REPLICAS", "DEFAULT_TPU_ENVIRONMENT", "MIXED_TF_API", "TF_APIS", "TF_API_CHOICES", "TPU_ENVIRONMENTS",
-           "TPU_ENVIRONMENT_VARIABLE", "TPU_ENV_VARS", "real_tpu_reachable"]
+__all__ = ["DEFAULT_REPLICAS", "DEFAULT_TPU_ENVIRONMENT", "MIXED_TF_API", "NATIVE_TF_API", "TARGET_VARIABLE", "TF_APIS",
+           "TF_API_CHOICES", "TPU_ENVIRONMENTS", "TPU_ENVIRONMENT_VARIABLE", "TPU_ENV_VARS", "real_tpu_reachable"]

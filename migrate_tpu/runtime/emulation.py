@@ -59,7 +59,7 @@ from typing import Any, List, cast
 
 import tensorflow as tf
 
-from migrate_tpu.runtime import releases
+from migrate_tpu.runtime import NATIVE_TF_API, releases
 from migrate_tpu.runtime.resolver import (TPUClusterResolver, experimental_connect_to_cluster,
                                           experimental_connect_to_host, initialize_tpu_system,
                                           shutdown_tpu_system)
@@ -184,9 +184,12 @@ def install(replicas=None, tf_api=None):
     import_compat_packages()
     if tf_api is None:
         tf_api = default_tf_api()
-    if tf_api not in releases.RELEASES:
+    native = tf_api == NATIVE_TF_API  # the interpreter's own release: no surface installed
+    if native:
+        tf_api = releases.native_release()
+    elif tf_api not in releases.RELEASES:
         raise ValueError("tf_api must be one of {}; got {!r}".format(
-            ", ".join(repr(r) for r in sorted(releases.RELEASES)), tf_api))
+            ", ".join(repr(r) for r in sorted(releases.RELEASES) + [NATIVE_TF_API]), tf_api))
     if api_version(tf_api) > tf_version():
         raise ValueError("--tf-api {} needs TensorFlow >= {}; this is TensorFlow {}".format(
             tf_api, tf_api, tf.__version__))
@@ -249,7 +252,8 @@ def install(replicas=None, tf_api=None):
         # an emulated TPU's replicas all-reduce with the TPU's dtypes (tpu_rules); others are untouched
         _patch(replica_context, "_merge_call", relay_refusals(replica_context.__dict__["_merge_call"]))
     # what else user code sees of the release: its version, Keras optimizers, mixed precision
-    releases.install(tf_api)
+    if not native:
+        releases.install(tf_api)
     STATE.installed = True
     return STATE
 

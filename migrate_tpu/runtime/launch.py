@@ -28,11 +28,13 @@ def package_root() -> str:
 def command(script: ScriptPath, args: Sequence[object] = (), replicas: Optional[int] = None,
             tf_api: Optional[str] = None, python: Optional[str] = None, emulation: bool = True,
             hosts: Optional[int] = None, quiet: bool = False, tpu_env: Optional[str] = None,
-            verbose: bool = False) -> List[str]:
+            verbose: bool = False, api_record: Optional[str] = None) -> List[str]:
     """The argv that :func:`launch` runs (for one host of a pod when ``hosts`` is given)."""
     argv = [python or sys.executable, "-m", "migrate_tpu.runtime"]
     if verbose:
         argv.append("--verbose")
+    if api_record is not None:
+        argv += ["--api-record", str(api_record)]
     if hosts is not None:
         argv += ["--hosts", str(int(hosts))]
     if replicas is not None:
@@ -107,7 +109,7 @@ def pod_replicas(hosts: int, replicas: Optional[int] = None) -> int:
 def launch(script: ScriptPath, args: Sequence[object], replicas: Optional[int] = None,
            tf_api: Optional[str] = None, python: Optional[str] = None, emulation: bool = True,
            hosts: Optional[int] = None, timeout: Optional[float] = None, tpu_env: Optional[str] = None,
-           verbose: bool = False) -> int:
+           verbose: bool = False, api_record: Optional[str] = None) -> int:
     """Run ``script`` (a .py file or .ipynb notebook) with ``args`` under the runtime.
 
     stdin, stdout and stderr are inherited; returns the script's exit status.
@@ -121,7 +123,8 @@ def launch(script: ScriptPath, args: Sequence[object], replicas: Optional[int] =
     TPU is attached to (``colab``, ``none``); ``timeout`` (seconds) stops every process
     after that long (exit status 124).  Unless ``verbose``, TensorFlow's start-up
     noise is taken out of the script's stderr (:mod:`migrate_tpu.runtime.noise`)
-    and tracebacks leave out the emulation's own frames.  Exit status 2 means the runtime refused
+    and tracebacks leave out the emulation's own frames; ``api_record`` names a file for the record of
+    the moved APIs the run called (JSON).  Exit status 2 means the runtime refused
     the request (bad options, missing file); 127 that the interpreter was not
     found.
     """
@@ -142,15 +145,15 @@ def launch(script: ScriptPath, args: Sequence[object], replicas: Optional[int] =
         env = environment(root=temporary or root)
         if multi_client:
             count = int(hosts or 1)  # multi_client: hosts was given
-            argvs = [command(script, args, pod_replicas(count, replicas), tf_api, resolved,
-                             emulation, hosts=count, quiet=k > 0, tpu_env=tpu_env, verbose=verbose)
+            argvs = [command(script, args, pod_replicas(count, replicas), tf_api, resolved, emulation, hosts=count,
+                             quiet=k > 0, tpu_env=tpu_env, verbose=verbose, api_record=None if k else api_record)
                      for k in range(count)]
             return pod.run_hosts(argvs, _worker_environments(env, count), timeout=timeout, filter_noise=not verbose)
         # A TPU program, on one host or a pod: one process, the pod's one client.
         if hosts is not None:
             replicas = pod_replicas(hosts, replicas)
         argv = command(script, args, replicas, tf_api, resolved, emulation, hosts=hosts,
-                       tpu_env=tpu_env, verbose=verbose)
+                       tpu_env=tpu_env, verbose=verbose, api_record=api_record)
         if use_warm:  # forked from a warm interpreter (runtime/warm.py), where that is safe
             status = warm.launch(argv, env, timeout=timeout, verbose=verbose)
             if status is not None:

@@ -290,6 +290,7 @@ class Recorder(object):
             "seconds": round(time.time() - self.started, 3),
             "one_thread_kernels": self.one_thread_kernels,
             "perturbed": self.perturbed[0],
+            "moved_apis": getattr(self, "moved_apis", None),  # the runner's record of moved APIs called
         }
         path = _host_path(self.path)
         temporary = path + ".partial"

@@ -39,7 +39,7 @@ from typing import Any, Dict, List, Tuple
 
 import tensorflow as tf
 
-from migrate_tpu.runtime.tpu_system import api_version, tf_version
+from migrate_tpu.runtime.tpu_system import api_version, default_tf_api, tf_version
 
 #: What each surface's release says of itself, read on the real TF 2.1.0, 2.2.3, 2.3.4 and 2.4.1
 #: interpreters (``tests/runtime/test_releases.py`` reads 2.1 and 2.4 again,
@@ -549,6 +549,14 @@ def install(tf_api):
             _mixed_precision_of_the_release(tf_api)
         except ImportError:  # a Keras that cannot be imported: nothing of it to show
             pass
+
+
+def native_release():
+    """The release ``--tf-api native`` gives a program: the interpreter's own, nothing restored and
+    nothing hidden (``'2.21'`` on TF 2.21); on TF 2.0 to 2.4 that release's surface, which is the
+    interpreter itself there (``'2.1'`` on TF 2.0 and 2.1)."""
+    version = tf_version()
+    return default_tf_api() if version <= (2, 4) else "{}.{}".format(*version)
 
 
 def installed():

@@ -38,9 +38,9 @@ import traceback
 import types
 
 from migrate_tpu import magics
-from migrate_tpu.runtime import (DEFAULT_REPLICAS, DEFAULT_TPU_ENVIRONMENT, MIXED_TF_API, TF_API_CHOICES,
-                                 TPU_ENVIRONMENT_VARIABLE, TPU_ENVIRONMENTS, pod, real_tpu_reachable,
-                                 recorder)
+from migrate_tpu.runtime import (DEFAULT_REPLICAS, DEFAULT_TPU_ENVIRONMENT, MIXED_TF_API, NATIVE_TF_API, TARGET_VARIABLE,
+                                 TF_API_CHOICES, TPU_ENVIRONMENT_VARIABLE, TPU_ENVIRONMENTS, pod, real_tpu_reachable,
+                                 moved_calls, recorder)
 
 EXIT_USAGE = 2
 
@@ -60,7 +60,9 @@ def build_parser():
                         help="TensorFlow API the code is written for (default: the interpreter's "
                              "release, 2.4 on anything newer); 2.1, 2.2 and 2.3 show that release's "
                              "names on a newer TensorFlow; 2.1+2.4 offers both 2.1's and 2.4's "
-                             "names (partly migrated code)")
+                             "names (partly migrated code); native: the interpreter's own, as it is")
+    parser.add_argument("--api-record", metavar="FILE", default=None,
+                        help="write the record of the moved APIs the run called (JSON) to FILE")
     parser.add_argument("--tpu-env", choices=sorted(TPU_ENVIRONMENTS), default=None,
                         help="the machine the emulated TPU is attached to: colab (TPU_NAME and "
                              "COLAB_TPU_ADDR announce it; the default) or none (nothing does: "
@@ -290,6 +292,7 @@ def execute(path, args):
     except BaseException:
         exc_type, exc, tb = sys.exc_info()
         recorder.note_exception(exc)
+        moved_calls.note_failure(exc)
         # drop this function's frame (and the cell runner's, for notebooks)
         _print_exception(exc_type, exc, tb, 2 if is_notebook else 1)
         return 1
@@ -356,7 +359,9 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, t
     tf_api = tf_api or emu.default_tf_api()
     if tf_api not in TF_API_CHOICES:
         raise ValueError("unknown TF API {!r} (choose from {})".format(tf_api, ", ".join(TF_API_CHOICES)))
-    if emu.api_version(tf_api) > emu.tf_version():  # a surface is its release: none on an older TensorFlow
+    if tf_api == NATIVE_TF_API and emu.tf_version() <= (2, 4):
+        tf_api = emu.default_tf_api()  # TF 2.1 to 2.4: the release's surface is the interpreter itself
+    if tf_api != NATIVE_TF_API and emu.api_version(tf_api) > emu.tf_version():  # a surface is its release: none on an older TensorFlow
         raise ValueError("--tf-api {} needs TensorFlow >= {}; this interpreter has TensorFlow {}".format(
             tf_api, ".".join(map(str, emu.api_version(tf_api))), emu.tf.__version__))
     mixed = tf_api == MIXED_TF_API
@@ -381,11 +386,12 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, t
         emu.install(tf_api=tf_api)
         text = emu.describe()
     else:
-        emu.STATE.tf_api = tf_api
-        text = "no TPU emulation: TF {} with the TF {} API".format(emu.tf.__version__, tf_api)
-        emu.import_compat_packages()  # before the surfaces patch them (emu.install does it otherwise)
         from migrate_tpu.runtime import releases
-        releases.install(tf_api)  # what the release shows user code (its version, optimizers), as under emulation
+        emu.STATE.tf_api = releases.native_release() if tf_api == NATIVE_TF_API else tf_api
+        text = "no TPU emulation: TF {} with the TF {} API".format(emu.tf.__version__, emu.STATE.tf_api)
+        emu.import_compat_packages()  # before the surfaces patch them (emu.install does it otherwise)
+        if tf_api != NATIVE_TF_API:
+            releases.install(tf_api)  # what the release shows user code (its version, optimizers), as under emulation
     if tf_api in ("2.1", "2.2", "2.3") or mixed:
         from migrate_tpu.runtime import legacy
         # the older release's names (nothing to add on TF 2.0/2.1 itself), then its names alone
@@ -455,7 +461,10 @@ def main(argv=None):
         sys.stderr.write("migrate-tpu run: {}\n".format(error))
         return EXIT_USAGE
     recording = recorder.from_environment()  # verify's record (MIGRATE_TPU_RECORD), else None
+    watching = _watch_moved_calls(options)
     status = execute(options.script, options.args)
+    if watching:
+        _end_moved_calls(options, recording, multi_client)
     if recording is not None:
         recording.finish(status)  # before a pod's exit below, which skips the interpreter's teardown
     if status == 0 and multi_client and emulate:
@@ -463,6 +472,41 @@ def main(argv=None):
     if options.hosts and emulate:
         _end_without_teardown(status)
     return status
+
+
+def _watch_moved_calls(options):
+    """Start the record of the moved APIs the run calls (unless MIGRATE_TPU_MOVED_CALLS=0), for
+    the target verify names, else 2.4 (latest under the native API of a TensorFlow newer than
+    2.4); the script's folder is the user's tree."""
+    if not moved_calls.wanted():
+        return False
+    from migrate_tpu.runtime.tpu_system import STATE, tf_version
+    native = options.tf_api == NATIVE_TF_API
+    target = os.environ.get(TARGET_VARIABLE) or ("latest" if native and tf_version() > (2, 4) else "2.4")
+    surface = NATIVE_TF_API if native else (options.tf_api or STATE.tf_api)
+    try:
+        moved_calls.install(surface, target, os.path.dirname(os.path.abspath(options.script)))
+    except Exception as error:  # the run goes on without its record rather than not at all
+        moved_calls.uninstall()
+        sys.stderr.write("migrate-tpu run: no record of moved APIs: {}: {}\n".format(type(error).__name__, error))
+        return False
+    return True
+
+
+def _end_moved_calls(options, recording, multi_client):
+    """The record of moved APIs: into verify's record, the --api-record file, and a summary on
+    stderr (not in verify's runs, whose report says it; one host of a cluster says it)."""
+    data = moved_calls.as_json()
+    if recording is not None:
+        recording.moved_apis = data
+    if options.api_record:
+        moved_calls.write(options.api_record, data)
+    if recording is None and not (multi_client and pod_task(options.hosts)):
+        lines = moved_calls.summary(data, verbose=options.verbose, python=sys.executable)
+        if lines:
+            _flush()
+            sys.stderr.write("\n".join(lines) + "\n")
+            _flush()
 
 
 def _end_without_teardown(status):
