@@ -450,8 +450,9 @@ def explain(rule: str) -> None:
 
 @main.command(context_settings={"allow_interspersed_args": False})
 @click.option("--replicas", type=click.IntRange(min=1), default=None, help="Emulated TPU replicas (default 8).")
-@click.option("--tf-api", type=click.Choice(["2.1", "2.2", "2.3", "2.4", "2.1+2.4"]), default=None,
-              help="API surface to provide (2.1, 2.2, 2.3: that release's, before migration; 2.1+2.4: both 2.1's and 2.4's names, for partly migrated code).")
+@click.option("--tf-api", type=click.Choice(["2.1", "2.2", "2.3", "2.4", "2.1+2.4", "native"]), default=None,
+              help="API surface to provide (2.1, 2.2, 2.3: that release's, before migration; 2.1+2.4: both 2.1's and 2.4's names, for partly migrated code; "
+                   "native: the interpreter's own, nothing restored or hidden, for `fix --target latest` output).")
 @click.option("--python", "python", default=None, metavar="PATH|ENV", help="Interpreter to run in: a path, or an env made by `migrate-tpu envs` (tf2.1, tf2.2, tf2.3, tf2.4, tf2.21).")
 @click.option("--no-emulation", is_flag=True, help="Use the real TPU; emulate nothing.")
 @click.option("--hosts", type=click.IntRange(min=1), default=None,
@@ -460,10 +461,12 @@ def explain(rule: str) -> None:
               help="Machine the emulated TPU is attached to: colab (TPU_NAME announces it; default) or none (TPUClusterResolver(tpu='') fails as on TF >= 2.2 without TPU_NAME).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Stop every process after this long (exit status 124).")
-@click.option("--verbose", is_flag=True, help="Show TensorFlow's start-up logs and the emulation's own frames in tracebacks.")
+@click.option("--verbose", is_flag=True, help="Show TensorFlow's start-up logs and the emulation's own frames in tracebacks, and every moved API the run called.")
+@click.option("--api-record", type=click.Path(dir_okay=False, writable=True), default=None, metavar="FILE",
+              help="Write the record of the moved APIs the run called (each place, its rule, count and owner) to FILE as JSON.")
 @click.argument("script", type=click.Path(exists=True, dir_okay=False))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def run(replicas, tf_api, python, no_emulation, hosts, tpu_env, timeout, verbose, script, args) -> None:
+def run(replicas, tf_api, python, no_emulation, hosts, tpu_env, timeout, verbose, api_record, script, args) -> None:
     """Execute a script or notebook under the runtime's TPU emulation.
 
     run's own options go before SCRIPT; everything after it is the script's, as with
@@ -471,8 +474,8 @@ def run(replicas, tf_api, python, no_emulation, hosts, tpu_env, timeout, verbose
     """
     from migrate_tpu.runtime.launch import launch
 
-    status = launch(script, list(args), replicas=replicas, tf_api=tf_api, python=python,
-                    emulation=not no_emulation, hosts=hosts, timeout=timeout, tpu_env=tpu_env, verbose=verbose)
+    status = launch(script, list(args), replicas=replicas, tf_api=tf_api, python=python, emulation=not no_emulation, hosts=hosts,
+                    timeout=timeout, tpu_env=tpu_env, verbose=verbose, api_record=os.path.abspath(api_record) if api_record else None)
     moved, rest = _run_options_in(list(args), click.get_current_context().command)
     if status != 0 and moved:
         # The script got them; most likely they were meant for run (`run train.py --python tf2.4`).
@@ -514,6 +517,8 @@ def _run_options_in(args: List[str], command: click.Command) -> Tuple[List[str],
 @click.option("--before-python", default=None, metavar="PATH|ENV", help="Interpreter of the original (e.g. tf2.1).")
 @click.option("--before-api", type=click.Choice(["2.1", "2.2", "2.3", "auto"]), default="auto", show_default=True,
               help="The API surface the original was written for; auto: the oldest one under which it does not stop for a missing name.")
+@click.option("--after-api", type=click.Choice(["2.4", "native"]), default="2.4", show_default=True,
+              help="The API surface the migration runs under; native: the interpreter's own, as it is (a `--target latest` migration on TF 2.21).")
 @click.option("--rtol", type=click.FloatRange(min=0), default=None, help=f"Relative tolerance (default 0 with one interpreter, {1e-5:g} with two).")
 @click.option("--atol", type=click.FloatRange(min=0), default=None, help=f"Absolute tolerance (default 0 with one interpreter, {1e-6:g} with two).")
 @click.option("--replicas", type=click.IntRange(min=1), default=None, help="Emulated TPU replicas (default 8).")
@@ -534,7 +539,7 @@ def _run_options_in(args: List[str], command: click.Command) -> Tuple[List[str],
 @click.option("--isolated", is_flag=True, help="As for fix.")
 @click.argument("target_path", metavar="SCRIPT|NOTEBOOK|FOLDER", type=click.Path(exists=True))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def verify(after, entry, steps, python, before_python, before_api, rtol, atol, replicas, hosts, tpu_env, timeout, seed, no_blame, power, output_format, output_file,
+def verify(after, entry, steps, python, before_python, before_api, after_api, rtol, atol, replicas, hosts, tpu_env, timeout, seed, no_blame, power, output_format, output_file,
            target, unsafe_fixes, select, ignore, config_file, isolated, target_path, args) -> None:
     """Run the original (TF 2.1 surface) and its migration (TF 2.4 surface) and compare what they compute, step by step.
 
@@ -554,7 +559,8 @@ def verify(after, entry, steps, python, before_python, before_api, rtol, atol, r
     try:
         verdict = verifying.verify(target_path, args, entry=entry, after=after, steps=steps, python=python, before_python=before_python,
                                    rtol=rtol, atol=atol, replicas=replicas, hosts=hosts, tpu_env=tpu_env, timeout=timeout, seed=seed,
-                                   fix_options=fix_options, find_blame=not no_blame, before_api=before_api, power=power)
+                                   fix_options=fix_options, find_blame=not no_blame, before_api=before_api, after_api=after_api,
+                                   power=power)
     except verifying.VerifyError as error:
         if output_format != "json":
             _fail(str(error))
