@@ -7,12 +7,14 @@ interpreter the way an uninstalled package is.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import List, Optional
 
 from migrate_tpu import magics
 from migrate_tpu.verify.changes import code_cells
+from migrate_tpu.verify.plan import Copy
 from migrate_tpu.verify.verdict import BEFORE_API
 
 # Cell magics whose body is a shell script.
@@ -125,3 +127,49 @@ def _skipped_command_for(module: str, program: Optional[Path]) -> Optional[str]:
     """The notebook's shell command that installs or fetches ``module``, if one does."""
     names = re.compile(r"(?<![\w.-])" + re.escape(module) + r"(?![\w-])")
     return next((line for line in _shell_lines(program) if names.search(line)), None)
+
+
+def moved_api_calls(record: Optional[dict], copy: Copy, whole_folder: bool, python: Optional[str]) -> List[dict]:
+    """The moved APIs the migrated run still called (the runtime's record of them), each with the
+    place as the user names it, who owns the file, whether the migration covered it and what
+    covers it: ``--entry`` for a file of the folder that verify did not migrate (``whole_folder``
+    False: the program alone), ``check`` for one it migrated (the fix was left to a person), ``fix``
+    for a file in another folder, an upgrade for an installed distribution."""
+    found = []
+    for call in ((record or {}).get("moved_apis") or {}).get("calls") or []:
+        file, _, cell = call["file"].partition(".ipynb:cell")
+        path = Path(file + ".ipynb" if cell else file)
+        owner = call.get("owner") or {}
+        entry = {key: call.get(key) for key in ("line", "count", "failed", "error", "rule", "old", "new", "title", "kind")}
+        entry["owner"] = owner.get("kind")
+        try:
+            relative = path.relative_to(copy.root)
+        except ValueError:
+            relative = None
+        if relative is not None:
+            shown = copy.shown_program if path == copy.program else os.path.normpath(os.path.join(copy.shown_root or ".", relative))
+            entry["covered"] = whole_folder or path == copy.program
+            program = copy.program.relative_to(copy.root).as_posix()
+            entry["to_do"] = (f"the migration left it (`migrate-tpu check {shown}` says why)" if entry["covered"] else
+                              f"verify migrated {copy.shown_program} alone: `--entry {program} {copy.shown_root or '.'}` migrates the folder")
+            entry["owner"] = "tree"
+        elif owner.get("kind") == "distribution":
+            shown = str(path)
+            where = f" --python {python}" if python else ""
+            entry.update(covered=False, distribution=owner.get("name"), version=owner.get("version"),
+                         to_do=f"installed {owner.get('name')} {owner.get('version')}: upgrade it, or see what in it needs migrating "
+                               f"with `migrate-tpu check --installed{where} {owner.get('name')}`")
+        else:
+            shown = str(path)
+            entry.update(covered=False, to_do=f"outside the folder verify copies: `migrate-tpu fix {shown}` migrates it where it is")
+        entry["where"] = f"{shown}{' cell ' + cell if cell else ''}:{call['line']}"
+        found.append(entry)
+    return found
+
+
+def moved_api_line(call: dict) -> str:
+    """One call of a moved API as the report shows it."""
+    old, new = (re.sub(r"^tensorflow\.", "tf.", str(name or "")) for name in (call.get("old"), call.get("new")))
+    how = f"failed: {call['error']}" if call.get("failed") else f"{call.get('count')} {'call' if call.get('count') == 1 else 'calls'}"
+    return f"{call['where']}: {call['rule']} `{old}` -> `{new}` ({how}); {call['to_do']}"
+

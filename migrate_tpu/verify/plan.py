@@ -53,6 +53,7 @@ class Plan:
     control: Optional[Copy] = None  # a second copy of the original, for the other interpreter
     fixes: List[FixPlace] = field(default_factory=list)  # the fixes the migration applied (none for --after)
     source: Optional[Path] = None  # the user's folder the original's copies come from
+    whole_folder: bool = False  # the migration is the whole folder's (--entry, or an --after folder), not the program's alone
 
 
 #: More files than this in the folder to copy: verify refuses (name a smaller folder).
@@ -173,7 +174,7 @@ def plan(target: str, entry: Optional[str], after: Optional[str], fix_options: d
             errors, fixes = _migrate(source, migrated, copies[1].root, fix_options, folder)
             if errors:
                 raise VerifyError("the migration failed: " + "; ".join(e.replace(str(migrated), target) for e in errors))
-        return Plan(workdir, copies[0], copies[1], label, copies[2] if control else None, fixes, folder)
+        return Plan(workdir, copies[0], copies[1], label, copies[2] if control else None, fixes, folder, source.is_dir())
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
         raise

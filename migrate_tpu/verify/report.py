@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from typing import List, Optional
 
-from migrate_tpu.verify.verdict import DIVERGED, ERROR, INCONCLUSIVE, NOT_EXERCISED, RETRACED, SAME, Verdict
+from migrate_tpu.verify.advice import moved_api_line
+from migrate_tpu.verify.verdict import AFTER_API, DIVERGED, ERROR, INCONCLUSIVE, NOT_EXERCISED, RETRACED, SAME, Verdict
 
 def _where_text(where: Optional[dict]) -> str:
     if not where:
@@ -45,6 +46,8 @@ def _runs_line(verdict: Verdict) -> Optional[str]:
     sides = (f"original {_replicas_text(before)}, migrated {_replicas_text(after)}" if before != after
              else f"each run {_replicas_text(before)}")
     surface = f"; the original under the TF {verdict.before_api} surface" if verdict.before_api != "2.1" else ""
+    if verdict.after_api != AFTER_API:  # --after-api native
+        surface += "; the migration under the interpreter's own API"
     return f"  {sides}; {hosts} {'host' if hosts == 1 else 'hosts'}{surface}"
 
 
@@ -144,6 +147,9 @@ def report(verdict: Verdict, output_format: str, label: str) -> str:
         lines.append(coverage)
     if verdict.blame:
         lines += _blame_lines(verdict.blame)
+    if verdict.moved_apis:
+        lines.append(f"  moved APIs the migrated run still called ({len(verdict.moved_apis)}):")
+        lines += [f"    {moved_api_line(call)}" for call in verdict.moved_apis]
     if verdict.variables_not_compared and verdict.verdict != ERROR:
         lines.append("  not compared: " + "; ".join(f"{e['name']} ({e['side']} only: {e['why']})" for e in verdict.variables_not_compared))
     lines += [f"  note: {note}" for note in verdict.notes]

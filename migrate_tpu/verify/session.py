@@ -19,12 +19,12 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from migrate_tpu.runtime import MIXED_TF_API
+from migrate_tpu.runtime import MIXED_TF_API, NATIVE_TF_API, TARGET_VARIABLE
 from migrate_tpu.runtime import recorder as recording  # the default seed only (no TensorFlow)
 from migrate_tpu.runtime.launch import builds_its_own_cluster, resolve_python
 from migrate_tpu.verify.blame import blame, partial_copy
 from migrate_tpu.verify.changes import Hunk, apply, hunks_between, ran, shown_label, watch_list
-from migrate_tpu.verify.advice import stopped_for_lack_of_an_api
+from migrate_tpu.verify.advice import moved_api_calls, stopped_for_lack_of_an_api
 from migrate_tpu.verify.cluster import reads_its_cluster
 from migrate_tpu.verify.compare import compare, error, run_summary
 from migrate_tpu.verify.plan import Copy, Plan, changed_links, fresh_copy, plan
@@ -51,9 +51,10 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
            python: Optional[str] = None, before_python: Optional[str] = None, rtol: Optional[float] = None, atol: Optional[float] = None,
            replicas: Optional[int] = None, hosts: Optional[int] = None, tpu_env: Optional[str] = None, timeout: Optional[float] = None,
            seed: int = recording.DEFAULT_SEED, fix_options: Optional[dict] = None, find_blame: bool = True,
-           before_api: str = AUTO_API, power: bool = False) -> Verdict:
-    """Migrate, run both (and the control, across releases), compare; ``power``: measure what
-    an exact ``same`` could have caught (a tolerance's is always measured)."""
+           before_api: str = AUTO_API, after_api: str = AFTER_API, power: bool = False) -> Verdict:
+    """Migrate, run both (and the control, across releases), compare; ``after_api``: the
+    migration's surface (``native``: the interpreter's own); ``power``: measure what an exact
+    ``same`` could have caught (a tolerance's is always measured)."""
     before_python = before_python or python
     two_releases = (resolve_python(before_python) or None) != (resolve_python(python) or None)
     the_plan = plan(target, entry, after, fix_options or {}, control=two_releases)
@@ -68,12 +69,15 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
         watch.write_text(json.dumps(watch_list(hunks, the_plan.after.root)), "utf-8")
         exact_rtol = 0.0 if rtol is None else rtol
         exact_atol = 0.0 if atol is None else atol
+        # the moves the runs' record of moved APIs watches for: those of the migration's target
+        target = (fix_options or {}).get("target")
+        moves = {TARGET_VARIABLE: target if target in ("2.4", "latest") else "latest" if after_api == NATIVE_TF_API else "2.4"}
 
         def run(copy: Copy, api: str, interpreter: Optional[str], name: str, until: Optional[int] = None,
                 environment: Optional[Dict[str, str]] = None) -> RunResult:
             result = run_one(copy, args, api, interpreter, steps=until or steps, seed=seed, replicas=replicas, hosts=hosts, tpu_env=tpu_env,
                              timeout=timeout, record_path=the_plan.workdir / f"{name}.json", watch=watch if name == "migrated" else None,
-                             environment=environment)
+                             environment=dict(moves, **(environment or {})))
             for path in changed_links(copy):
                 notes.append(f"warning: the {name} run changed {path}, a large file verify linked from your folder instead of copying")
             return result
@@ -86,13 +90,13 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
             verdict.cluster = cluster and {k: v for k, v in cluster.items() if k != "note"}
             return verdict
         control = run(the_plan.control, api, python, "control") if the_plan.control is not None else None
-        after_run = run(the_plan.after, AFTER_API, python, "migrated")
+        after_run = run(the_plan.after, after_api, python, "migrated")
 
         def rerun(side: str, name: str, environment: Dict[str, str]) -> RunResult:
             # the original (on the migrated program's interpreter, as the control is) or the
             # migration again, each in a fresh copy of the user's folder
             copy = fresh_copy(the_plan, name) if side == "original" else _fresh_migration(the_plan, hunks, name)
-            return run(copy, api if side == "original" else AFTER_API, python, name, environment=environment)
+            return run(copy, api if side == "original" else after_api, python, name, environment=environment)
 
         def judged(reference: RunResult, other: RunResult, spread: Optional[Spread],
                    tolerance: Optional[Tuple[float, float]] = None) -> Verdict:
@@ -102,6 +106,8 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
         judgement = _judge_the_runs(before, control, after_run, rerun, judged, (rtol, atol), power, notes)
         verdict = judgement.verdict
         verdict.before_api_reason = api_reason
+        verdict.after_api = after_api
+        _moved_apis(verdict, after_run, the_plan, python)
         verdict.cluster = cluster and {k: v for k, v in cluster.items() if k != "note"}
         if api_reason:
             notes.append(api_reason)
@@ -116,6 +122,15 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
         return verdict
     finally:
         shutil.rmtree(the_plan.workdir, ignore_errors=True)
+
+
+def _moved_apis(verdict: Verdict, after_run: RunResult, the_plan: Plan, python: Optional[str]) -> None:
+    """The moved APIs the migrated run still called, in the verdict (the report lists them), and,
+    where the run stopped at one, the advice to cover it."""
+    verdict.moved_apis = moved_api_calls(after_run.record, the_plan.after, the_plan.whole_folder, python)
+    failed = next((call for call in verdict.moved_apis if call.get("failed")), None)
+    if failed is not None and verdict.verdict == ERROR:
+        verdict.advice = f"the migrated run stopped at {failed['where']}, a moved API ({failed['rule']}): {failed['to_do']}"
 
 
 def _without_an_original(before: RunResult, the_plan: Plan, rtol: float, atol: float, hosts: Optional[int], api: str,

@@ -77,6 +77,8 @@ class Verdict:
     nondeterminism: Optional[dict] = None  # where the original first differs from itself, its source, whether removed
     power: Optional[dict] = None  # what the comparison could have caught: {"change", "measured", "caught", ...}
     cluster: Optional[dict] = None  # why the runs were a cluster of worker processes: {"hosts", "because", "where"}
+    after_api: str = AFTER_API  # the surface the migration ran under (2.4, or native: the interpreter's own)
+    moved_apis: List[dict] = field(default_factory=list)  # moved APIs the migrated run still called (advice.moved_api_calls)
 
     @property
     def exit_status(self) -> int:
@@ -109,6 +111,8 @@ class Verdict:
             "nondeterminism": self.nondeterminism,
             "power": self.power,
             "cluster": self.cluster,
+            "after_api": self.after_api,
+            "moved_apis": self.moved_apis,
             "error": self.error,
             "advice": self.advice,
         }
