@@ -11,6 +11,7 @@ from typing import Any, Tuple, cast
 import numpy as np
 import tensorflow as tf
 
+from migrate_tpu.runtime import tpu_replicate
 from migrate_tpu.runtime.resolver import TPUClusterResolver
 from migrate_tpu.runtime.topology import DeviceAssignment, build_device_assignment, current_topology
 from migrate_tpu.runtime.tpu_rules import check_core_count, enforce_all_reduce_types
@@ -118,6 +119,8 @@ class _EmulatedTPU(object):
         ext._device_assignment = device_assignment
         ext.emulated_tpu = True
         enforce_all_reduce_types(ext, STATE.tf_api)  # the TPU's all-reduce takes no float64, int64, ...
+        # run: one trace, compiled with the TPU's rules, on every core (tpu_replicate)
+        tpu_replicate.make_compilable(ext, device_assignment.num_replicas)
 
     @property
     def cluster_resolver(self):
@@ -175,7 +178,8 @@ def _one_input_worker_per_host(extended, devices):
 def _strategy_run(self, fn, args=(), kwargs=None, options=None):
     """Like ``Strategy.run``, with TPU's refusal of eager plain functions."""
     reject_eager_plain_function(fn, EAGER_RUN_MESSAGE_2_4)
-    return _mirrored_run(self, fn, args, kwargs, options)
+    with tpu_replicate.run_asked(self.extended, options):
+        return _mirrored_run(self, fn, args, kwargs, options)
 
 
 def _strategy_experimental_run_v2(self, fn, args=(), kwargs=None):
@@ -183,7 +187,8 @@ def _strategy_experimental_run_v2(self, fn, args=(), kwargs=None):
     reject_eager_plain_function(fn, EAGER_RUN_MESSAGE_2_1)
     if tf_version() < (2, 2):
         fn = _outputs_as_tensors(fn)
-    return _mirrored_run(self, fn, args, kwargs, None)
+    with tpu_replicate.run_asked(self.extended, None):
+        return _mirrored_run(self, fn, args, kwargs, None)
 
 
 def _strategy_experimental_run_v2_of_2_2(self, fn, args=(), kwargs=None, options=None):

@@ -124,3 +124,36 @@ def traced_user_line():
             return "{}:{}".format(*origin)
         return None if is_library_file(filename) else "{}:{}".format(filename, frame.f_lineno)
     return None
+
+
+def user_line_of_stack(frames):
+    """``file:line`` of the innermost user frame of an op's creation stack (``(filename, lineno)``
+    pairs, outermost first, as ``Operation.traceback`` gives them), a line of AutoGraph's
+    converted copy mapped back to the user's file; None when no frame is the user's."""
+    for filename, lineno in reversed(list(frames)):
+        if _is_generated(filename):
+            origin = _generated_line(filename, lineno)
+            if origin is not None and not is_library_file(origin[0]):
+                return "{}:{}".format(*origin)
+            continue
+        if not is_library_file(filename):
+            return "{}:{}".format(filename, lineno)
+    return None
+
+
+def _generated_line(filename, lineno):
+    """The user's ``(file, line)`` of line ``lineno`` of AutoGraph's generated ``filename``, from
+    the source map of a converted function defined there (found by a scan: only on an error)."""
+    import types
+    for candidate in gc.get_objects():
+        if not isinstance(candidate, types.FunctionType):
+            continue
+        source_map = getattr(candidate, "ag_source_map", None)
+        if not isinstance(source_map, dict):
+            continue
+        for location, origin in source_map.items():
+            if getattr(location, "filename", None) == filename and getattr(location, "lineno", None) == lineno:
+                loc = getattr(origin, "loc", None)
+                if loc is not None:
+                    return loc.filename, loc.lineno
+    return None

@@ -15,7 +15,6 @@ from roundtrip_helpers import PROGRAMS, TF21, TF24, TF221, assert_same, migrate,
 
 pytestmark = pytest.mark.roundtrip
 
-REPLICAS = 8  # the emulated TPU's devices (the runtime's default)
 MESSAGE_2_1 = "TPUStrategy.experimental_run_v2(fn, ...) does not support eager execution."
 
 
@@ -45,16 +44,17 @@ def test_hoisted_steps_run_on_the_emulated_tpu_and_trace_once(tmp_path):
     ]
     # The original's eager plain functions are refused on a TPU, as TF 2.1 did.
     assert runs[0].returncode == 1 and MESSAGE_2_1 in runs[0].stderr, runs[0].describe()
-    once = {"lambda": REPLICAS, "factory": REPLICAS, "loop def": REPLICAS, "nested def": REPLICAS}
+    # one trace of each step, as tpu.replicate traces it once for all the TPU's cores
+    once = {"lambda": 1, "factory": 1, "loop def": 1, "nested def": 1}
     for run in runs[1:3]:
         result = run.result()
         assert result["batches"] == 3, run.describe()
         assert_same(result["reference"], result["totals"], where=run.label)
-        # One trace per emulated replica device, the same for 3 batches as for one: never per batch.
+        # One trace, the same for 3 batches as for one: never per batch.
         assert result["traces"] == once, (run.label, result["traces"])
     wrapped = runs[3].result()
     assert_same(wrapped["reference"], wrapped["totals"], where=runs[3].label)
-    assert wrapped["traces"] == dict(once, **{"lambda": 3 * REPLICAS}), wrapped["traces"]
+    assert wrapped["traces"] == dict(once, **{"lambda": 3}), wrapped["traces"]
 
 
 def test_plain_fix_makes_pure_steps_once_and_tensorflow_counts_one_trace_each(tmp_path):

@@ -1,4 +1,4 @@
-"""tf.py_function in the replica function (TPU Node: no user Python on the TPU host)."""
+"""tf.py_function in the replica function, soft placement as TensorFlow leaves it (False inside the traced step): EagerPyFunc has no XLA kernel, and the TPU compilation fails."""
 import tensorflow as tf
 
 resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="")

@@ -1,4 +1,4 @@
-"""A string op in the replica function whose numeric result the step uses: automatic outside compilation runs it on the TPU host."""
+"""A string op in the replica function, soft placement as TensorFlow leaves it (False inside the traced step): XLA has no kernel for it, and the TPU compilation fails."""
 import tensorflow as tf
 
 resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="")

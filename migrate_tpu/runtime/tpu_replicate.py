@@ -1,0 +1,504 @@
+"""The replica computation as a TPUStrategy of the release builds it: traced once, compiled with
+the TPU's rules, run on every emulated core.
+
+A TPUStrategy's ``run`` hands the replica function to ``tpu.replicate``: the function is traced
+once, in a TPU replica context whose replica id is an input of the computation (a ``Tensor``
+without a static value), that one graph is compiled by XLA for the TPU, and the compiled program
+runs on every core (``TPUExtended._tpu_function_creator``, ``tpu_strategy.py`` at v2.1.0 and
+v2.4.1).  MirroredStrategy instead traces the function once per replica, in a thread each, with
+the replica id a Python number.  This module gives the emulated TPUStrategy the TPU's way:
+
+* **one trace** per ``run`` call in a traced function (per input signature when ``run`` is called
+  eagerly with a ``tf.function``, which the TPU compiles as a whole: :func:`eager_run`), in a
+  replica context whose ``replica_id_in_sync_group`` is that trace's input;
+* **the TPU's compiler rules** checked on that one graph (:mod:`migrate_tpu.runtime.tpu_rules`):
+  an op without an XLA kernel in the release fails the compilation with soft placement off and is
+  moved to the TPU host with it on (automatic outside compilation), where a TPU Node's host has no
+  Python and its output goes to the TPU worker's log;
+* **the same graph on every core**: the traced function is called once per emulated core, each
+  call on its core's device with that core's replica id and that core's copy of every
+  distributed variable; all-reduces inside it are collective ops among the calls, as
+  ``CrossReplicaSum`` is among a TPU's cores.  Input splitting, variables and ``regroup`` of the
+  results stay TensorFlow's own.
+
+Python 3.7 syntax: TensorFlow 2.1.0 runs it.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import contextlib
+import itertools
+import os
+import threading
+import weakref
+from typing import Any, Dict, List, Tuple
+
+import tensorflow as tf
+
+from migrate_tpu.runtime import tpu_ops, tpu_rules
+from migrate_tpu.runtime.tpu_system import STATE
+
+try:  # TF >= 2.4
+    from tensorflow.python.distribute import distribute_utils as _distribute_utils
+except ImportError:  # TF 2.1 - 2.3
+    _distribute_utils = None
+from tensorflow.python.distribute import distribute_lib, reduce_util
+from tensorflow.python.distribute import values as _values
+
+#: Set to 1, the replica function is traced once per replica as MirroredStrategy does (for the
+#: benchmark that compares the two ways; nothing else sets it).
+PER_REPLICA_TRACES = "MIGRATE_TPU_PER_REPLICA_TRACES"
+
+_COMPILING = threading.local()  # .extended: the emulated TPU whose replica function is being traced
+_ASKED = threading.local()  # .run: (extended, options) of the user's run now on its way to the extended
+_GROUP_KEYS = itertools.count(1000)  # one collective group per emulated strategy
+_INSTANCE_KEYS = itertools.count(1)  # one collective instance per all-reduce in a trace
+
+
+# --------------------------------------------------------------------------
+# TensorFlow's helpers, wherever the release keeps them
+# --------------------------------------------------------------------------
+
+
+def _select_replica(index, structure):
+    module = _distribute_utils if _distribute_utils is not None else _values
+    return module.select_replica(index, structure)
+
+
+def _regroup(extended, values):
+    if _distribute_utils is not None:
+        return _distribute_utils.regroup(values)
+    device_map = getattr(extended, "_device_map", None)
+    if device_map is not None:  # TF 2.1: values of a device map
+        return _values.regroup(device_map, values)
+    return _values.regroup(values)
+
+
+def _components(distributed) -> Tuple[Any, ...]:
+    found = getattr(distributed, "_values", None)
+    if found is None:
+        found = getattr(distributed, "values", ())
+    return tuple(found or ())
+
+
+def _is_distributed(value):
+    return isinstance(value, _values.DistributedValues)
+
+
+def _autograph_converted(fn):
+    """``fn`` converted by AutoGraph as the release's ``run`` converts it."""
+    try:
+        from tensorflow.python.autograph.core import ag_ctx
+        from tensorflow.python.autograph.impl import api as autograph
+    except ImportError:  # pragma: no cover - every release 2.1 - 2.21 has both
+        return fn
+    return autograph.tf_convert(fn, ag_ctx.control_status_ctx())
+
+
+def compiling(extended):
+    """Whether ``extended`` is tracing its replica function now (its reductions are the TPU's)."""
+    return getattr(_COMPILING, "extended", None) is extended
+
+
+@contextlib.contextmanager
+def _compiling_for(extended):
+    previous = getattr(_COMPILING, "extended", None)
+    _COMPILING.extended = extended
+    try:
+        yield
+    finally:
+        _COMPILING.extended = previous
+
+
+# --------------------------------------------------------------------------
+# The TPU's replica context and cross-replica operations
+# --------------------------------------------------------------------------
+
+
+class TPUReplicaContext(distribute_lib.ReplicaContext):
+    """The replica context of the one trace: the replica id is the computation's input (no
+    Python branch can read it), merge functions run at once in this thread with plain tensors,
+    as in a TPU computation."""
+
+    def __init__(self, strategy, replica_id):
+        distribute_lib.ReplicaContext.__init__(self, strategy, replica_id_in_sync_group=replica_id)
+        self._tpu_replica_id = replica_id
+
+    @property
+    def replica_id_in_sync_group(self):
+        return self._tpu_replica_id
+
+    @property
+    def _replica_id(self):
+        # what distributed variables read to pick their replica's copy (TF >= 2.2): the first
+        # core's, which each core's call replaces by its own (_captures_for); TF 2.1 takes the
+        # first copy for a replica id without a static value by itself
+        return 0
+
+    def _merge_call(self, merge_fn, args, kwargs):
+        # the base class's: the merge function, in cross-replica mode, once (TF 2.1 - 2.21)
+        return distribute_lib.ReplicaContext._merge_call(self, merge_fn, args, kwargs)
+
+
+def _reduce_in_computation(extended, reduce_op, value):
+    """An all-reduce inside the computation: the TPU scales a MEAN by 1/N and sums with
+    ``CrossReplicaSum`` (``TPUExtended._reduce_to`` at v2.1.0 and v2.4.1), refusing the dtypes
+    that op does not take; here a collective sum among the cores' calls."""
+    from tensorflow.python.ops import collective_ops
+    if _is_distributed(value):
+        value = _components(value)[0]
+    if isinstance(value, tf.Variable):
+        value = value.read_value()
+    if isinstance(value, tf.IndexedSlices):
+        value = tf.convert_to_tensor(value)
+    name = tpu_rules._dtype_name(value)
+    message = name and tpu_rules.all_reduce_refusal(name, STATE.tf_api)
+    if message:
+        raise TypeError(message)
+    op = reduce_util.ReduceOp.from_variable_aggregation(reduce_op) if not isinstance(
+        reduce_op, reduce_util.ReduceOp) else reduce_op
+    if op == reduce_util.ReduceOp.MEAN:
+        value = value * (1. / extended._num_replicas_in_sync_emulated)
+    elif op != reduce_util.ReduceOp.SUM:
+        raise NotImplementedError("Currently only support sum & mean in TPUStrategy.")
+    return collective_ops.all_reduce(value, extended._num_replicas_in_sync_emulated,
+                                     extended._migrate_tpu_group_key, next(_INSTANCE_KEYS), "Add", "Id",
+                                     subdiv_offsets=(0,))
+
+
+def _first_copies(structure):
+    """Each distributed value of ``structure`` as its first replica's copy (the trace's; the
+    calls of the other cores get their own copies in its place)."""
+    return tf.nest.map_structure(lambda x: _components(x)[0] if _is_distributed(x) else x, structure)
+
+
+def _update_in_computation(var, fn, args, kwargs, group):
+    """``extended.update`` inside the computation: one update of this core's copy (the TPU
+    updates its replicated variable once: ``TPUExtended._update``)."""
+    copy = _components(var)[0] if _is_distributed(var) else var
+    with _update_context(copy):
+        result = fn(copy, *_first_copies(tuple(args)), **_first_copies(dict(kwargs or {})))
+    return result if group else (result,)
+
+
+@contextlib.contextmanager
+def run_asked(extended, options):
+    """A user's ``run`` (``experimental_run_v2``) of an emulated TPU is under way: the
+    ``call_for_each_replica`` it reaches (through ``tf.distribute.Strategy.run``, and the
+    recorder of verify where it wraps that) runs the replica function as the TPU does.  Other
+    callers of ``call_for_each_replica`` (TensorFlow's own) keep MirroredStrategy's."""
+    previous = getattr(_ASKED, "run", None)
+    _ASKED.run = (extended, options)
+    try:
+        yield
+    finally:
+        _ASKED.run = previous
+
+
+def _take_asked_run(extended):
+    asked = getattr(_ASKED, "run", None)
+    if asked is None or asked[0] is not extended:
+        return False, None
+    _ASKED.run = None
+    return True, asked[1]
+
+
+def _update_context(copy):
+    """TensorFlow's context of an update of the first copy: by replica id from TF 2.2 on, by
+    device in TF 2.1."""
+    import inspect
+    parameters = inspect.signature(distribute_lib.UpdateContext.__init__).parameters
+    return distribute_lib.UpdateContext(copy.device if "device" in parameters else 0)
+
+
+def make_compilable(extended, num_replicas):
+    """Give ``extended`` (an emulated TPUStrategy's MirroredExtended) the TPU's cross-replica
+    operations while its replica function is traced; every other time it is TensorFlow's."""
+    extended._num_replicas_in_sync_emulated = num_replicas
+    extended._migrate_tpu_group_key = next(_GROUP_KEYS)
+    extended._migrate_tpu_variables = {}  # id(first copy's handle) -> the distributed variable
+    originals = {name: getattr(extended, name) for name in
+                 ("_reduce_to", "_batch_reduce_to", "_update", "_update_non_slot", "_broadcast_to",
+                  "_create_variable", "_call_for_each_replica") if hasattr(extended, name)}
+    strategy = extended._container_strategy()
+
+    def _call_for_each_replica(fn, args, kwargs):
+        asked, options = _take_asked_run(extended)
+        if not asked or compiling(extended):
+            return originals["_call_for_each_replica"](fn, args, kwargs)
+        try:
+            if tf.executing_eagerly():
+                return eager_run(strategy, fn, args, kwargs, options)
+            return replicated_run(strategy, fn, args, kwargs, options)
+        finally:
+            _ASKED.run = None
+
+    def _reduce_to(reduce_op, value, *args, **kwargs):
+        if compiling(extended):
+            return _reduce_in_computation(extended, reduce_op, value)
+        return originals["_reduce_to"](reduce_op, value, *args, **kwargs)
+
+    def _batch_reduce_to(reduce_op, value_destination_pairs, *args, **kwargs):
+        if compiling(extended):
+            return [_reduce_in_computation(extended, reduce_op, v) for v, _ in value_destination_pairs]
+        return originals["_batch_reduce_to"](reduce_op, value_destination_pairs, *args, **kwargs)
+
+    def _update(var, fn, args, kwargs, group):
+        if compiling(extended):
+            return _update_in_computation(var, fn, args, kwargs, group)
+        return originals["_update"](var, fn, args, kwargs, group)
+
+    def _update_non_slot(colocate_with, fn, args, kwargs, group):
+        if compiling(extended):
+            result = fn(*_first_copies(tuple(args)), **_first_copies(dict(kwargs or {})))
+            return result if group else (result,)
+        return originals["_update_non_slot"](colocate_with, fn, args, kwargs, group)
+
+    def _broadcast_to(tensor, destinations):
+        if compiling(extended):
+            return tensor
+        return originals["_broadcast_to"](tensor, destinations)
+
+    def _create_variable(*args, **kwargs):
+        created = originals["_create_variable"](*args, **kwargs)
+        copies = _components(created) if _is_distributed(created) else ()
+        if copies:
+            extended._migrate_tpu_variables[id(copies[0].handle)] = weakref.ref(created)
+        return created
+
+    if os.environ.get(PER_REPLICA_TRACES) == "1":  # benchmarks/: MirroredStrategy's way, to compare
+        del originals["_call_for_each_replica"]
+    for name, replacement in (("_reduce_to", _reduce_to), ("_batch_reduce_to", _batch_reduce_to),
+                              ("_update", _update), ("_update_non_slot", _update_non_slot),
+                              ("_broadcast_to", _broadcast_to), ("_create_variable", _create_variable),
+                              ("_call_for_each_replica", _call_for_each_replica)):
+        if name in originals:
+            setattr(extended, name, replacement)
+    if hasattr(extended, "_use_merge_call"):  # TF >= 2.5: replicas all-reduce through merge calls here
+        use_merge_call = extended._use_merge_call
+        extended._use_merge_call = lambda: True if compiling(extended) else use_merge_call()
+
+
+# --------------------------------------------------------------------------
+# One trace
+# --------------------------------------------------------------------------
+
+
+class _Leaves(object):
+    """The replica's arguments as the computation's tensor inputs and the rest (Python values,
+    variables, ...), which the trace closes over."""
+
+    def __init__(self, structure):
+        self.structure = structure
+        self.leaves = tf.nest.flatten(structure)
+        self.parts: List[Any] = []  # per leaf: None (closed over) or its component tensors
+        for leaf in self.leaves:
+            self.parts.append(self._components(leaf))
+
+    @staticmethod
+    def _components(leaf):
+        if isinstance(leaf, tf.Variable) or _is_distributed(leaf):
+            return None
+        if tf.is_tensor(leaf) or isinstance(leaf, (tf.SparseTensor, tf.RaggedTensor)):
+            return [t for t in tf.nest.flatten(leaf, expand_composites=True) if tf.is_tensor(t)]
+        return None
+
+    def tensors(self):
+        return [t for part in self.parts if part for t in part]
+
+    def rebuild(self, tensors):
+        tensors = list(tensors)
+        rebuilt = []
+        for leaf, part in zip(self.leaves, self.parts):
+            if not part:
+                rebuilt.append(leaf)
+                continue
+            taken, tensors = tensors[:len(part)], tensors[len(part):]
+            if tf.is_tensor(leaf) and not isinstance(leaf, (tf.SparseTensor, tf.RaggedTensor)):
+                rebuilt.append(taken[0])
+            else:
+                rebuilt.append(tf.nest.pack_sequence_as(leaf, taken, expand_composites=True))
+        return tf.nest.pack_sequence_as(self.structure, rebuilt)
+
+
+def _relaxed_specs(per_replica_tensors):
+    """One TensorSpec per input: a dimension that differs between cores (or is unknown) is
+    dynamic, as ``tpu.replicate``'s dynamic padder makes it; equal ones stay static."""
+    specs = []
+    for position, first in enumerate(per_replica_tensors[0]):
+        shape = first.shape
+        for tensors in per_replica_tensors[1:]:
+            shape = shape.most_specific_compatible_shape(tensors[position].shape)
+        specs.append(tf.TensorSpec(shape, first.dtype))
+    return specs
+
+
+class _Outputs(object):
+    """The replica function's result as the computation's outputs: tensors (Python numbers
+    become tensors, as ``tpu.replicate`` makes them), the rest kept as traced."""
+
+    def __init__(self):
+        self.structure = None
+        self.is_output: List[bool] = []
+
+    def flat(self, result):
+        if isinstance(result, list):  # tpu.replicate drops operations from a list result
+            result = [r for r in result if not isinstance(r, tf.Operation)]
+        self.structure = result
+        flat = []
+        self.is_output = []
+        for leaf in tf.nest.flatten(result, expand_composites=True):
+            if leaf is None or isinstance(leaf, tf.Operation):
+                self.is_output.append(False)
+                continue
+            self.is_output.append(True)
+            flat.append(tf.convert_to_tensor(leaf))
+        return flat
+
+    def rebuild(self, tensors):
+        if self.structure is None or isinstance(self.structure, tf.Operation):
+            return None
+        tensors = list(tensors)
+        leaves = []
+        for is_output in self.is_output:
+            leaves.append(tensors.pop(0) if is_output else None)
+        return tf.nest.pack_sequence_as(self.structure, leaves, expand_composites=True)
+
+
+def _trace(strategy, fn, first_leaves, specs, outputs, machine):
+    """The replica function traced once into a concrete function of (replica id, *inputs)."""
+    extended = strategy.extended
+    fn = _autograph_converted(fn)
+
+    def replica_computation(replica_id, *tensors):
+        args, kwargs = first_leaves.rebuild(tensors)
+        with _compiling_for(extended), TPUReplicaContext(strategy, replica_id), _host_prints(machine):
+            result = fn(*args, **kwargs)
+        return outputs.flat(result)
+
+    computation = tf.function(tf.autograph.experimental.do_not_convert(replica_computation), autograph=False)
+    return computation.get_concrete_function(tf.TensorSpec([], tf.int32), *specs)
+
+
+@contextlib.contextmanager
+def _host_prints(machine):
+    """``tf.print`` in the step as the TPU's host runs it: on a TPU Node the host is the TPU
+    worker, whose log (not the client's output) gets what it prints."""
+    if machine != "node":
+        yield
+        return
+    from tensorflow.python.ops import gen_logging_ops
+    original = gen_logging_ops.print_v2
+    stream = "file://" + _worker_log()
+
+    def print_v2(input, output_stream="stderr", *args, **kwargs):
+        return original(input, stream, *args, **kwargs)
+    gen_logging_ops.print_v2 = print_v2
+    try:
+        yield
+    finally:
+        gen_logging_ops.print_v2 = original
+
+
+def _worker_log():
+    """The TPU worker's log of this run (tpu_machine names it), its folder made."""
+    try:
+        from migrate_tpu.runtime import tpu_machine
+        path = str(tpu_machine.worker_log())
+    except (ImportError, AttributeError):  # a machine model without a worker log
+        import tempfile
+        path = os.path.join(tempfile.gettempdir(), "migrate-tpu-tpu-worker-{}.log".format(os.getpid()))
+    folder = os.path.dirname(path)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    return path
+
+
+# --------------------------------------------------------------------------
+# The same graph on every core
+# --------------------------------------------------------------------------
+
+
+def _captures_for(extended, concrete, index):
+    """The traced function's captured inputs for core ``index``: each distributed variable's
+    first copy replaced by that core's copy."""
+    known: Dict[int, Any] = extended._migrate_tpu_variables
+    captures = []
+    for captured in concrete.captured_inputs:
+        ref = known.get(id(captured))
+        distributed = ref() if ref is not None else None
+        if distributed is not None and index:
+            captured = _components(distributed)[index].handle
+        captures.append(captured)
+    return captures
+
+
+def replicated_run(strategy, fn, args, kwargs, options=None):
+    """``strategy.run(fn, args, kwargs)`` as the TPU runs it, in a traced function."""
+    extended = strategy.extended
+    kwargs = kwargs or {}
+    args = tuple(args or ())
+    while args and args[-1] is None:  # as TPUStrategy drops trailing Nones
+        args = args[:-1]
+    count = extended._num_replicas_in_sync_emulated
+    per_replica = [_Leaves((_select_replica(i, args), _select_replica(i, kwargs))) for i in range(count)]
+    specs = _relaxed_specs([leaves.tensors() for leaves in per_replica])
+    refusal = tpu_ops.padded_input_refusal(specs, _dynamic_batch(extended, options))
+    if refusal is not None:
+        tpu_ops.raise_refusal(refusal)
+    outputs = _Outputs()
+    machine = _machine()
+    concrete = _trace(strategy, fn, per_replica[0], specs, outputs, machine)
+    refusal, _ = tpu_ops.judge(tpu_ops.findings(concrete.graph, STATE.tf_api),
+                               tf.config.get_soft_device_placement(), machine)
+    if refusal is not None:
+        tpu_ops.raise_refusal(refusal)
+    results = []
+    devices = extended.worker_devices
+    for index in range(count):
+        with tf.device(devices[index]):
+            flat = concrete._call_flat([tf.constant(index, tf.int32)] + per_replica[index].tensors(),
+                                       _captures_for(extended, concrete, index))
+        if isinstance(flat, tf.Operation) or flat is None:
+            flat = []
+        results.append(outputs.rebuild(tf.nest.flatten(flat)))
+    if outputs.structure is None or isinstance(outputs.structure, tf.Operation):
+        return None
+    return _regroup(extended, results)
+
+
+def _dynamic_batch(extended, options):
+    """Whether the dynamic padder is on: ``RunOptions`` from TF 2.4, else the strategy's switch."""
+    if options is not None and hasattr(options, "experimental_enable_dynamic_batch_size"):
+        return bool(options.experimental_enable_dynamic_batch_size)
+    return bool(getattr(extended, "experimental_enable_dynamic_batch_size", True))
+
+
+def _machine():
+    """The machine the emulated TPU is attached to: ``node`` (TPU Node) or ``vm``."""
+    return getattr(STATE, "machine", None) or "node"
+
+
+_EAGER_CALLS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+
+
+def eager_run(strategy, fn, args, kwargs, options=None):
+    """An eager ``run`` of a ``tf.function``: the TPU compiles the call as a whole, one
+    ``tf.function`` per replica function and strategy, traced once per input signature
+    (``_tpu_function_creator``'s cache, v2.1.0 and v2.4.1)."""
+    per_strategy = _EAGER_CALLS.setdefault(strategy, {})
+    key = id(fn)
+    entry = per_strategy.get(key)
+    if entry is None or entry[0]() is not fn:
+        def whole_call(call_args, call_kwargs):
+            return replicated_run(strategy, fn, call_args, call_kwargs, options)
+        entry = (_weak(fn), tf.function(whole_call))
+        per_strategy[key] = entry
+    return entry[1](tuple(args or ()), dict(kwargs or {}))
+
+
+def _weak(fn):
+    try:
+        return weakref.ref(fn)
+    except TypeError:
+        return lambda: fn

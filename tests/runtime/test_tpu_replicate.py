@@ -1,0 +1,55 @@
+"""The replica computation as a TPUStrategy runs it (``migrate_tpu/runtime/tpu_replicate.py``):
+one trace, run on every core with that core's copy of every variable and collective all-reduces,
+gives what MirroredStrategy's trace per replica gives (TensorFlow's own reference here), on every
+interpreter.  The TPU's behaviours themselves (one trace, a replica id without a static value, the
+compiler's refusals) are cases of the fidelity suite (tests/runtime/fidelity)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "roundtrip"))
+from roundtrip_helpers import require_python
+
+PER_REPLICA_TRACES = "MIGRATE_TPU_PER_REPLICA_TRACES"  # tpu_replicate.PER_REPLICA_TRACES (that module imports TensorFlow)
+
+pytestmark = [pytest.mark.tf, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+PROGRAM = Path(__file__).resolve().parent / "programs" / "replicated_training.py"
+
+
+def _run(python, api, per_replica):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0", TF_USE_LEGACY_KERAS="1")
+    env[PER_REPLICA_TRACES] = "1" if per_replica else "0"
+    env["PYTHONPATH"] = str(REPO)
+    done = subprocess.run([sys.executable, "-m", "migrate_tpu", "run", "--python", python, "--tf-api", api, str(PROGRAM)],
+                          env=env, cwd=str(REPO), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=400)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return [line for line in done.stdout.splitlines() if line.split(" ")[0] in ("epoch", "w0", "per-replica", "fit")]
+
+
+@pytest.mark.parametrize("python,api", [("tf2.1", "2.1"), ("tf2.4", "2.4"), ("tf2.21", "2.4")])
+def test_one_trace_on_every_core_trains_as_a_trace_per_replica(python, api):
+    require_python(python)
+    once, per_replica = _run(python, api, False), _run(python, api, True)
+    assert len(once) == 5 and once[3] == "per-replica equal: True"
+    assert once[0].startswith("epoch 0 loss ") and "iters 4" in once[0] and "iters 8" in once[1]
+    # the same numbers to float32's rounding: the 8 replicas' sums are added in another order (a
+    # collective's, MirroredStrategy's on one device), which moves the last bits and no more
+    assert _numbers(once) == pytest.approx(_numbers(per_replica), rel=1e-6, abs=1e-7)
+    assert [_words(line) for line in once] == [_words(line) for line in per_replica]
+
+
+def _numbers(lines):
+    import re
+    return [float(x) for line in lines for x in re.findall(r"-?\d+\.\d+(?:e-?\d+)?|\b\d+\b", line)]
+
+
+def _words(line):
+    import re
+    return re.sub(r"-?\d+\.\d+(?:e-?\d+)?|\b\d+\b", "N", line)
