@@ -100,8 +100,10 @@ def generated_origin(frame):
 
 def owner(filename, tree):
     """Who owns ``filename``: ``{"kind": "tree"}`` (under ``tree``, the program's folder),
-    ``{"kind": "distribution", "name", "version", "folder"}`` (an installed distribution's
-    file), or ``{"kind": "folder", "folder"}`` (the ``sys.path`` folder it was imported from)."""
+    ``{"kind": "distribution", "name", "version", "folder", "site_packages"}`` (an installed
+    distribution's file; ``site_packages``: in the interpreter's own folders of them, which
+    ``check --installed`` reads), or ``{"kind": "folder", "folder"}`` (the ``sys.path`` folder it
+    was imported from)."""
     path = os.path.abspath(filename.split(".ipynb:cell")[0] + ".ipynb" if ".ipynb:cell" in filename else filename)
     if tree and path.startswith(tree):
         return {"kind": "tree", "folder": tree.rstrip(os.sep)}
@@ -110,7 +112,8 @@ def owner(filename, tree):
     if entry is not None:
         found = _distribution(entry, os.path.relpath(path, entry))
         if found is not None:
-            return {"kind": "distribution", "name": found[0], "version": found[1], "folder": entry}
+            return {"kind": "distribution", "name": found[0], "version": found[1], "folder": entry,
+                    "site_packages": entry + os.sep in _folders()[2]}
     return {"kind": "folder", "folder": entry or os.path.dirname(path)}
 
 

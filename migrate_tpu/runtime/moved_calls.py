@@ -600,6 +600,7 @@ def as_json(record=None):
                       "error": site.error, "rule": move.call_rule, "catalogue_rule": move.rule, "kind": move.kind,
                       "old": move.old, "new": move.new, "since": move.since, "removed": move.removed,
                       "title": moves.TITLES.get(move.call_rule, move.title), "owner": owner(site.file, record.tree)})
+        calls[-1]["to_do"] = what_to_do(calls[-1], interpreter_name())
     return {"format": 1, "surface": record.surface, "target": record.target,
             "tensorflow": getattr(sys.modules.get("tensorflow"), "__version__", None), "calls": calls}
 
@@ -623,36 +624,46 @@ def shown_path(path, folder=None):
 
 
 def what_to_do(call, python=None):
-    """The command that covers one call: migrate the file (or see its finding), or, for an
-    installed distribution, upgrade it."""
+    """The command that covers one call: migrate the file (or see its finding, where the rule
+    leaves the change to a person), or, for an installed distribution, upgrade it."""
     who = call["owner"]
     if who["kind"] == "distribution":
-        where = " --python {}".format(python) if python else ""
-        return ("upgrade {name} (installed {version}) to a release written for TF 2.4 or later; what in it needs "
-                "migrating: migrate-tpu check --installed{where} {name}".format(where=where, **who))
+        look = ("migrate-tpu check --installed{} {}".format(" --python " + python if python else "", who["name"])
+                if who.get("site_packages") else "migrate-tpu check {}".format(shown_path(call["file"])))
+        return "upgrade it to a release written for TF 2.4 or later; what in it needs migrating: {}".format(look)
     shown = shown_path(call["file"].split(".ipynb:cell")[0] + ".ipynb" if ".ipynb:cell" in call["file"] else call["file"])
     if call["kind"] == "flag":
         return "migrate-tpu check {} (a change for a person)".format(shown)
     return "migrate-tpu fix {}".format(shown)
 
 
-def call_text(call, python=None):
-    """One site as a line: where, the rule and the move, how often, who owns it, what to do."""
-    where = "{}:{}".format(shown_path(call["file"]), call["line"])
-    old, new = _short(call["old"]), _short(call["new"])
-    gone = " (gone here: {})".format(call["error"]) if call["failed"] else (
-        ", {} {}".format(call["count"], "call" if call["count"] == 1 else "calls"))
+def interpreter_name():
+    """How ``--python`` names this interpreter: an env's name of ``migrate-tpu envs``, else its path."""
+    from migrate_tpu.runtime import envs
+    return next((name for name in envs.ENVS if os.path.join(envs.envs_dir(), name, "bin", "python") == sys.executable),
+                sys.executable)
+
+
+def call_text(call):
+    """One site as a line: where, the rule and the move, how often (or how it failed), who owns
+    the file, what to do."""
+    notebook, _, cell = call["file"].partition(".ipynb:cell")
+    where = ("{}.ipynb cell {}:{}".format(shown_path(notebook), cell, call["line"]) if cell else
+             "{}:{}".format(shown_path(call["file"]), call["line"]))
+    how = "failed: {}".format(call["error"]) if call["failed"] else "{} {}".format(
+        call["count"], "call" if call["count"] == 1 else "calls")
     who = call["owner"]
     owned = {"tree": "your tree", "folder": "folder {}".format(shown_path(who.get("folder", ""))),
-             "distribution": "{} {}".format(who.get("name"), who.get("version"))}[who["kind"]]
-    return "{}: {} `{}` -> `{}`{}; {}: {}".format(where, call["rule"], old, new, gone, owned, what_to_do(call, python))
+             "distribution": "installed {} {}".format(who.get("name"), who.get("version"))}[who["kind"]]
+    return "{}: {} `{}` -> `{}`, {} ({}): {}".format(where, call["rule"], _short(call["old"]), _short(call["new"]), how, owned,
+                                                   call["to_do"])
 
 
 #: Sites a run's summary shows; ``--verbose`` (or ``--api-record FILE``) gives them all.
 SHOWN = 5
 
 
-def summary(data, verbose=False, python=None):
+def summary(data, verbose=False):
     """The lines ``migrate-tpu run`` ends with (none when the run called no moved API)."""
     calls = (data or {}).get("calls") or []
     if not calls:
@@ -662,7 +673,7 @@ def summary(data, verbose=False, python=None):
     lines = ["migrate-tpu run: {} {} called an API that moved (what `migrate-tpu fix --target {}` changes):".format(
         places, "place" if places == 1 else "places", target)]
     shown = calls if verbose else calls[:SHOWN]
-    lines += ["  " + call_text(call, python) for call in shown]
+    lines += ["  " + call_text(call) for call in shown]
     if len(shown) < places:
         lines.append("  ... and {} more (`migrate-tpu run --verbose` or `--api-record FILE` lists them)".format(places - len(shown)))
     return lines

@@ -33,14 +33,15 @@ import io
 import json
 import linecache
 import os
+import re
 import sys
 import traceback
 import types
 
 from migrate_tpu import magics
-from migrate_tpu.runtime import (DEFAULT_REPLICAS, DEFAULT_TPU_ENVIRONMENT, MIXED_TF_API, NATIVE_TF_API, TARGET_VARIABLE,
+from migrate_tpu.runtime import (DEFAULT_REPLICAS, MIXED_TF_API, NATIVE_TF_API, TARGET_VARIABLE,
                                  TF_API_CHOICES, TPU_ENVIRONMENT_VARIABLE, TPU_ENVIRONMENTS, pod, real_tpu_reachable,
-                                 moved_calls, recorder)
+                                 moved_calls, recorder, tpu_machine)
 
 EXIT_USAGE = 2
 
@@ -64,10 +65,15 @@ def build_parser():
     parser.add_argument("--api-record", metavar="FILE", default=None,
                         help="write the record of the moved APIs the run called (JSON) to FILE")
     parser.add_argument("--tpu-env", choices=sorted(TPU_ENVIRONMENTS), default=None,
-                        help="the machine the emulated TPU is attached to: colab (TPU_NAME and "
-                             "COLAB_TPU_ADDR announce it; the default) or none (nothing does: "
-                             "TPUClusterResolver(tpu='') fails from TF 2.2 on); also "
+                        help="the machine the emulated TPU is attached to: a TPU Node of 2020 "
+                             "(files on gs:// only, no Python on the TPU worker): colab (TPU_NAME and "
+                             "COLAB_TPU_ADDR announce it; the default), node (TPU_NAME names it) or "
+                             "none (nothing does: TPUClusterResolver(tpu='') fails from TF 2.2 on); "
+                             "or vm, a TPU VM (local files and Python input work); also "
                              "${}".format(TPU_ENVIRONMENT_VARIABLE))
+    parser.add_argument("--gcs", metavar="DIR", default=None,
+                        help="read and write gs://BUCKET/PATH as DIR/BUCKET/PATH; also "
+                             "${}".format(tpu_machine.GCS_VARIABLE))
     parser.add_argument("--no-emulation", action="store_true",
                         help="emulate nothing (run on a real TPU)")
     parser.add_argument("--quiet", action="store_true", help="no banner on stderr")
@@ -220,6 +226,9 @@ def _print_exception(exc_type, exc, tb, skip_frames):
         version = tuple(int(part) for part in sys.modules["tensorflow"].__version__.split(".")[:2])
         if keras_3_in_use(version):
             sys.stderr.write("migrate-tpu run: note: {}\n".format(KERAS_3_NOTE))
+    machine_note = tpu_machine.note_for(str(exc))
+    if machine_note:
+        sys.stderr.write("migrate-tpu run: note: {}\n".format(machine_note))
 
 
 def _format_without_emulation(exc, tb, seen):
@@ -239,12 +248,34 @@ def _format_without_emulation(exc, tb, seen):
     if kept:
         lines.append("Traceback (most recent call last):\n")
         lines += traceback.format_list(kept)
-    hidden = len(frames) - len(kept)
+    message, in_message = _message_without_emulation(traceback.format_exception_only(type(exc), exc))
+    hidden = len(frames) - len(kept) + in_message
     if hidden:
         lines.append("  ({} {} of the TPU emulation left out; `migrate-tpu run --verbose` shows {})\n".format(
             hidden, "frame" if hidden == 1 else "frames", "it" if hidden == 1 else "them"))
-    lines += traceback.format_exception_only(type(exc), exc)
-    return lines
+    return lines + message
+
+
+# A frame quoted in an exception's message: AutoGraph's "in user code" stack (TF 2.21: `File
+# "path", line N, in name`; TF 2.1-2.4: `path:N name`), each followed by its source line.
+_QUOTED_FRAME = re.compile(r'^\s+(?:File "(?P<file>[^"]+)", line \d+|(?P<path>\S+\.py):\d+ \S+)')
+
+
+def _message_without_emulation(lines):
+    """An exception's message lines without the emulation's frames AutoGraph quotes in it (with the
+    source line under each), and how many were left out."""
+    kept, hidden, skip_source = [], 0, False
+    for line in "".join(lines).splitlines(True):
+        if skip_source:
+            skip_source = False
+            if line.startswith(" " * 8):
+                continue
+        quoted = _QUOTED_FRAME.match(line)
+        if quoted and _is_emulation_frame(quoted.group("file") or quoted.group("path")):
+            hidden, skip_source = hidden + 1, True
+            continue
+        kept.append(line)
+    return kept, hidden
 
 
 def _exit_status(code):
@@ -344,7 +375,7 @@ def pod_task(hosts, environ=None):
 
 
 def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, tpu_env=None,
-          verbose=False):
+          verbose=False, gcs=None):
     """Import TensorFlow and switch on what was asked for.  Returns a description."""
     prepare_environment(emulation, verbose)
     if hosts and pod.is_multi_client_worker():
@@ -368,11 +399,8 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, t
     if mixed:  # the 2.4 surface, the 2.1 names added below and none hidden
         tf_api = "2.4"
     if emulation:
-        tpu_env = tpu_env or os.environ.get(TPU_ENVIRONMENT_VARIABLE) or DEFAULT_TPU_ENVIRONMENT
-        if tpu_env not in TPU_ENVIRONMENTS:
-            raise ValueError("unknown TPU environment {!r} (choose from {})".format(
-                tpu_env, ", ".join(sorted(TPU_ENVIRONMENTS))))
-        for name, value in TPU_ENVIRONMENTS[tpu_env].items():
+        machine = tpu_machine.select(tpu_env, gcs)  # ValueError naming the choices
+        for name, value in machine.announced.items():
             os.environ.setdefault(name, value)
         if hosts and pod.is_multi_client_worker():
             # one worker of the script's own MultiWorkerMirroredStrategy: its share of the cores
@@ -456,13 +484,15 @@ def main(argv=None):
     SCRIPT_PATH = options.script
     try:
         setup(options.replicas, options.tf_api, emulate, options.quiet, options.hosts,
-              options.tpu_env, options.verbose)
+              options.tpu_env, options.verbose, options.gcs)
     except ValueError as error:
         sys.stderr.write("migrate-tpu run: {}\n".format(error))
         return EXIT_USAGE
     recording = recorder.from_environment()  # verify's record (MIGRATE_TPU_RECORD), else None
     watching = _watch_moved_calls(options)
     status = execute(options.script, options.args)
+    for line in tpu_machine.end_lines() if emulate and not options.quiet else ():
+        sys.stderr.write("migrate-tpu run: {}\n".format(line))
     if watching:
         _end_moved_calls(options, recording, multi_client)
     if recording is not None:
@@ -502,7 +532,7 @@ def _end_moved_calls(options, recording, multi_client):
     if options.api_record:
         moved_calls.write(options.api_record, data)
     if recording is None and not (multi_client and pod_task(options.hosts)):
-        lines = moved_calls.summary(data, verbose=options.verbose, python=sys.executable)
+        lines = moved_calls.summary(data, verbose=options.verbose)
         if lines:
             _flush()
             sys.stderr.write("\n".join(lines) + "\n")

@@ -129,12 +129,13 @@ def _skipped_command_for(module: str, program: Optional[Path]) -> Optional[str]:
     return next((line for line in _shell_lines(program) if names.search(line)), None)
 
 
-def moved_api_calls(record: Optional[dict], copy: Copy, whole_folder: bool, python: Optional[str]) -> List[dict]:
+def moved_api_calls(record: Optional[dict], copy: Copy, whole_folder: bool) -> List[dict]:
     """The moved APIs the migrated run still called (the runtime's record of them), each with the
     place as the user names it, who owns the file, whether the migration covered it and what
     covers it: ``--entry`` for a file of the folder that verify did not migrate (``whole_folder``
-    False: the program alone), ``check`` for one it migrated (the fix was left to a person), ``fix``
-    for a file in another folder, an upgrade for an installed distribution."""
+    False: the program alone), ``check`` for one it migrated (the fix was left to a person); for a
+    file in another folder or an installed distribution, what the runtime says (``fix`` it where
+    it is, upgrade the distribution)."""
     found = []
     for call in ((record or {}).get("moved_apis") or {}).get("calls") or []:
         file, _, cell = call["file"].partition(".ipynb:cell")
@@ -153,15 +154,10 @@ def moved_api_calls(record: Optional[dict], copy: Copy, whole_folder: bool, pyth
             entry["to_do"] = (f"the migration left it (`migrate-tpu check {shown}` says why)" if entry["covered"] else
                               f"verify migrated {copy.shown_program} alone: `--entry {program} {copy.shown_root or '.'}` migrates the folder")
             entry["owner"] = "tree"
-        elif owner.get("kind") == "distribution":
+        else:  # another folder, an installed distribution: the runtime says what covers it
             shown = str(path)
-            where = f" --python {python}" if python else ""
             entry.update(covered=False, distribution=owner.get("name"), version=owner.get("version"),
-                         to_do=f"installed {owner.get('name')} {owner.get('version')}: upgrade it, or see what in it needs migrating "
-                               f"with `migrate-tpu check --installed{where} {owner.get('name')}`")
-        else:
-            shown = str(path)
-            entry.update(covered=False, to_do=f"outside the folder verify copies: `migrate-tpu fix {shown}` migrates it where it is")
+                         to_do=call.get("to_do") or f"migrate-tpu fix {shown}")
         entry["where"] = f"{shown}{' cell ' + cell if cell else ''}:{call['line']}"
         found.append(entry)
     return found

@@ -107,7 +107,7 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
         verdict = judgement.verdict
         verdict.before_api_reason = api_reason
         verdict.after_api = after_api
-        _moved_apis(verdict, after_run, the_plan, python)
+        _moved_apis(verdict, after_run, the_plan)
         verdict.cluster = cluster and {k: v for k, v in cluster.items() if k != "note"}
         if api_reason:
             notes.append(api_reason)
@@ -124,10 +124,10 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
         shutil.rmtree(the_plan.workdir, ignore_errors=True)
 
 
-def _moved_apis(verdict: Verdict, after_run: RunResult, the_plan: Plan, python: Optional[str]) -> None:
+def _moved_apis(verdict: Verdict, after_run: RunResult, the_plan: Plan) -> None:
     """The moved APIs the migrated run still called, in the verdict (the report lists them), and,
     where the run stopped at one, the advice to cover it."""
-    verdict.moved_apis = moved_api_calls(after_run.record, the_plan.after, the_plan.whole_folder, python)
+    verdict.moved_apis = moved_api_calls(after_run.record, the_plan.after, the_plan.whole_folder)
     failed = next((call for call in verdict.moved_apis if call.get("failed")), None)
     if failed is not None and verdict.verdict == ERROR:
         verdict.advice = f"the migrated run stopped at {failed['where']}, a moved API ({failed['rule']}): {failed['to_do']}"
