@@ -425,7 +425,7 @@ def _note_failure(record, error):
             return None
         matched = _attribute_moves(place, found[-1], frame, record.target)
     else:
-        matched = _import_moves(place, record.target)
+        matched = _import_moves(place, record.target, _missing_module_name(failure))
     if not matched:
         return None
     last = text.strip().splitlines()[-1].strip()  # AutoGraph's message ends with the original error's line
@@ -511,7 +511,7 @@ def _root_is_tensorflow(name, frame):
     if isinstance(value, types.ModuleType):
         module = getattr(value, "__name__", "")
         return module == "tensorflow" or (module.startswith("tensorflow") and module.endswith("compat.v2"))
-    return value is None and name in ("tf", "tensorflow")
+    return name in ("tf", "tensorflow")
 
 
 def _attribute_moves(place, missing, frame, target):
@@ -535,8 +535,11 @@ def _attribute_moves(place, missing, frame, target):
                 best, found = score, [move]
             elif score and score == best and move not in found:
                 found.append(move)
+    olds = {move.old for move in found}
     rules: List[Move] = []
     for move in sorted(found, key=lambda m: len(m.old)):  # one move a rule: a namespace reaches several
+        if move.old.replace(".compat.v1.", ".", 1) != move.old and move.old.replace(".compat.v1.", ".", 1) in olds:
+            continue  # an alias may be either module: the TF 2 API's is the likelier
         if all(move.call_rule != other.call_rule for other in rules):
             rules.append(move)
     return rules
@@ -564,8 +567,18 @@ def _agreement(parts, missing, old, root_is_tf):
     return agreed if agreed >= 2 else 0
 
 
-def _import_moves(place, target):
-    """The moves an ``import`` of an old path at ``place`` reaches (a module whose names moved)."""
+_NOT_IMPORTED = re.compile(r"(?:cannot import name|No module named) '([A-Za-z_][A-Za-z0-9_.]*)'")
+
+
+def _missing_module_name(error):
+    """The last name of what an ImportError says is missing (``experimental``), or None."""
+    found = _NOT_IMPORTED.search(str(error))
+    return found.group(1).split(".")[-1] if found else None
+
+
+def _import_moves(place, target, missing=None):
+    """The moves an ``import`` of an old path at ``place`` reaches (a module whose names moved),
+    where the name the error says is missing is one of the old path's own (not ``tensorflow``)."""
     paths: List[str] = []
     for node in _nodes_at(place[0], place[1]):
         if isinstance(node, ast.Import):
@@ -577,8 +590,10 @@ def _import_moves(place, target):
         for move in moves_for(target):
             if move.kind == "method":
                 continue
+            if missing is None or missing not in move.old.split(".")[1:]:
+                continue
             if move.old == path or move.old.startswith(path + ".") or (move.prefix and path.startswith(move.old + ".")):
-                if move not in matched:
+                if all(move.call_rule != other.call_rule for other in matched):
                     matched.append(move)
     return matched
 
