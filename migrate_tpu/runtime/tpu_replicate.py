@@ -167,6 +167,26 @@ def _reduce_in_computation(extended, reduce_op, value):
                                      subdiv_offsets=(0,))
 
 
+def _gather_in_computation(extended, value, axis):
+    """An all-gather inside the computation: every core's value concatenated along ``axis``
+    in replica order; here a collective gather among the cores' calls (along the first axis, the
+    others moved there and back)."""
+    from tensorflow.python.ops import collective_ops
+    if _is_distributed(value):
+        value = _components(value)[0]
+    value = tf.convert_to_tensor(value)
+    rank = value.shape.rank
+    axis = axis + rank if axis < 0 else axis
+    order = [axis] + [d for d in range(rank) if d != axis]
+    moved = tf.transpose(value, order) if axis else value
+    gathered = collective_ops.all_gather(moved, extended._num_replicas_in_sync_emulated,
+                                         extended._migrate_tpu_group_key, next(_INSTANCE_KEYS))
+    if not axis:
+        return gathered
+    back = [order.index(d) for d in range(rank)]
+    return tf.transpose(gathered, back)
+
+
 def _first_copies(structure):
     """Each distributed value of ``structure`` as its first replica's copy (the trace's; the
     calls of the other cores get their own copies in its place)."""
@@ -212,69 +232,83 @@ def _update_context(copy):
     return distribute_lib.UpdateContext(copy.device if "device" in parameters else 0)
 
 
+class _InComputation(object):
+    """The cross-replica operations of an emulated TPU's MirroredExtended, as the TPU does them
+    while its replica function is traced (``compiling``), and TensorFlow's own otherwise."""
+
+    NAMES = ("_reduce_to", "_batch_reduce_to", "_update", "_update_non_slot", "_broadcast_to",
+             "_gather_to_implementation", "_create_variable", "_call_for_each_replica")
+
+    def __init__(self, extended):
+        self.extended = extended
+        self.strategy = extended._container_strategy()
+        self.originals = {name: getattr(extended, name) for name in self.NAMES if hasattr(extended, name)}
+
+    def _reduce_to(self, reduce_op, value, *args, **kwargs):
+        if compiling(self.extended):
+            return _reduce_in_computation(self.extended, reduce_op, value)
+        return self.originals["_reduce_to"](reduce_op, value, *args, **kwargs)
+
+    def _batch_reduce_to(self, reduce_op, value_destination_pairs, *args, **kwargs):
+        if compiling(self.extended):
+            return [_reduce_in_computation(self.extended, reduce_op, v) for v, _ in value_destination_pairs]
+        return self.originals["_batch_reduce_to"](reduce_op, value_destination_pairs, *args, **kwargs)
+
+    def _update(self, var, fn, args, kwargs, group):
+        if compiling(self.extended):
+            return _update_in_computation(var, fn, args, kwargs, group)
+        return self.originals["_update"](var, fn, args, kwargs, group)
+
+    def _update_non_slot(self, colocate_with, fn, args, kwargs, group):
+        if compiling(self.extended):
+            result = fn(*_first_copies(tuple(args)), **_first_copies(dict(kwargs or {})))
+            return result if group else (result,)
+        return self.originals["_update_non_slot"](colocate_with, fn, args, kwargs, group)
+
+    def _broadcast_to(self, tensor, destinations):
+        if compiling(self.extended):  # every core has the value already
+            return tensor
+        return self.originals["_broadcast_to"](tensor, destinations)
+
+    def _gather_to_implementation(self, value, destinations, axis, *args, **kwargs):
+        if compiling(self.extended):
+            return _gather_in_computation(self.extended, value, axis)
+        return self.originals["_gather_to_implementation"](value, destinations, axis, *args, **kwargs)
+
+    def _create_variable(self, *args, **kwargs):
+        """TensorFlow's, noting each distributed variable by its first copy's handle (the trace
+        captures that handle; each core's call gets its own copy's)."""
+        created = self.originals["_create_variable"](*args, **kwargs)
+        copies = _components(created) if _is_distributed(created) else ()
+        if copies:
+            self.extended._migrate_tpu_variables[id(copies[0].handle)] = weakref.ref(created)
+        return created
+
+    def _call_for_each_replica(self, fn, args, kwargs):
+        """A user's ``run`` as the TPU runs it; TensorFlow's own calls as MirroredStrategy does."""
+        asked, options = _take_asked_run(self.extended)
+        if not asked or compiling(self.extended):
+            return self.originals["_call_for_each_replica"](fn, args, kwargs)
+        try:
+            if tf.executing_eagerly():
+                return eager_run(self.strategy, fn, args, kwargs, options)
+            return replicated_run(self.strategy, fn, args, kwargs, options)
+        finally:
+            _ASKED.run = None
+
+
 def make_compilable(extended, num_replicas):
     """Give ``extended`` (an emulated TPUStrategy's MirroredExtended) the TPU's cross-replica
     operations while its replica function is traced; every other time it is TensorFlow's."""
     extended._num_replicas_in_sync_emulated = num_replicas
     extended._migrate_tpu_group_key = next(_GROUP_KEYS)
     extended._migrate_tpu_variables = {}  # id(first copy's handle) -> the distributed variable
-    originals = {name: getattr(extended, name) for name in
-                 ("_reduce_to", "_batch_reduce_to", "_update", "_update_non_slot", "_broadcast_to",
-                  "_create_variable", "_call_for_each_replica") if hasattr(extended, name)}
-    strategy = extended._container_strategy()
-
-    def _call_for_each_replica(fn, args, kwargs):
-        asked, options = _take_asked_run(extended)
-        if not asked or compiling(extended):
-            return originals["_call_for_each_replica"](fn, args, kwargs)
-        try:
-            if tf.executing_eagerly():
-                return eager_run(strategy, fn, args, kwargs, options)
-            return replicated_run(strategy, fn, args, kwargs, options)
-        finally:
-            _ASKED.run = None
-
-    def _reduce_to(reduce_op, value, *args, **kwargs):
-        if compiling(extended):
-            return _reduce_in_computation(extended, reduce_op, value)
-        return originals["_reduce_to"](reduce_op, value, *args, **kwargs)
-
-    def _batch_reduce_to(reduce_op, value_destination_pairs, *args, **kwargs):
-        if compiling(extended):
-            return [_reduce_in_computation(extended, reduce_op, v) for v, _ in value_destination_pairs]
-        return originals["_batch_reduce_to"](reduce_op, value_destination_pairs, *args, **kwargs)
-
-    def _update(var, fn, args, kwargs, group):
-        if compiling(extended):
-            return _update_in_computation(var, fn, args, kwargs, group)
-        return originals["_update"](var, fn, args, kwargs, group)
-
-    def _update_non_slot(colocate_with, fn, args, kwargs, group):
-        if compiling(extended):
-            result = fn(*_first_copies(tuple(args)), **_first_copies(dict(kwargs or {})))
-            return result if group else (result,)
-        return originals["_update_non_slot"](colocate_with, fn, args, kwargs, group)
-
-    def _broadcast_to(tensor, destinations):
-        if compiling(extended):
-            return tensor
-        return originals["_broadcast_to"](tensor, destinations)
-
-    def _create_variable(*args, **kwargs):
-        created = originals["_create_variable"](*args, **kwargs)
-        copies = _components(created) if _is_distributed(created) else ()
-        if copies:
-            extended._migrate_tpu_variables[id(copies[0].handle)] = weakref.ref(created)
-        return created
-
+    overrides = _InComputation(extended)
+    names = list(overrides.originals)
     if os.environ.get(PER_REPLICA_TRACES) == "1":  # benchmarks/: MirroredStrategy's way, to compare
-        del originals["_call_for_each_replica"]
-    for name, replacement in (("_reduce_to", _reduce_to), ("_batch_reduce_to", _batch_reduce_to),
-                              ("_update", _update), ("_update_non_slot", _update_non_slot),
-                              ("_broadcast_to", _broadcast_to), ("_create_variable", _create_variable),
-                              ("_call_for_each_replica", _call_for_each_replica)):
-        if name in originals:
-            setattr(extended, name, replacement)
+        names.remove("_call_for_each_replica")
+    for name in names:
+        setattr(extended, name, getattr(overrides, name))
     if hasattr(extended, "_use_merge_call"):  # TF >= 2.5: replicas all-reduce through merge calls here
         use_merge_call = extended._use_merge_call
         extended._use_merge_call = lambda: True if compiling(extended) else use_merge_call()
