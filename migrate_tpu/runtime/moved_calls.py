@@ -93,7 +93,7 @@ class Record(object):
     def __init__(self, surface, target, tree):
         self.surface, self.target, self.tree = surface, target, tree
         self.sites: Dict[Tuple[str, int, str, str], Site] = {}
-        self.places: Dict[Any, Any] = {}  # (code, line) of a caller -> its (file, line), or None: TensorFlow's
+        self.places: Dict[Any, Any] = {}  # (file, line) of a caller's code -> the user's (file, line), or None: TensorFlow's
 
     def note(self, move, place, error=None):
         key = (place[0], place[1], move.old, move.rule)
@@ -112,10 +112,11 @@ _MISSING = object()
 _UNKNOWN = object()
 
 
-def _call_site(frame):
+def _call_site(frame, through_runtime=True):
     """The user's ``(file, line)`` that made the call a watch was entered from (``frame``: the
     watch's caller), or None where TensorFlow makes it, or the runtime on behalf of a call
-    another watch already noted."""
+    another watch already noted; ``through_runtime`` False: a lookup the runtime makes is always
+    on behalf of one (the emulation forwarding a method the program looked up)."""
     record = RECORD
     if record is None:
         return None
@@ -125,10 +126,12 @@ def _call_site(frame):
         if code in _WATCH_CODES:
             return None
         kind = file_kind(code.co_filename)
+        if kind == RUNTIME and not through_runtime:
+            return None
         if kind in (RUNTIME, AUTOGRAPH):
             frame, first = frame.f_back, False
             continue
-        key = (code, frame.f_lineno)
+        key = (code.co_filename, frame.f_lineno)  # not the code object: two files' equal functions compare equal
         place = record.places.get(key, _UNKNOWN)
         if place is _UNKNOWN:
             place = call_sites.place_of(frame, kind)
@@ -141,7 +144,7 @@ def _call_site(frame):
 def _note(move, frame, looked_up=False):
     """Note a call of ``move`` made from ``frame`` (the watch's caller); ``looked_up``: the name
     was only looked up there, which is a call where that line calls it."""
-    record, place = RECORD, _call_site(frame)
+    record, place = RECORD, _call_site(frame, through_runtime=not looked_up)
     if record is not None and place is not None and (not looked_up or _calls(place, move.old)):
         record.note(move, place)
 
