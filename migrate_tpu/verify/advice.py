@@ -65,10 +65,24 @@ def stopped_for_lack_of_an_api(record: Optional[dict]) -> bool:
     return exception.get("type") == "AttributeError" and _lacks_an_api(exception.get("message") or "")
 
 
+#: Words only the emulated TPU's compile step (and a TPU) gives a failure: XLA's refusal of an op,
+#: the TPU worker's of a host op, the dynamic padder's of an input (runtime/tpu_ops.py).
+_TPU_COMPILE_WORDS = ("TPU compilation failed", "From /job:worker/replica:0/task:0:\nNo registered")
+
+
+def is_tpu_compile_failure(message: str) -> bool:
+    """Whether an exception's message is the TPU compile step's refusal of the step."""
+    return any(words in (message or "") for words in _TPU_COMPILE_WORDS)
+
+
 def failure_advice(record: dict, label: str, before_api: str = BEFORE_API, program: Optional[Path] = None) -> str:
     """What would help an original that fails before its first step."""
     exception = record.get("exception") or {}
     kind, message = exception.get("type") or "", exception.get("message") or ""
+    if is_tpu_compile_failure(message):
+        return ("a TPU of that release refused this step too, so there is nothing a migration can be compared "
+                "with: make the step compile first (the op and your line are named; an op the release can move to "
+                "the TPU host runs there after `tf.config.set_soft_device_placement(True)`), then verify")
     missing = _MISSING_MODULE.search(message) if kind in ("ModuleNotFoundError", "ImportError") else None
     package = missing.group(1).split(".")[0] if missing else None
     named = _INSTALL_ADVICE.search(message) if kind == "ImportError" and package is None else None

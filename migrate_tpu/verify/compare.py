@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
-from migrate_tpu.verify.advice import failure_advice, no_record_advice
+from migrate_tpu.verify.advice import failure_advice, is_tpu_compile_failure, no_record_advice
 from migrate_tpu.verify.arrays import array_chunks, arrays_close, is_array, numbers, numbers_close
 from migrate_tpu.verify.tolerance import NOISE_MARGIN, Judge, Key, Spread, path_words
 from migrate_tpu.verify.verdict import BEFORE_API, DIVERGED, ERROR, RETRACED, SAME, SURFACE_VERSIONS, TIMED_OUT, RunResult, Verdict
@@ -210,11 +210,21 @@ def _exception_text(record: dict, runs: Tuple[RunResult, ...]) -> Optional[str]:
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 
 
+#: Where the TPU compile step says the op it refused was made (runtime/tpu_ops.py): raised when
+#: the step is traced, its traceback's innermost line of the program is the step's call.
+_CREATED_AT = re.compile(r"\(created at (.+?):(\d+)\)")
+
+
 def _exception_place(record: dict, run: RunResult) -> Optional[dict]:
-    """Where in the program's own files its uncaught exception was raised: the innermost frame
-    of its traceback in the run's copy (a bare ``except:`` that raises again included)."""
-    traceback = (record.get("exception") or {}).get("traceback") or ""
+    """Where in the program's own files its uncaught exception was raised: the line that made
+    the op a TPU compilation refused, else the innermost frame of its traceback in the run's
+    copy (a bare ``except:`` that raises again included)."""
+    exception = record.get("exception") or {}
+    traceback = exception.get("traceback") or ""
     root = str(run.root)
+    made = _CREATED_AT.search(exception.get("message") or "")
+    if made and (made.group(1).startswith(root) or (run.program is not None and made.group(1) == str(run.program))):
+        return _where(f"{made.group(1)}:{made.group(2)}", run)
     frames = [(path, line) for path, line in _FRAME.findall(traceback) if path.startswith(root) or
               (run.program is not None and path == str(run.program))]
     if not frames:
@@ -271,6 +281,9 @@ def _judged(verdict: Verdict, judge: Judge, before: RunResult, after: RunResult,
                      no_record_advice(before.stderr))
     before_failure = _exception_text(b, (before, after))
     if before_failure is not None and not _steps_done(b):
+        if is_tpu_compile_failure(before_failure):
+            return error(verdict, f"the original does not compile for the TPU of the TF {before_api} surface: {before_failure}",
+                         failure_advice(b, label, before_api, before.program))
         return error(verdict, f"the original fails under the TF {before_api} surface: {before_failure}",
                      failure_advice(b, label, before_api, before.program))
     if after.record is None:

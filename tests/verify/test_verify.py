@@ -380,3 +380,35 @@ def test_json_is_json_even_when_verification_cannot_start(tmp_path):
     status, report, _ = verify(tmp_path, str(folder))  # a folder without --entry
     assert (status, report["verdict"]) == (2, "error")
     assert "name its entry point with --entry" in report["error"]
+
+
+def test_a_migration_the_tpu_cannot_compile_is_a_divergence_blamed_on_its_line(tmp_path):
+    # the hand migration renames the strategy and run, and adds a tf.print to the step: the TPU's
+    # compile step refuses it (soft placement is off inside the traced step), the original compiles
+    python = require("tf2.4")
+    wrong = PROGRAMS / "wrong_print_in_step.py"
+    status, report, stderr = verify(tmp_path, "--python", python, "--steps", "3", "--after", str(wrong), str(PROGRAMS / "train_loop.py"))
+    assert (status, report["verdict"]) == (1, "diverged"), json.dumps(report, indent=1) + stderr
+    divergence = report["first_divergence"]
+    assert (divergence["step"], divergence["kind"]) == (1, "exception"), divergence
+    assert divergence["before"] is None
+    assert divergence["after"].startswith("InvalidArgumentError: ") and \
+        "Compilation failure: Detected unsupported operations" in divergence["after"], divergence
+    printed = line_of(wrong, 'tf.print("loss", loss)')
+    assert (divergence["where"]["after"]["file"], divergence["where"]["after"]["line"]) == (str(wrong), printed), divergence
+    # the print, with the run's rename it needs to run at all under the 2.4 surface
+    assert report["blame"]["changes"] == ["{}:{}".format(wrong, printed), "{}:{}".format(wrong, line_of(wrong, "strategy.run("))], \
+        report["blame"]
+
+
+def test_an_original_the_tpu_cannot_compile_is_said_so(tmp_path):
+    python = require("tf2.4")
+    status, report, _ = verify(tmp_path, "--python", python, "--steps", "2", "--no-blame",
+                               str(PROGRAMS / "print_in_step_original.py"))
+    assert (status, report["verdict"]) == (2, "error"), json.dumps(report, indent=1)
+    assert report["error"].startswith("the original does not compile for the TPU of the TF 2.1 surface: "
+                                      "InvalidArgumentError: "), report["error"]
+    assert "Compilation failure: Detected unsupported operations" in report["error"]
+    assert "print_in_step_original.py:{}".format(line_of(PROGRAMS / "print_in_step_original.py", "tf.print(")) in report["error"]
+    assert "a TPU of that release refused this step too" in report["advice"]
+    assert report["after"] is None
