@@ -499,12 +499,25 @@ def replicated_run(strategy, fn, args, kwargs, options=None):
         with tf.device(devices[index]):
             flat = concrete._call_flat([tf.constant(index, tf.int32)] + per_replica[index].tensors(),
                                        _captures_for(extended, concrete, index))
-        if isinstance(flat, tf.Operation) or flat is None:
-            flat = []
+            if isinstance(flat, tf.Operation) or flat is None:
+                flat = []
+            _must_run([t for t in tf.nest.flatten(flat) if isinstance(t, tf.Tensor)])
         results.append(outputs.rebuild(tf.nest.flatten(flat)))
     if outputs.structure is None or isinstance(outputs.structure, tf.Operation):
         return None
     return _regroup(extended, results)
+
+
+def _must_run(tensors):
+    """Make the traced function compute one core's results whether or not the program uses them:
+    every core takes part in the all-reduces, and a core whose results were pruned (a step that
+    returns the first core's value alone) would leave the others waiting, where a TPU runs all its
+    cores.  A control edge to the core's call does not keep its results once TensorFlow inlines the
+    call, so an IdentityN of them becomes one of the function's control outputs."""
+    graph = tf.compat.v1.get_default_graph()
+    control_outputs = getattr(graph, "control_outputs", None)
+    if tensors and isinstance(control_outputs, list):
+        control_outputs.append(tf.identity_n(tensors)[0].op)
 
 
 def _dynamic_batch(extended, options):
