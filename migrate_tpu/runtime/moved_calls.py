@@ -240,6 +240,8 @@ def _constructor_watch(move, klass):
     ``__new__``, which ``type.__call__`` calls from C, so the frame out of it is the caller's,
     and ``__init__`` (TensorFlow's deprecation warnings name its caller) is left as it is."""
     own = klass.__dict__.get("__new__")
+    if getattr(getattr(own, "__func__", None), "_migrate_tpu_inherited", False):
+        own = None  # what an earlier uninstall left: the inherited __new__
     init = next((k.__dict__["__init__"] for k in klass.__mro__ if "__init__" in k.__dict__), None)
 
     def __new__(cls, *args, **kwargs):
@@ -378,11 +380,25 @@ def wanted(environ=None):
     return value not in ("0", "off", "false", "no")
 
 
+def _inherited_new(klass):
+    """The ``__new__`` a class without one of its own has: what an uninstall puts there, since
+    deleting a ``__new__`` that was set leaves CPython calling ``object.__new__`` with the
+    constructor's arguments (``TypeError: object.__new__() takes exactly one argument``, Python
+    3.7 to 3.11)."""
+    def __new__(cls, *args, **kwargs):
+        parent = super(klass, cls).__new__
+        return parent(cls) if parent is object.__new__ else parent(cls, *args, **kwargs)
+    __new__._migrate_tpu_inherited = True
+    return staticmethod(__new__)
+
+
 def uninstall():
     global RECORD
     while _originals:
         owner, name, value = _originals.pop()
-        if value is _MISSING:
+        if value is _MISSING and name == "__new__":
+            setattr(owner, name, _inherited_new(owner))
+        elif value is _MISSING:
             try:
                 delattr(owner, name)
             except AttributeError:
