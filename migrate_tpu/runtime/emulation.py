@@ -59,7 +59,7 @@ from typing import Any, List, cast
 
 import tensorflow as tf
 
-from migrate_tpu.runtime import NATIVE_TF_API, releases
+from migrate_tpu.runtime import NATIVE_TF_API, releases, tpu_machine, tpu_machine_io
 from migrate_tpu.runtime.resolver import (TPUClusterResolver, experimental_connect_to_cluster,
                                           experimental_connect_to_host, initialize_tpu_system,
                                           shutdown_tpu_system)
@@ -177,19 +177,25 @@ def _modules(path, v1=True):
     return found
 
 
+def _release_emulated(tf_api):
+    """(the release ``tf_api`` emulates, whether it is the interpreter's own: ``native``, which
+    installs no surface), or ValueError for an unknown one."""
+    if tf_api is None:
+        return default_tf_api(), False
+    if tf_api == NATIVE_TF_API:
+        return releases.native_release(), True
+    if tf_api not in releases.RELEASES:
+        raise ValueError("tf_api must be one of {}; got {!r}".format(
+            ", ".join(repr(r) for r in sorted(releases.RELEASES) + [NATIVE_TF_API]), tf_api))
+    return tf_api, False
+
+
 def install(replicas=None, tf_api=None):
     """Switch the emulation on.  Idempotent; ``configure_devices`` runs if it has not."""
     if STATE.installed:
         return STATE
     import_compat_packages()
-    if tf_api is None:
-        tf_api = default_tf_api()
-    native = tf_api == NATIVE_TF_API  # the interpreter's own release: no surface installed
-    if native:
-        tf_api = releases.native_release()
-    elif tf_api not in releases.RELEASES:
-        raise ValueError("tf_api must be one of {}; got {!r}".format(
-            ", ".join(repr(r) for r in sorted(releases.RELEASES) + [NATIVE_TF_API]), tf_api))
+    tf_api, native = _release_emulated(tf_api)
     if api_version(tf_api) > tf_version():
         raise ValueError("--tf-api {} needs TensorFlow >= {}; this is TensorFlow {}".format(
             tf_api, tf_api, tf.__version__))
@@ -254,6 +260,8 @@ def install(replicas=None, tf_api=None):
     # what else user code sees of the release: its version, Keras optimizers, mixed precision
     if not native:
         releases.install(tf_api)
+    # the machine: where files and the input pipeline are (a TPU Node's worker, or a TPU VM)
+    tpu_machine_io.install(_EmulatedTPU)
     STATE.installed = True
     return STATE
 
@@ -269,6 +277,7 @@ def uninstall():
         else:
             setattr(module, name, value)
     del STATE.originals[:]
+    tpu_machine_io.uninstall()
     releases.uninstall()
     STATE.installed = False
     STATE.topology = None
@@ -277,12 +286,14 @@ def uninstall():
 def describe():
     """One line about the emulated system, for the runner's banner."""
     if STATE.hosts > 1:
-        return ("TPU emulation: a {}-host pod, {} replicas ({} per host) on {} logical {} "
+        text = ("TPU emulation: a {}-host pod, {} replicas ({} per host) on {} logical {} "
                 "devices in this one process, TF {} with the TF {} API".format(
                     STATE.hosts, STATE.replicas, cores_per_host(), STATE.replicas,
                     STATE.device_type, tf.__version__, STATE.tf_api))
-    return "TPU emulation: {} replicas on {} logical {} devices, TF {} with the TF {} API".format(
-        STATE.replicas, STATE.replicas, STATE.device_type, tf.__version__, STATE.tf_api)
+    else:
+        text = "TPU emulation: {} replicas on {} logical {} devices, TF {} with the TF {} API".format(
+            STATE.replicas, STATE.replicas, STATE.device_type, tf.__version__, STATE.tf_api)
+    return "{}; the machine: {}".format(text, tpu_machine.describe())
 
 
 if sys.version_info < (3, 7):  # pragma: no cover

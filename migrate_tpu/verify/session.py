@@ -70,8 +70,8 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
         exact_rtol = 0.0 if rtol is None else rtol
         exact_atol = 0.0 if atol is None else atol
         # the moves the runs' record of moved APIs watches for: those of the migration's target
-        target = (fix_options or {}).get("target")
-        moves = {TARGET_VARIABLE: target if target in ("2.4", "latest") else "latest" if after_api == NATIVE_TF_API else "2.4"}
+        fix_target = (fix_options or {}).get("target")
+        moves = {TARGET_VARIABLE: fix_target if fix_target in ("2.4", "latest") else "latest" if after_api == NATIVE_TF_API else "2.4"}
 
         def run(copy: Copy, api: str, interpreter: Optional[str], name: str, until: Optional[int] = None,
                 environment: Optional[Dict[str, str]] = None) -> RunResult:

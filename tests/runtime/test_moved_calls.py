@@ -14,7 +14,7 @@ import pytest
 
 from migrate_tpu.codemod.rules.catalogue import all_rules
 from migrate_tpu.codemod.rules.tables.table_rule import TableRule
-from migrate_tpu.runtime import call_sites, moved_calls, moves
+from migrate_tpu.runtime import call_sites, call_syntax, moved_calls, moves
 
 
 def test_the_runtime_reads_the_codemods_catalogue_and_nothing_else():
@@ -137,7 +137,7 @@ def test_a_call_counts_a_lookup_does_not(tmp_path):
         result = strategy.experimental_run_v2(
             step, args=(x,))
     """))
-    calls = [moved_calls._calls((str(path), line), "experimental_run_v2") for line in range(1, 7)]
+    calls = [call_syntax.calls((str(path), line), "experimental_run_v2") for line in range(1, 7)]
     assert calls == [True, False, False, True, True, False]
 
 
