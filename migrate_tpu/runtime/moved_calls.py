@@ -492,7 +492,7 @@ def summary(data, verbose=False):
         return []
     places = len(calls)
     target = "2.4" if data["target"] == "2.4" else "latest"
-    lines = ["migrate-tpu run: {} {} called an API that moved (what `migrate-tpu fix --target {}` changes):".format(
+    lines = ["migrate-tpu run: {} {} called an API that moved (the moves `migrate-tpu fix --target {}` acts on):".format(
         places, "place" if places == 1 else "places", target)]
     shown = calls if verbose else calls[:SHOWN]
     lines += ["  " + call_text(call) for call in shown]
