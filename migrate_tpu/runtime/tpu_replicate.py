@@ -549,7 +549,8 @@ def eager_run(strategy, fn, args, kwargs, options=None):
     if entry is None or entry[0]() is not fn:
         def whole_call(call_args, call_kwargs):
             return replicated_run(strategy, fn, call_args, call_kwargs, options)
-        entry = (_weak(fn), tf.function(whole_call))
+        # the replica function is a tf.function (an eager run refuses others): it converts itself
+        entry = (_weak(fn), tf.function(whole_call, autograph=False))
         per_strategy[key] = entry
     return entry[1](tuple(args or ()), dict(kwargs or {}))
 

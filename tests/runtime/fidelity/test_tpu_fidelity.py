@@ -97,6 +97,8 @@ CASES = [
     Case("tf.unique in the step, TF 2.1 (no XLA kernel)", "unique_in_step.py", API_2_1,
          ("error", "InvalidArgumentError", ["'Unique' OpKernel for XLA_TPU_JIT"])),
     Case("tf.unique in the step, TF 2.4 (the TPU's own kernel)", "unique_in_step.py", API_2_4, ("exit0",)),
+    Case("eager run of a tf.function, traced once per signature", "eager_run_traced_once.py", ALL,
+         ("line", "FIDELITY traces=1")),
     Case("eager run of a plain function", "eager_run_plain_fn.py", ALL,
          ("error", "NotImplementedError", ["eager execution"])),
     Case("Keras metric created outside the scope", "metric_outside_scope.py", API_2_4,
