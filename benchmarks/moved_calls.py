@@ -61,12 +61,12 @@ def run(program: Path, root: Path, manifest_entry: dict, record: dict, python: s
     """One recorded run, stopped after the manifest's steps; its seconds and its record of moved APIs."""
     env = dict(os.environ, MIGRATE_TPU_RECORD=str(out / "record.json"), MIGRATE_TPU_RECORD_STEPS=str(manifest_entry["steps"]),
                MIGRATE_TPU_SEED="0", PYTHONHASHSEED="0", MIGRATE_TPU_MOVED_CALLS="1" if moved else "0", MPLBACKEND="Agg")
-    for key, value in manifest_entry.get("env", {}).items():
-        env[key] = os.pathsep.join(v for v in (value, os.environ.get(key)) if v)
+    cwd = root if manifest_entry.get("cwd") or record["folder"] else program.parent
+    for key, value in manifest_entry.get("env", {}).items():  # a relative folder is the run's (PYTHONPATH=.)
+        env[key] = os.pathsep.join(v for v in (os.path.join(str(cwd), value), os.environ.get(key)) if v)
     argv = cli() + ["run", "--python", python, "--tf-api", api, "--api-record", str(out / "moved.json")]
     argv += [a for a in manifest_entry.get("verify_args", []) if a != "--no-blame"]
     argv += [str(program)] + manifest_entry.get("args", [])
-    cwd = root if manifest_entry.get("cwd") or record["folder"] else program.parent
     started = time.monotonic()
     done = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seconds = time.monotonic() - started
