@@ -9,13 +9,14 @@ every surface the record watches the catalogue's old names the program can reach
 failure when a name is gone:
 
 * **a method** (``strategy.experimental_run_v2``) where a strategy class has it (TensorFlow's
-  own, or a surface's restored one): the class attribute becomes a watch that notes its caller
-  and calls it;
+  own, or a surface's restored one): a descriptor in place of the class attribute notes the line
+  that looks it up, where that line calls it (no frame of the runtime's comes between the
+  program and TensorFlow's method);
 * **a function** reached by an old path (``tf.keras.mixed_precision.experimental.set_policy``):
-  the old path's module attribute becomes such a watch (the new path keeps the function itself,
-  which may be the same object);
+  the old path's module attribute becomes a wrapper that notes its caller (the new path keeps
+  the function itself, which may be the same object);
 * **a class** reached by an old path (``tf.distribute.experimental.TPUStrategy``): its
-  ``__init__``, where the class is the old path's own (a class also reachable by a name the
+  ``__new__``, where the class is the old path's own (a class also reachable by a name the
   catalogue does not call old is left unwatched);
 * **a name that is gone** (``AttributeError: ... has no attribute 'experimental_run_v2'``, an
   ``ImportError`` of an old module): the uncaught exception is matched against the catalogue at
@@ -54,10 +55,10 @@ MOVES = tuple(Move(*fields) for fields in moves.MOVES)
 _OLD_PATHS = frozenset(move.old for move in MOVES if move.kind != "method")
 
 #: Methods the codemod moves on TF 2 strategies only: ``tf.compat.v1`` strategies keep them
-#: (TF 2.4.1 and 2.21: ``tf.compat.v1.distribute.MirroredStrategy.experimental_make_numpy_dataset``;
-#: rules/tf-2.4.toml, TPU109/TPU105).
+#: (checked on TF 2.4.1 and 2.21: ``tf.compat.v1.distribute.MirroredStrategy`` has
+#: ``experimental_make_numpy_dataset``, ``tf.distribute.MirroredStrategy`` not;
+#: TF 2.4.0 removed it from the TF 2 strategies alone, and the codemod's TPU105 leaves those alone).
 _KEPT_BY_COMPAT_V1 = frozenset(["experimental_make_numpy_dataset"])
-
 
 
 def _release(text):
