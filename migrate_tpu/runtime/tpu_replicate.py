@@ -297,9 +297,36 @@ class _InComputation(object):
             _ASKED.run = None
 
 
+_REPLICA_ID_READERS = (("values", "_get_current_replica_id_as_int"),      # TF 2.2
+                       ("values_util", "get_current_replica_id_as_int"))  # TF 2.3 on
+
+
+def _variables_read_the_first_copy():
+    """TF 2.2 and 2.3 pick a distributed variable's copy by the replica context's public
+    ``replica_id_in_sync_group`` (2.4 on: ``_replica_id``, which the TPU context answers): in the
+    one trace that is a tensor, so tell them the first copy, as ``_replica_id`` does."""
+    import importlib
+    for module_name, name in _REPLICA_ID_READERS:
+        try:
+            module = importlib.import_module("tensorflow.python.distribute." + module_name)
+        except ImportError:
+            continue
+        original = getattr(module, name, None)
+        if original is None or getattr(original, "_migrate_tpu_first_copy", False):
+            continue
+
+        def read(original=original):
+            if isinstance(tf.distribute.get_replica_context(), TPUReplicaContext):
+                return 0
+            return original()
+        read._migrate_tpu_first_copy = True  # type: ignore[attr-defined]
+        setattr(module, name, read)
+
+
 def make_compilable(extended, num_replicas):
     """Give ``extended`` (an emulated TPUStrategy's MirroredExtended) the TPU's cross-replica
     operations while its replica function is traced; every other time it is TensorFlow's."""
+    _variables_read_the_first_copy()
     extended._num_replicas_in_sync_emulated = num_replicas
     extended._migrate_tpu_group_key = next(_GROUP_KEYS)
     extended._migrate_tpu_variables = {}  # id(first copy's handle) -> the distributed variable
