@@ -1,10 +1,14 @@
-"""The hooks in .pre-commit-hooks.yaml, run by the real `pre-commit try-repo`.
+"""The hooks in .pre-commit-hooks.yaml, run by the real pre-commit.
 
 The hook repository is a snapshot of this working tree committed to a
 temporary git repository, so the test sees the manifest and the package as
-they are now (try-repo alone would take only committed and tracked files).
-Each try-repo installs the hook into a fresh environment (pip), so these
-tests take a while.
+they are now. pre-commit installs a hook into an environment of its own (pip,
+the slow part) once per repository and revision in its store: the tests that
+run a `.pre-commit-config.yaml` share one store (``PRE_COMMIT_HOME``), as a
+user's machine does, so the hook at the snapshot's commit is installed once for
+them all (and once more for the documented snippet's ``rev: main``).
+`pre-commit try-repo`, the way docs/ci.md gives to try a hook first, always
+installs into a store of its own: one test runs it.
 """
 
 from __future__ import annotations
@@ -70,6 +74,12 @@ def _user_repo(path: Path, files: dict) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def pre_commit_home(tmp_path_factory):
+    """pre-commit's store (its clones and hook environments), shared by this module's tests."""
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
 def _try_repo(hook_repo: Path, user_repo: Path, hook: str):
     return subprocess.run(
         [PRE_COMMIT, "try-repo", str(hook_repo), hook, "--all-files", "--color", "never"],
@@ -81,11 +91,31 @@ def _try_repo(hook_repo: Path, user_repo: Path, hook: str):
     )
 
 
+def _configured(hook_repo: Path, hook: str) -> str:
+    """A `.pre-commit-config.yaml` with ``hook`` of the hook repository at its commit (what
+    try-repo writes for itself)."""
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=hook_repo, capture_output=True, text=True, check=True).stdout.strip()
+    return f"repos:\n- repo: {hook_repo}\n  rev: {head}\n  hooks:\n  - id: {hook}\n"
+
+
+def _run_hooks(user_repo: Path, home: Path):
+    """`pre-commit run --all-files` in ``user_repo`` (its committed config), with the store ``home``."""
+    return subprocess.run(
+        [PRE_COMMIT, "run", "--all-files", "--color", "never"],
+        cwd=user_repo,
+        capture_output=True,
+        text=True,
+        env=clean_env({"PRE_COMMIT_HOME": str(home)}),
+        timeout=600,
+    )
+
+
 @pytest.mark.slow
-def test_fix_hook_fails_and_fixes_then_passes(hook_repo, tmp_path):
+def test_fix_hook_fails_and_fixes_then_passes(hook_repo, pre_commit_home, tmp_path):
     notebook = (FIXTURES / "jupyter_layout.ipynb").read_bytes()
-    user = _user_repo(tmp_path / "user", {"train.py": TRAIN, "notebooks/demo.ipynb": notebook, "README.md": "# TF 2.1 TPU\n"})
-    first = _try_repo(hook_repo, user, "migrate-tpu")
+    user = _user_repo(tmp_path / "user", {"train.py": TRAIN, "notebooks/demo.ipynb": notebook, "README.md": "# TF 2.1 TPU\n",
+                                          ".pre-commit-config.yaml": _configured(hook_repo, "migrate-tpu")})
+    first = _run_hooks(user, pre_commit_home)
     assert first.returncode == 1, first.stdout + first.stderr
     assert "files were modified by this hook" in first.stdout
     assert "Fixed train.py (2 fixes)" in first.stdout
@@ -94,13 +124,14 @@ def test_fix_hook_fails_and_fixes_then_passes(hook_repo, tmp_path):
     cells = json.loads((user / "notebooks" / "demo.ipynb").read_text("utf-8"))["cells"]
     assert "".join(cells[1]["source"]).endswith("strategy = tf.distribute.TPUStrategy()\n")
 
-    second = _try_repo(hook_repo, user, "migrate-tpu")
+    second = _run_hooks(user, pre_commit_home)
     assert second.returncode == 0, second.stdout + second.stderr
     assert "Passed" in second.stdout
 
 
 @pytest.mark.slow
 def test_check_hook_fails_and_changes_nothing(hook_repo, tmp_path):
+    # as docs/ci.md tries a hook before configuring it
     user = _user_repo(tmp_path / "user", {"train.py": TRAIN})
     result = _try_repo(hook_repo, user, "migrate-tpu-check")
     assert result.returncode == 1
@@ -110,9 +141,10 @@ def test_check_hook_fails_and_changes_nothing(hook_repo, tmp_path):
 
 
 @pytest.mark.slow
-def test_no_matching_files_is_a_success(hook_repo, tmp_path):
-    user = _user_repo(tmp_path / "user", {"README.md": "nothing to see\n", "data.csv": "a,b\n"})
-    result = _try_repo(hook_repo, user, "migrate-tpu")
+def test_no_matching_files_is_a_success(hook_repo, pre_commit_home, tmp_path):
+    user = _user_repo(tmp_path / "user", {"README.md": "nothing to see\n", "data.csv": "a,b\n",
+                                          ".pre-commit-config.yaml": _configured(hook_repo, "migrate-tpu")})
+    result = _run_hooks(user, pre_commit_home)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "(no files to check)Skipped" in result.stdout
 
@@ -166,9 +198,9 @@ def _documented_config(hook_repo: Path) -> str:
 
 
 @pytest.mark.slow
-def test_the_documented_snippet_runs_as_pasted_and_pins_a_commit(hook_repo, tmp_path):
+def test_the_documented_snippet_runs_as_pasted_and_pins_a_commit(hook_repo, pre_commit_home, tmp_path):
     user = _user_repo(tmp_path / "user", {"train.py": TRAIN, ".pre-commit-config.yaml": _documented_config(hook_repo)})
-    env = clean_env({"PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")})
+    env = clean_env({"PRE_COMMIT_HOME": str(pre_commit_home)})
 
     def pre_commit(*args):
         return subprocess.run([PRE_COMMIT, *args], cwd=user, capture_output=True, text=True, env=env, timeout=600)
