@@ -30,6 +30,8 @@ the runtime can be loaded into a bare TF 2.1 / Python 3.7 environment.
 
 import os
 
+from migrate_tpu.runtime import tpu_machine
+
 #: Replicas of the emulated TPU when nothing else is asked for: a v3-8.
 DEFAULT_REPLICAS = 8
 
@@ -58,18 +60,14 @@ TPU_ENV_VARS = ("TPU_NAME", "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS")
 
 
 #: The machines an emulated TPU can be attached to (``--tpu-env``), as the environment
-#: variables they announce it by.  TensorFlow >= 2.2 resolves ``TPUClusterResolver()``
+#: variables they announce it by (:mod:`~migrate_tpu.runtime.tpu_machine` has each machine:
+#: a TPU Node of 2020 or a TPU VM).  TensorFlow >= 2.2 resolves ``TPUClusterResolver()``
 #: and ``TPUClusterResolver(tpu='')`` through ``TPU_NAME``; without it they raise
 #: ``ValueError: Please provide a TPU Name to connect to.`` (TF 2.1: ``tpu=''`` is the
 #: local TPU, ``None`` is looked up like this).
-TPU_ENVIRONMENTS = {
-    # a Colab (or Kaggle) TPU runtime: the TPU's address in both variables
-    "colab": {"COLAB_TPU_ADDR": "localhost:8470", "TPU_NAME": "grpc://localhost:8470"},
-    # a machine where nothing announces a TPU: only a name, an address or 'local' resolves
-    "none": {},
-}
-DEFAULT_TPU_ENVIRONMENT = "colab"
-TPU_ENVIRONMENT_VARIABLE = "MIGRATE_TPU_ENVIRONMENT"
+TPU_ENVIRONMENTS = {name: dict(machine.announced) for name, machine in tpu_machine.MACHINES.items()}
+DEFAULT_TPU_ENVIRONMENT = tpu_machine.DEFAULT_MACHINE
+TPU_ENVIRONMENT_VARIABLE = tpu_machine.MACHINE_VARIABLE
 
 
 def real_tpu_reachable(environ=None):

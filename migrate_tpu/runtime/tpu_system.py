@@ -12,6 +12,8 @@ from typing import Optional, cast
 
 import tensorflow as tf
 
+from migrate_tpu.runtime import tpu_machine
+
 
 # --------------------------------------------------------------------------
 # Versions and messages
@@ -88,6 +90,12 @@ class _State(object):
         self.connected = None      # resolver given to experimental_connect_to_cluster
         self.originals = []        # (module, name, value or _MISSING) for uninstall
         self.shared_gpu = False    # logical GPUs split from one physical GPU
+
+    @property
+    def machine(self):
+        """The machine the TPU is attached to, ``"node"`` (a TPU Node of 2020: the default) or
+        ``"vm"`` (a TPU VM): :func:`migrate_tpu.runtime.tpu_machine.select` chooses it."""
+        return tpu_machine.SELECTED.machine.kind
 
 
 STATE = _State()
