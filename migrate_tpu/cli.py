@@ -457,8 +457,12 @@ def explain(rule: str) -> None:
 @click.option("--no-emulation", is_flag=True, help="Use the real TPU; emulate nothing.")
 @click.option("--hosts", type=click.IntRange(min=1), default=None,
               help="Emulate a TPU pod of this many hosts, in one program as a pod's client runs it (one input pipeline per host; --replicas then counts all hosts' cores; default 8 per host). A script that builds MultiWorkerMirroredStrategy itself runs as that many workers on a localhost cluster.")
-@click.option("--tpu-env", type=click.Choice(["colab", "none"]), default=None,
-              help="Machine the emulated TPU is attached to: colab (TPU_NAME announces it; default) or none (TPUClusterResolver(tpu='') fails as on TF >= 2.2 without TPU_NAME).")
+@click.option("--tpu-env", type=click.Choice(["colab", "node", "none", "vm"]), default=None,
+              help="Machine the emulated TPU is attached to: a TPU Node of 2020, where files must be on gs:// and the TPU worker runs no Python: "
+                   "colab (TPU_NAME announces it; default), node (TPU_NAME names it) or none (TPUClusterResolver(tpu='') fails as on TF >= 2.2 "
+                   "without TPU_NAME); or vm, a TPU VM (local files and Python input work). Also $MIGRATE_TPU_ENVIRONMENT.")
+@click.option("--gcs", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="Read and write gs://BUCKET/PATH as DIR/BUCKET/PATH (also $MIGRATE_TPU_GCS).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Stop every process after this long (exit status 124).")
 @click.option("--verbose", is_flag=True, help="Show TensorFlow's start-up logs and the emulation's own frames in tracebacks, and every moved API the run called.")
@@ -466,7 +470,7 @@ def explain(rule: str) -> None:
               help="Write the record of the moved APIs the run called (each place, its rule, count and owner) to FILE as JSON.")
 @click.argument("script", type=click.Path(exists=True, dir_okay=False))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def run(replicas, tf_api, python, no_emulation, hosts, tpu_env, timeout, verbose, api_record, script, args) -> None:
+def run(replicas, tf_api, python, no_emulation, hosts, tpu_env, gcs, timeout, verbose, api_record, script, args) -> None:
     """Execute a script or notebook under the runtime's TPU emulation.
 
     run's own options go before SCRIPT; everything after it is the script's, as with
@@ -474,6 +478,8 @@ def run(replicas, tf_api, python, no_emulation, hosts, tpu_env, timeout, verbose
     """
     from migrate_tpu.runtime.launch import launch
 
+    if gcs:  # the run's processes read it (runtime/tpu_machine.py), however launch starts them
+        os.environ["MIGRATE_TPU_GCS"] = os.path.abspath(gcs)
     status = launch(script, list(args), replicas=replicas, tf_api=tf_api, python=python, emulation=not no_emulation, hosts=hosts,
                     timeout=timeout, tpu_env=tpu_env, verbose=verbose, api_record=os.path.abspath(api_record) if api_record else None)
     moved, rest = _run_options_in(list(args), click.get_current_context().command)
@@ -523,7 +529,7 @@ def _run_options_in(args: List[str], command: click.Command) -> Tuple[List[str],
 @click.option("--atol", type=click.FloatRange(min=0), default=None, help=f"Absolute tolerance (default 0 with one interpreter, {1e-6:g} with two).")
 @click.option("--replicas", type=click.IntRange(min=1), default=None, help="Emulated TPU replicas (default 8).")
 @click.option("--hosts", type=click.IntRange(min=1), default=None, help="Emulate a pod of this many hosts (as for run).")
-@click.option("--tpu-env", type=click.Choice(["colab", "none"]), default=None, help="Machine the emulated TPU is attached to (as for run).")
+@click.option("--tpu-env", type=click.Choice(["colab", "node", "none", "vm"]), default=None, help="Machine the emulated TPU is attached to (as for run).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS", help="Stop each run after this long (verdict error).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of Python random, NumPy and TensorFlow in both runs.")
 @click.option("--no-blame", is_flag=True, help="On a divergence or retrace, do not look for the change to blame (a few short runs).")

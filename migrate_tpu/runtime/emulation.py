@@ -59,7 +59,7 @@ from typing import Any, List, cast
 
 import tensorflow as tf
 
-from migrate_tpu.runtime import NATIVE_TF_API, releases
+from migrate_tpu.runtime import NATIVE_TF_API, releases, tpu_machine, tpu_machine_io
 from migrate_tpu.runtime.resolver import (TPUClusterResolver, experimental_connect_to_cluster,
                                           experimental_connect_to_host, initialize_tpu_system,
                                           shutdown_tpu_system)
@@ -260,6 +260,8 @@ def install(replicas=None, tf_api=None):
     # what else user code sees of the release: its version, Keras optimizers, mixed precision
     if not native:
         releases.install(tf_api)
+    # the machine: where files and the input pipeline are (a TPU Node's worker, or a TPU VM)
+    tpu_machine_io.install(_EmulatedTPU)
     STATE.installed = True
     return STATE
 
@@ -275,6 +277,7 @@ def uninstall():
         else:
             setattr(module, name, value)
     del STATE.originals[:]
+    tpu_machine_io.uninstall()
     releases.uninstall()
     STATE.installed = False
     STATE.topology = None
@@ -283,12 +286,14 @@ def uninstall():
 def describe():
     """One line about the emulated system, for the runner's banner."""
     if STATE.hosts > 1:
-        return ("TPU emulation: a {}-host pod, {} replicas ({} per host) on {} logical {} "
+        text = ("TPU emulation: a {}-host pod, {} replicas ({} per host) on {} logical {} "
                 "devices in this one process, TF {} with the TF {} API".format(
                     STATE.hosts, STATE.replicas, cores_per_host(), STATE.replicas,
                     STATE.device_type, tf.__version__, STATE.tf_api))
-    return "TPU emulation: {} replicas on {} logical {} devices, TF {} with the TF {} API".format(
-        STATE.replicas, STATE.replicas, STATE.device_type, tf.__version__, STATE.tf_api)
+    else:
+        text = "TPU emulation: {} replicas on {} logical {} devices, TF {} with the TF {} API".format(
+            STATE.replicas, STATE.replicas, STATE.device_type, tf.__version__, STATE.tf_api)
+    return "{}; the machine: {}".format(text, tpu_machine.describe())
 
 
 if sys.version_info < (3, 7):  # pragma: no cover

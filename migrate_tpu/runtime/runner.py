@@ -39,9 +39,9 @@ import traceback
 import types
 
 from migrate_tpu import magics
-from migrate_tpu.runtime import (DEFAULT_REPLICAS, DEFAULT_TPU_ENVIRONMENT, MIXED_TF_API, NATIVE_TF_API, TARGET_VARIABLE,
+from migrate_tpu.runtime import (DEFAULT_REPLICAS, MIXED_TF_API, NATIVE_TF_API, TARGET_VARIABLE,
                                  TF_API_CHOICES, TPU_ENVIRONMENT_VARIABLE, TPU_ENVIRONMENTS, pod, real_tpu_reachable,
-                                 moved_calls, recorder)
+                                 moved_calls, recorder, tpu_machine)
 
 EXIT_USAGE = 2
 
@@ -65,10 +65,15 @@ def build_parser():
     parser.add_argument("--api-record", metavar="FILE", default=None,
                         help="write the record of the moved APIs the run called (JSON) to FILE")
     parser.add_argument("--tpu-env", choices=sorted(TPU_ENVIRONMENTS), default=None,
-                        help="the machine the emulated TPU is attached to: colab (TPU_NAME and "
-                             "COLAB_TPU_ADDR announce it; the default) or none (nothing does: "
-                             "TPUClusterResolver(tpu='') fails from TF 2.2 on); also "
+                        help="the machine the emulated TPU is attached to: a TPU Node of 2020 "
+                             "(files on gs:// only, no Python on the TPU worker): colab (TPU_NAME and "
+                             "COLAB_TPU_ADDR announce it; the default), node (TPU_NAME names it) or "
+                             "none (nothing does: TPUClusterResolver(tpu='') fails from TF 2.2 on); "
+                             "or vm, a TPU VM (local files and Python input work); also "
                              "${}".format(TPU_ENVIRONMENT_VARIABLE))
+    parser.add_argument("--gcs", metavar="DIR", default=None,
+                        help="read and write gs://BUCKET/PATH as DIR/BUCKET/PATH; also "
+                             "${}".format(tpu_machine.GCS_VARIABLE))
     parser.add_argument("--no-emulation", action="store_true",
                         help="emulate nothing (run on a real TPU)")
     parser.add_argument("--quiet", action="store_true", help="no banner on stderr")
@@ -221,6 +226,9 @@ def _print_exception(exc_type, exc, tb, skip_frames):
         version = tuple(int(part) for part in sys.modules["tensorflow"].__version__.split(".")[:2])
         if keras_3_in_use(version):
             sys.stderr.write("migrate-tpu run: note: {}\n".format(KERAS_3_NOTE))
+    machine_note = tpu_machine.note_for(str(exc))
+    if machine_note:
+        sys.stderr.write("migrate-tpu run: note: {}\n".format(machine_note))
 
 
 def _format_without_emulation(exc, tb, seen):
@@ -367,7 +375,7 @@ def pod_task(hosts, environ=None):
 
 
 def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, tpu_env=None,
-          verbose=False):
+          verbose=False, gcs=None):
     """Import TensorFlow and switch on what was asked for.  Returns a description."""
     prepare_environment(emulation, verbose)
     if hosts and pod.is_multi_client_worker():
@@ -391,11 +399,8 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, t
     if mixed:  # the 2.4 surface, the 2.1 names added below and none hidden
         tf_api = "2.4"
     if emulation:
-        tpu_env = tpu_env or os.environ.get(TPU_ENVIRONMENT_VARIABLE) or DEFAULT_TPU_ENVIRONMENT
-        if tpu_env not in TPU_ENVIRONMENTS:
-            raise ValueError("unknown TPU environment {!r} (choose from {})".format(
-                tpu_env, ", ".join(sorted(TPU_ENVIRONMENTS))))
-        for name, value in TPU_ENVIRONMENTS[tpu_env].items():
+        machine = tpu_machine.select(tpu_env, gcs)  # ValueError naming the choices
+        for name, value in machine.announced.items():
             os.environ.setdefault(name, value)
         if hosts and pod.is_multi_client_worker():
             # one worker of the script's own MultiWorkerMirroredStrategy: its share of the cores
@@ -479,13 +484,15 @@ def main(argv=None):
     SCRIPT_PATH = options.script
     try:
         setup(options.replicas, options.tf_api, emulate, options.quiet, options.hosts,
-              options.tpu_env, options.verbose)
+              options.tpu_env, options.verbose, options.gcs)
     except ValueError as error:
         sys.stderr.write("migrate-tpu run: {}\n".format(error))
         return EXIT_USAGE
     recording = recorder.from_environment()  # verify's record (MIGRATE_TPU_RECORD), else None
     watching = _watch_moved_calls(options)
     status = execute(options.script, options.args)
+    for line in tpu_machine.end_lines() if emulate and not options.quiet else ():
+        sys.stderr.write("migrate-tpu run: {}\n".format(line))
     if watching:
         _end_moved_calls(options, recording, multi_client)
     if recording is not None:

@@ -268,11 +268,15 @@ _NOTES = (
 )
 
 
-def note_for(text):
-    """A note to print after an error whose text is ``text``, or None."""
-    if not is_node():
-        return None
+def node_refusal(text, machine_name=None):
+    """What to do about an error of a TPU Node's worker (``text``: the error's), or None for any
+    other error; ``machine_name`` is the ``--tpu-env`` that was emulated (default: the default)."""
     for words, note in _NOTES:
         if all(word in text for word in words):
-            return note.format("--tpu-env " + SELECTED.machine.name)
+            return note.format("--tpu-env " + (machine_name or DEFAULT_MACHINE))
     return None
+
+
+def note_for(text):
+    """A note to print after an error whose text is ``text`` in a run on a Node, or None."""
+    return node_refusal(text, SELECTED.machine.name) if is_node() else None
