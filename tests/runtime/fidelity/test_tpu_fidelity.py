@@ -9,10 +9,13 @@ then its mark goes.  The selected tests' runs start together on a small pool at 
 start per program and configuration; about 3 minutes on 2 cores).
 """
 
+import atexit
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -33,7 +36,11 @@ ALL = ((TF24, "2.4"), (TF221, "2.4"), (TF21, "2.1"))
 API_2_4 = ((TF24, "2.4"), (TF221, "2.4"))
 API_2_1 = ((TF21, "2.1"), (TF24, "2.1"), (TF221, "2.1"))
 
-TPU_NODE = "no TPU Node model: the emulation runs it on the client, which has Python and a local disk"
+#: A TPU VM instead of the default TPU Node (Colab's of 2020): local files and Python input work.
+VM = ("--tpu-env", "vm")
+#: The folder that stands in for Cloud Storage (``--gcs``).
+GCS_FOLDER = tempfile.mkdtemp(prefix="migrate-tpu-fidelity-gcs-")
+atexit.register(shutil.rmtree, GCS_FOLDER, True)
 
 
 class Case(object):
@@ -71,18 +78,33 @@ CASES = [
          ("error", "InternalError", ["Compilation failure"])),
     Case("TensorArray grown in an unbounded loop", "tensor_array_unbounded.py", ALL,
          ("error", None, ["TensorList"])),
-    Case("checkpoint to local disk", "checkpoint_local.py", ALL,
-         ("error", "UnimplementedError", ["File system scheme '[local]' not implemented"]), {"*": TPU_NODE}),
-    Case("SavedModel to local disk", "saved_model_local.py", ALL,
-         ("error", "UnimplementedError", ["File system scheme '[local]' not implemented"]), {"*": TPU_NODE}),
-    Case("TFRecord file on local disk", "tfrecord_local.py", ALL,
-         ("error", "UnimplementedError", ["File system scheme '[local]' not implemented"]), {"*": TPU_NODE}),
-    Case("Dataset.from_generator in the input pipeline", "from_generator_input.py", ALL,
-         ("error", None, ["PyFunc", "generator"]), {"*": TPU_NODE}),
-    Case("py_function in Dataset.map", "py_function_input.py", ALL,
-         ("error", None, ["EagerPyFunc", "PyFunc"]), {"*": TPU_NODE}),
-    Case("tf.summary with a local logdir in the step", "summary_local_logdir.py", ALL,
-         ("error", None, []), {"*": TPU_NODE}),
+    Case("checkpoint to local disk, TPU Node", "checkpoint_local.py", ALL,
+         ("error", "UnimplementedError", ["File system scheme '[local]' not implemented"])),
+    Case("checkpoint to local disk, TPU VM", "checkpoint_local.py", ALL, ("exit0",), run_args=VM),
+    Case("SavedModel to local disk, TPU Node", "saved_model_local.py", ALL,
+         ("error", "UnimplementedError", ["File system scheme '[local]' not implemented"])),
+    Case("SavedModel to local disk, TPU VM", "saved_model_local.py", ALL, ("exit0",), run_args=VM),
+    Case("TFRecord file on local disk, TPU Node", "tfrecord_local.py", ALL,
+         ("error", "UnimplementedError", ["File system scheme '[local]' not implemented"])),
+    Case("TFRecord file on local disk, TPU VM", "tfrecord_local.py", ALL, ("exit0",), run_args=VM),
+    Case("Dataset.from_generator in the input pipeline, TPU Node, TF 2.1 (no PyFunc kernel on the worker)",
+         "from_generator_input.py", ((TF21, "2.1"),),
+         ("error", "NotFoundError", ["No registered 'PyFunc' OpKernel for 'CPU' devices"])),
+    Case("Dataset.from_generator in the input pipeline, TPU Node, TF 2.4 (the worker calls back the client)",
+         "from_generator_input.py", API_2_4, ("error", "UnavailableError", ["failed to connect to all addresses"])),
+    Case("Dataset.from_generator in the input pipeline, TPU VM", "from_generator_input.py", ALL, ("exit0",), run_args=VM),
+    Case("py_function in Dataset.map, TPU Node, TF 2.1", "py_function_input.py", ((TF21, "2.1"),),
+         ("error", "NotFoundError", ["No registered 'EagerPyFunc' OpKernel for 'CPU' devices"])),
+    Case("py_function in Dataset.map, TPU Node, TF 2.4", "py_function_input.py", API_2_4,
+         ("error", "UnavailableError", ["failed to connect to all addresses"])),
+    Case("py_function in Dataset.map, TPU VM", "py_function_input.py", ALL, ("exit0",), run_args=VM),
+    Case("tf.summary with a local logdir, TPU Node", "summary_local_logdir.py", ALL,
+         ("error", "UnimplementedError", ["File system scheme '[local]' not implemented"])),
+    Case("tf.summary with a local logdir, TPU VM (the writer is made; the step's summary does not compile)",
+         "summary_local_logdir.py", ALL, ("error", "InvalidArgumentError", ["'WriteSummary' OpKernel for XLA_TPU_JIT"]), run_args=VM),
+    Case("data, checkpoints and logs in a bucket (gs://, --gcs)", "gcs_bucket.py", ALL,
+         ("line", "FIDELITY gcs saved=gs://BUCKET/model/ckpt-1 total=120.0 files=['gs://BUCKET/data/train-0.tfrecord'] logs=1"),
+         run_args=("--gcs", GCS_FOLDER)),
     Case("tf.print in the step", "print_in_step.py", ALL,
          ("error", "InvalidArgumentError", ["'StringFormat' OpKernel for XLA_TPU_JIT", "'PrintV2' OpKernel for XLA_TPU_JIT"])),
     Case("tf.print in the step, soft placement on, TPU Node (the worker's log)", "print_in_step_soft.py", ALL,
@@ -140,6 +162,8 @@ def _start_all(selected):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0")
     env.pop("TPU_NAME", None)
     env.pop("KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS", None)
+    for name in ("MIGRATE_TPU_ENVIRONMENT", "MIGRATE_TPU_GCS"):  # the machine is each case's
+        env.pop(name, None)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     for case, (name, api) in selected:
         argv = [sys.executable, "-m", "migrate_tpu", "run", "--python", name, "--tf-api", api]
@@ -154,7 +178,8 @@ def _params():
             why = case.gap(config)
             if why:
                 marks.append(pytest.mark.xfail(strict=True, reason=why))
-            yield pytest.param(case, config, marks=marks, id="{}-{}-api{}".format(case.program[:-3], *config))
+            machine = "-" + case.run_args[case.run_args.index("--tpu-env") + 1] if "--tpu-env" in case.run_args else ""
+            yield pytest.param(case, config, marks=marks, id="{}-{}-api{}{}".format(case.program[:-3], *config, machine))
 
 
 def _describe(argv, rc, out, err):
