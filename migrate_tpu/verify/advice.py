@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from migrate_tpu import magics
+from migrate_tpu.runtime import tpu_machine  # the Node's refusals, in words (no TensorFlow)
 from migrate_tpu.verify.changes import code_cells
 from migrate_tpu.verify.plan import Copy
 from migrate_tpu.verify.verdict import BEFORE_API
@@ -75,10 +76,19 @@ def is_tpu_compile_failure(message: str) -> bool:
     return any(words in (message or "") for words in _TPU_COMPILE_WORDS)
 
 
+def is_tpu_node_failure(message: str) -> bool:
+    """Whether an exception's message is a TPU Node's worker refusing a local path or Python input."""
+    return tpu_machine.node_refusal(message or "") is not None
+
+
 def failure_advice(record: dict, label: str, before_api: str = BEFORE_API, program: Optional[Path] = None) -> str:
     """What would help an original that fails before its first step."""
     exception = record.get("exception") or {}
     kind, message = exception.get("type") or "", exception.get("message") or ""
+    node = tpu_machine.node_refusal(message)
+    if node is not None:
+        return (f"a TPU Node of that release refused it too, so there is nothing a migration can be compared with: {node}; "
+                "then verify")
     if is_tpu_compile_failure(message):
         return ("a TPU of that release refused this step too, so there is nothing a migration can be compared "
                 "with: make the step compile first (the op and your line are named; an op the release can move to "

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
-from migrate_tpu.verify.advice import failure_advice, is_tpu_compile_failure, no_record_advice
+from migrate_tpu.verify.advice import failure_advice, is_tpu_compile_failure, is_tpu_node_failure, no_record_advice
 from migrate_tpu.verify.arrays import array_chunks, arrays_close, is_array, numbers, numbers_close
 from migrate_tpu.verify.tolerance import NOISE_MARGIN, Judge, Key, Spread, path_words
 from migrate_tpu.verify.verdict import BEFORE_API, DIVERGED, ERROR, RETRACED, SAME, SURFACE_VERSIONS, TIMED_OUT, RunResult, Verdict
@@ -284,6 +284,10 @@ def _judged(verdict: Verdict, judge: Judge, before: RunResult, after: RunResult,
         if is_tpu_compile_failure(before_failure):
             return error(verdict, f"the original does not compile for the TPU of the TF {before_api} surface: {before_failure}",
                          failure_advice(b, label, before_api, before.program))
+        if is_tpu_node_failure(before_failure):
+            return error(verdict, f"the original would not run on a TPU Node of the TF {before_api} surface either (the machine "
+                         f"emulated: Colab's and Cloud TPU's of 2020 unless --tpu-env vm): {before_failure}",
+                         failure_advice(b, label, before_api, before.program))
         return error(verdict, f"the original fails under the TF {before_api} surface: {before_failure}",
                      failure_advice(b, label, before_api, before.program))
     if after.record is None:
@@ -320,7 +324,9 @@ def _judged(verdict: Verdict, judge: Judge, before: RunResult, after: RunResult,
         verdict.first_divergence = divergence
         return verdict
     if before_failure is not None:
-        verdict.notes.append(f"both runs stopped with the same exception after step {steps}: {before_failure}; "
+        node = (" (a TPU Node of that release stopped the original there too, the machine emulated unless --tpu-env vm: "
+                "its TPU worker reaches no local disk and runs no Python)") if is_tpu_node_failure(before_failure) else ""
+        verdict.notes.append(f"both runs stopped with the same exception after step {steps}: {before_failure}{node}; "
                              f"the {steps} steps before it are compared")
     if verdict.variables_not_compared:
         names = ", ".join(sorted({e["name"] for e in verdict.variables_not_compared}))

@@ -1,0 +1,50 @@
+"""verify on the emulated TPU's machine (runtime/tpu_machine.py): an original that a TPU Node of 2020
+stopped (a checkpoint to local disk) is said so, not called a divergence (an original stopped
+before its first step is an error with that advice: tests/verify/test_advice.py); as on a TPU VM
+(--tpu-env vm) the same program runs all its steps and verifies same."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from migrate_tpu.runtime import envs
+from tests.conftest import missing_tf_env
+
+pytestmark = [pytest.mark.tf, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+PROGRAM = Path(__file__).resolve().parent / "programs" / "local_checkpoint.py"
+
+
+def verify(tmp_path, *args):
+    if envs.interpreter("tf2.4") is None:
+        missing_tf_env("!!! NO tf2.4 INTERPRETER under {}: verify NOT RUN; create it with `migrate-tpu envs tf2.4`".format(envs.envs_dir()))
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    env.pop("MIGRATE_TPU_ENVIRONMENT", None)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    report = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-m", "migrate_tpu", "verify", "--format", "json", "--output-file", str(report),
+                           "--python", "tf2.4", "--steps", "2", "--no-blame", *args, str(PROGRAM)],
+                          cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=600)
+    assert report.is_file(), "no report (exit {}):\n{}{}".format(done.returncode, done.stdout, done.stderr)
+    return done.returncode, json.loads(report.read_text("utf-8"))
+
+
+def test_an_original_a_tpu_node_stopped_is_said_so(tmp_path):
+    """Both runs stop at the first checkpoint, after step 1, as the original stopped on a TPU Node:
+    the step before it is compared, and the note says the TPU stopped there too."""
+    status, report = verify(tmp_path)
+    assert (status, report["verdict"], report["steps"]) == (0, "same", 1), json.dumps(report, indent=1)
+    note = report["notes"][0]
+    assert note.startswith("both runs stopped with the same exception after step 1: UnimplementedError: File system scheme "
+                           "'[local]' not implemented (file: './ckpts/ckpt-1_temp"), note
+    assert "a TPU Node of that release stopped the original there too" in note, note
+
+
+def test_on_a_tpu_vm_it_verifies_same(tmp_path):
+    status, report = verify(tmp_path, "--tpu-env", "vm")
+    assert (status, report["verdict"], report["steps"]) == (0, "same", 2), json.dumps(report, indent=1)
