@@ -85,7 +85,7 @@ def load_tables(directory: Optional[Path] = None) -> List[Type[TableRule]]:
 def _example(raw: dict, directory: Path, where: str) -> Example:
     """One ``[[rule.example]]``, its code read from its ``.py`` files where it names them."""
     return Example(
-        _code(raw["before"], directory, where),
+        cast(str, _code(raw["before"], directory, where)),  # required: the schema has checked it is there
         _code(raw.get("after"), directory, where),
         raw.get("unsafe_fixes", False),
         raw.get("target", "2.4"),
