@@ -99,6 +99,44 @@ def pytest_collection_modifyitems(config, items):
             for name in (TF_MARK, SLOW_MARK):
                 if not item.get_closest_marker(name):
                     item.add_marker(name)
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: see "Two test processes" below
+        items[:] = heaviest_files_first(items)
+
+
+# --------------------------------------------------------------------------
+# Two test processes (pytest-xdist; `-n auto --dist loadfile` in pyproject.toml's addopts;
+# `-n 0` runs the tests in this one process):
+#   - one worker per core, at most MAX_WORKERS: a TensorFlow run takes 0.3-1 GB and keeps a
+#     core busy, and most tests wait for one;
+#   - a test file runs whole on one worker (`loadfile`): a module that starts its runs
+#     together at its first test (tests/roundtrip, the fidelity suite), or sets something up
+#     once for its tests, does so once;
+#   - the files go out heaviest first (a TensorFlow test counts TF_TEST_COST, another slow
+#     test SLOW_TEST_COST), so that no long file is left to start last, when the other
+#     worker has nothing left to do;
+#   - the warm interpreters are the session's (the controller owns the pool: its
+#     pytest_configure exports it before the workers start, and they join it).
+# --------------------------------------------------------------------------
+
+MAX_WORKERS = 4
+TF_TEST_COST, SLOW_TEST_COST, FAST_TEST_COST = 10.0, 1.0, 0.02
+
+
+def pytest_xdist_auto_num_workers(config):
+    return max(1, min(os.cpu_count() or 1, MAX_WORKERS))
+
+
+def heaviest_files_first(items):
+    """``items`` with whole files ordered by their estimated cost, heaviest first (stable: a
+    file's own tests, and files of equal cost, keep their order)."""
+    cost = {}
+    for item in items:
+        each = TF_TEST_COST if item.get_closest_marker(TF_MARK) else SLOW_TEST_COST if item.get_closest_marker(SLOW_MARK) else FAST_TEST_COST
+        cost[item.path] = cost.get(item.path, 0.0) + each
+    first = {}
+    for index, item in enumerate(items):
+        first.setdefault(item.path, index)
+    return sorted(items, key=lambda item: (-cost[item.path], first[item.path]))
 
 
 # While a test without the `tf` mark runs, the environment differs in two ways, restored after it:
@@ -199,6 +237,15 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
+#: Warm servers the session's pool keeps: the tests run five interpreters, each in the
+#: environments of several kinds of runs (the CLI's, verify's, the round-trip helpers'), and a
+#: server retired for another costs an import of TensorFlow when it is wanted again.
+SESSION_SERVERS = 12
+#: What pytest-xdist sets in a worker's environment: nothing a run reads, but the warm servers
+#: are keyed by the environment, so each worker's runs would need servers of their own.
+XDIST_VARIABLES = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_TESTRUNUID", "PYTEST_XDIST_WORKER_COUNT")
+
+
 def pytest_configure(config):
     # Warm interpreters (migrate_tpu/runtime/warm.py) for the whole session: every run the tests
     # start, in this process or through the CLI, forks from them; they end with the session.
@@ -207,7 +254,11 @@ def pytest_configure(config):
     if warm.available() and warm.wanted() and not os.environ.get(warm.POOL_VARIABLE):
         pool = warm.Pool.create()
         pool.export()
+        os.environ.setdefault(warm.SERVERS_VARIABLE, str(SESSION_SERVERS))
         config.add_cleanup(pool.close)
+    if hasattr(config, "workerinput"):
+        for name in XDIST_VARIABLES:
+            os.environ.pop(name, None)
     # A suite started in the background without job control (`nohup ... &`, some CI runners)
     # inherits SIGINT ignored, and so would every process the tests start: the tests that
     # press Ctrl-C on a run (and check that it stops) need it live in their children.

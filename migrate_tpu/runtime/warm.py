@@ -56,6 +56,10 @@ POOL_VARIABLE = "MIGRATE_TPU_WARM_POOL"
 #: Servers kept in one pool; starting one more retires the one used least recently.
 MAX_SERVERS = 4
 
+#: ``MIGRATE_TPU_WARM_SERVERS=N`` keeps N instead (a pool shared by many kinds of runs, as the
+#: test session's is: each interpreter and environment has its server, 0.3-0.6 GB each).
+SERVERS_VARIABLE = "MIGRATE_TPU_WARM_SERVERS"
+
 #: How long a server may take to import TensorFlow before the run starts cold.
 READY_SECONDS = 300.0
 
@@ -89,6 +93,14 @@ def per_run(name):
 
 #: Whether runs are warm when ``MIGRATE_TPU_WARM`` says nothing.
 DEFAULT = True
+
+
+def max_servers(environ=None):
+    """How many servers a pool keeps (:data:`MAX_SERVERS`, or ``MIGRATE_TPU_WARM_SERVERS``)."""
+    try:
+        return max(1, int((os.environ if environ is None else environ).get(SERVERS_VARIABLE, MAX_SERVERS)))
+    except ValueError:
+        return MAX_SERVERS
 
 
 def wanted(environ=None):
@@ -314,7 +326,7 @@ class Pool(object):
     def _make_room(self):
         sockets = [os.path.join(self.folder, name) for name in os.listdir(self.folder) if name.endswith(".sock")]
         sockets.sort(key=lambda p: os.stat(p).st_mtime if os.path.exists(p) else 0)
-        while len(sockets) >= MAX_SERVERS:
+        while len(sockets) >= max_servers():
             oldest = sockets.pop(0)
             asked = _send_request(oldest, {"retire": True})  # it leaves once its runs are done
             if asked is not None:
