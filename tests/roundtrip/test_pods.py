@@ -41,6 +41,9 @@ def cli_run(python, script, hosts=None, label=None, tf_api=None, replicas=REPLIC
     env.pop("TPU_NAME", None)
     env.pop("KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS", None)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    # one way of hashing strings, as the helpers' other runs have: the CLI then forks the run from
+    # the session's warm interpreter (a run with a random hash seed starts cold)
+    env.setdefault("PYTHONHASHSEED", "0")
     env.update(extra_env or {})
     return Run(label or "{} hosts={}".format(python, hosts), argv, env)
 
