@@ -46,7 +46,9 @@ from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 REPO = Path(__file__).resolve().parent.parent
-PYTEST = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
+# One process (`-n 0`: no pytest-xdist workers, which pyproject.toml's addopts start): `-x` stops at
+# the first test that kills the mutant, and starting workers would cost more than a mutant's tests.
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-n", "0"]
 
 
 class Mutant(NamedTuple):
