@@ -256,6 +256,23 @@ def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label
     return verdict
 
 
+def _original_failure(failure: str, before_api: str) -> str:
+    """Why verify cannot judge an original that fails before its first step, in the TPU's terms
+    where a TPU of the release refused it too (its compile step, a TPU Node's worker)."""
+    if is_tpu_compile_failure(failure):
+        return f"the original does not compile for the TPU of the TF {before_api} surface: {failure}"
+    if is_tpu_node_failure(failure):
+        return (f"the original would not run on a TPU Node of the TF {before_api} surface either (the machine emulated: "
+                f"Colab's and Cloud TPU's of 2020 unless --tpu-env vm): {failure}")
+    return f"the original fails under the TF {before_api} surface: {failure}"
+
+
+def _both_stopped_note(failure: str, steps: int) -> str:
+    node = (" (a TPU Node of that release stopped the original there too, the machine emulated unless --tpu-env vm: "
+            "its TPU worker reaches no local disk and runs no Python)") if is_tpu_node_failure(failure) else ""
+    return f"both runs stopped with the same exception after step {steps}: {failure}{node}; the {steps} steps before it are compared"
+
+
 def _judged(verdict: Verdict, judge: Judge, before: RunResult, after: RunResult, label: str, hosts: Optional[int],
             before_api: str) -> Verdict:
     verdict.before = run_summary(before)
@@ -281,15 +298,7 @@ def _judged(verdict: Verdict, judge: Judge, before: RunResult, after: RunResult,
                      no_record_advice(before.stderr))
     before_failure = _exception_text(b, (before, after))
     if before_failure is not None and not _steps_done(b):
-        if is_tpu_compile_failure(before_failure):
-            return error(verdict, f"the original does not compile for the TPU of the TF {before_api} surface: {before_failure}",
-                         failure_advice(b, label, before_api, before.program))
-        if is_tpu_node_failure(before_failure):
-            return error(verdict, f"the original would not run on a TPU Node of the TF {before_api} surface either (the machine "
-                         f"emulated: Colab's and Cloud TPU's of 2020 unless --tpu-env vm): {before_failure}",
-                         failure_advice(b, label, before_api, before.program))
-        return error(verdict, f"the original fails under the TF {before_api} surface: {before_failure}",
-                     failure_advice(b, label, before_api, before.program))
+        return error(verdict, _original_failure(before_failure, before_api), failure_advice(b, label, before_api, before.program))
     if after.record is None:
         if after.status in (2, 127) and "TensorFlow" in after.stderr:
             return error(verdict, "the migrated program did not run: " + _last_line(after.stderr), no_record_advice(after.stderr))
@@ -324,10 +333,7 @@ def _judged(verdict: Verdict, judge: Judge, before: RunResult, after: RunResult,
         verdict.first_divergence = divergence
         return verdict
     if before_failure is not None:
-        node = (" (a TPU Node of that release stopped the original there too, the machine emulated unless --tpu-env vm: "
-                "its TPU worker reaches no local disk and runs no Python)") if is_tpu_node_failure(before_failure) else ""
-        verdict.notes.append(f"both runs stopped with the same exception after step {steps}: {before_failure}{node}; "
-                             f"the {steps} steps before it are compared")
+        verdict.notes.append(_both_stopped_note(before_failure, steps))
     if verdict.variables_not_compared:
         names = ", ".join(sorted({e["name"] for e in verdict.variables_not_compared}))
         verdict.notes.append(f"not compared: {names} (optimizer bookkeeping that the two API surfaces name differently)")
