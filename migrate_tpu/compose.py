@@ -65,8 +65,11 @@ class ProjectFiles:
     files of the user's project included (their paths are the user's)."""
 
     def __init__(self, roots: Tuple[str, ...], seen_as: Optional[Tuple[str, str]] = None,
-                 tops: Tuple[Tuple[str, ...], Tuple[str, ...]] = ((), ())) -> None:
+                 tops: Tuple[Tuple[str, ...], Tuple[str, ...]] = ((), ()), exclude: Tuple[str, ...] = ()) -> None:
         self.seen_as = seen_as
+        # the settings' ``exclude``: what the project keeps out of the run is not one of its modules
+        # either (a folder of rule examples whose stand-in classes are fixtures, not the tree's)
+        self.exclude = tuple(exclude)
         if seen_as is not None:
             roots = tuple(self.as_original(root) for root in roots)
         self.roots = roots
@@ -82,10 +85,12 @@ class ProjectFiles:
         self._real_roots: Optional[Tuple[str, ...]] = None
 
     def __getstate__(self) -> Dict[str, object]:
-        return {"roots": self.roots, "seen_as": self.seen_as, "tops": self.tops}  # what one process resolved is not sent to another
+        return {"roots": self.roots, "seen_as": self.seen_as, "tops": self.tops,  # what one process resolved is not sent to another
+                "exclude": self.exclude}
 
     def __setstate__(self, state: Dict[str, object]) -> None:
-        self.__init__(state["roots"], state.get("seen_as"), state.get("tops", ((), ())))  # type: ignore[misc]
+        self.__init__(state["roots"], state.get("seen_as"), state.get("tops", ((), ())),  # type: ignore[misc]
+                      state.get("exclude", ()))
 
     def as_original(self, path: str) -> str:
         """``path``, or where it lies under ``seen_as``'s copy, the user's file it copies."""
@@ -151,13 +156,17 @@ class ProjectFiles:
         found = []
         if str(top) in self.tops[1]:  # a folder of installed distributions: its modules, not its packages
             return tuple(os.path.join(top, name) for name in sorted(os.listdir(top)) if name.endswith(".py"))
+        from migrate_tpu.engine.discover import is_excluded
+
         for folder, folders, files in os.walk(top):
             folders[:] = sorted(
                 name for name in folders
                 if not name.startswith(".") and name not in ("__pycache__", "node_modules", "site-packages")
                 and not (Path(folder) / name / "pyvenv.cfg").exists()
+                and not is_excluded(Path(folder) / name, self.exclude, top)
             )
-            found += [os.path.join(folder, name) for name in sorted(files) if name.endswith(".py")]
+            found += [os.path.join(folder, name) for name in sorted(files)
+                      if name.endswith(".py") and not is_excluded(Path(folder) / name, self.exclude, top)]
         original = self.as_original(importing_path)
         if original != importing_path:  # a copy's file is itself, not its original elsewhere in the tree
             found = [importing_path if os.path.realpath(path) == os.path.realpath(original) else path for path in found]
@@ -220,7 +229,8 @@ def build_migrator(settings: Settings, paths: Sequence[str] = (), mode: str = "d
     from migrate_tpu.codemod.migration.migrator import TPUMigrator
     from migrate_tpu.codemod.foundation.options import Options
 
-    project = ProjectFiles(tuple(str(Path(p).resolve()) for p in paths if p != "-" and Path(p).is_dir()), seen_as, tops)
+    project = ProjectFiles(tuple(str(Path(p).resolve()) for p in paths if p != "-" and Path(p).is_dir()), seen_as, tops,
+                           tuple(settings.exclude))
 
     def codemod(extra_ignores: Tuple[str, ...] = ()) -> TPUMigrator:
         options = Options(

@@ -110,6 +110,12 @@ class _IgnoreRules:
         return False
 
 
+def is_excluded(path: Path, patterns: Sequence[str], base: Path) -> bool:
+    """Whether ``path`` matches one of the ``exclude`` patterns (its name, or its path relative
+    to ``base``, or a folder above it)."""
+    return _excluded(path, patterns, base)
+
+
 def _excluded(path: Path, patterns: Sequence[str], base: Path) -> bool:
     if not patterns:
         return False
