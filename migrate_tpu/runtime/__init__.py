@@ -14,6 +14,10 @@ and the parts where a TPU behaves differently are added on top:
   ``TPUStrategy`` classes: TPU's eager-``run`` rule, logical-device argument
   checks, one input worker per host) and :mod:`~migrate_tpu.runtime.emulation`
   (``install``: puts them in the ``tf`` namespace);
+* the machine the TPU is attached to: :mod:`~migrate_tpu.runtime.tpu_machine` (a TPU Node
+  of 2020 or a TPU VM, ``--tpu-env``; gs:// as a folder, ``--gcs``; standard library only),
+  :mod:`~migrate_tpu.runtime.tpu_machine_io` (TensorFlow's file entry points on it) and
+  :mod:`~migrate_tpu.runtime.tpu_worker_input` (the input pipeline a TPUStrategy distributes);
 * :mod:`migrate_tpu.runtime.legacy` -- the TF 2.1, 2.2 and 2.3 API surfaces
   (``experimental_run_v2``, ``experimental_make_numpy_dataset``, ...) on a
   newer TensorFlow, so code written before the migration can execute;

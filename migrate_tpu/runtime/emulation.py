@@ -59,7 +59,7 @@ from typing import Any, List, cast
 
 import tensorflow as tf
 
-from migrate_tpu.runtime import NATIVE_TF_API, releases, tpu_machine, tpu_machine_io
+from migrate_tpu.runtime import NATIVE_TF_API, releases, tpu_machine, tpu_machine_io, tpu_worker_input
 from migrate_tpu.runtime.resolver import (TPUClusterResolver, experimental_connect_to_cluster,
                                           experimental_connect_to_host, initialize_tpu_system,
                                           shutdown_tpu_system)
@@ -261,7 +261,8 @@ def install(replicas=None, tf_api=None):
     if not native:
         releases.install(tf_api)
     # the machine: where files and the input pipeline are (a TPU Node's worker, or a TPU VM)
-    tpu_machine_io.install(_EmulatedTPU)
+    tpu_machine_io.install()
+    tpu_worker_input.install(_EmulatedTPU)
     STATE.installed = True
     return STATE
 
@@ -277,6 +278,7 @@ def uninstall():
         else:
             setattr(module, name, value)
     del STATE.originals[:]
+    tpu_worker_input.uninstall()
     tpu_machine_io.uninstall()
     releases.uninstall()
     STATE.installed = False

@@ -15,14 +15,13 @@ Where TensorFlow reaches a file, three layers:
   (:data:`WORKER_SCHEME`), so the op fails when it runs, with TensorFlow's own error class
   and context, and the message is put back in the worker's words;
 * **the input pipeline that a TPUStrategy distributes**, which a Node runs on its TPU worker:
-  Python ops in it, and local files it reads, fail with the worker's error where the program
-  starts to iterate it (:func:`what_fails_on_the_worker`).
+  :mod:`migrate_tpu.runtime.tpu_worker_input`.
 
 Which ops run on the worker: on a Node, once the program connected to the TPU
 (``experimental_connect_to_cluster`` entered the worker's device scope), all of them, but for
 those under ``tf.device('/job:localhost...')`` and the checkpoint IO of
 ``experimental_io_device='/job:localhost'`` (TF >= 2.3); the functions that
-``distribute_datasets_from_function`` calls run there too.  Errors reach Python through
+``distribute_datasets_from_function`` calls run there too (:class:`Placed`).  Errors reach Python through
 ``core._status_to_exception`` and ``execute.execute`` (eager ops, ``tf.function`` s,
 iterators), where the messages of these schemes are rewritten.
 """
@@ -35,14 +34,13 @@ import os
 import re
 import sys
 import threading
-from typing import Any, Dict, List, Set, Tuple
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 import tensorflow as tf
 from tensorflow.python.framework import errors_impl, ops
 
 from migrate_tpu.runtime import tpu_machine
-from migrate_tpu.runtime.tpu_system import api_version
 
 #: Schemes that no file system has: TensorFlow refuses them with ``UnimplementedError: File system
 #: scheme 'S' not implemented (file: 'S://...')``, which is rewritten (:func:`_in_the_workers_words`).
@@ -131,12 +129,6 @@ CLIENT_FUNCTIONS = (
     ("profiler.profiler_v2", "start", ("logdir",), True),
 )
 
-#: Ops of Python (``py_func``, ``py_function``, ``numpy_function``, ``Dataset.from_generator``).
-PYTHON_OPS = ("PyFunc", "EagerPyFunc", "PyFuncStateless")
-#: Dataset ops that read the files their first input names (a reader inside a dataset function).
-READER_OPS = ("TFRecordDataset", "TFRecordDatasetV2", "TextLineDataset", "FixedLengthRecordDataset",
-              "FixedLengthRecordDatasetV2", "CSVDataset", "CSVDatasetV2", "ExperimentalCSVDataset")
-
 CLIENT, WORKER = "client", "worker"
 
 _LOCAL = threading.local()
@@ -162,7 +154,7 @@ def _scopes():
     return stack
 
 
-class _Placed(object):
+class Placed(object):
     """A context in which ops run on the client or the worker, around ``inner`` (if any)."""
 
     def __init__(self, where, inner=None):
@@ -293,9 +285,8 @@ def map_op_input(value, worker, writes=False):
     if isinstance(value, tf.Tensor):
         if value.dtype != tf.string:
             return value
-        array = value.numpy()
-        mapped = _map_strings(array if isinstance(array, np.ndarray) else np.array(array, dtype=object),
-                              lambda path: op_path(path, worker, writes))
+        array = np.asarray(value.numpy(), dtype=object)
+        mapped = _map_strings(array, lambda path: op_path(path, worker, writes))
         return value if mapped is array else tf.constant(mapped, dtype=tf.string)
     return _map_strings(value, lambda path: op_path(path, worker, writes))
 
@@ -307,7 +298,7 @@ def _to_gcs(value):
         return value
     if _is_symbolic(value):
         return tf.strings.regex_replace(value, "^" + re.escape(root) + "/", tpu_machine.GCS_SCHEME)
-    array = value.numpy()
+    array = np.asarray(value.numpy(), dtype=object)
     mapped = _map_strings(array, tpu_machine.local_to_gcs)
     return value if mapped is array else tf.constant(mapped, dtype=tf.string)
 
@@ -396,131 +387,6 @@ def _rebind_everywhere(replacements):
 
 
 # --------------------------------------------------------------------------
-# The input pipeline a TPUStrategy distributes (on a Node: on the TPU worker)
-# --------------------------------------------------------------------------
-
-
-def _upstream(dataset):
-    """``dataset`` and every dataset it reads from (``_inputs()``), each once."""
-    seen, todo = set(), [dataset]
-    while todo:
-        current = todo.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield current
-        try:
-            todo.extend(current._inputs())
-        except Exception:  # a dataset class of its own that says nothing of its inputs
-            pass
-
-
-def _function_ops(dataset):
-    """The op types of ``dataset``'s own functions (map, flat_map, a generator's), nested
-    functions included."""
-    found: Set[str] = set()
-    for wrapper in getattr(dataset, "_functions", lambda: [])():
-        graph = getattr(getattr(wrapper, "function", None), "graph", None)
-        if graph is None:
-            continue
-        definition = graph.as_graph_def()
-        found.update(node.op for node in definition.node)
-        found.update(node.op for function in definition.library.function for node in function.node_def)
-    return found
-
-
-def _strings_of(value):
-    """The strings a tensor, a dataset of tensors (``_tensors``) or a list holds."""
-    if hasattr(value, "_tensors"):
-        value = list(value._tensors)
-    values = value if isinstance(value, (list, tuple)) else [value]
-    for item in values:
-        if isinstance(item, ops.EagerTensor) and item.dtype == tf.string:
-            for text in np.array(item.numpy(), dtype=object).ravel().tolist():
-                yield text.decode("utf-8", "surrogateescape") if isinstance(text, bytes) else text
-
-
-def _local_file(path, must_exist=False):
-    """Whether ``path`` names a file of the client's disk (not a bucket, not under --gcs)."""
-    if not path or tpu_machine.has_scheme(path) or tpu_machine.local_to_gcs(path) != path:
-        return False
-    return os.path.exists(path) or not must_exist
-
-
-def what_fails_on_the_worker(dataset):
-    """``(error class name, message)`` of the first thing in ``dataset`` that a Node's TPU worker
-    could not run (Python, a local file), or None."""
-    datasets = list(_upstream(dataset))
-    readers_in_functions = False
-    for current in datasets:
-        found = _function_ops(current)
-        for op in PYTHON_OPS:
-            if op in found:
-                return tpu_machine.python_on_worker(op, api_version())
-        readers_in_functions = readers_in_functions or any(op in found for op in READER_OPS)
-    for current in datasets:
-        for path in _strings_of(current._filenames) if hasattr(current, "_filenames") else ():  # a reader
-            if _local_file(path):
-                return "UnimplementedError", tpu_machine.LOCAL_PATH_ON_WORKER.format(path=path)
-    if readers_in_functions:  # list_files(...).interleave(TFRecordDataset): the names are data
-        for current in datasets:
-            for path in _strings_of(current) if hasattr(current, "_tensors") else ():
-                if _local_file(path, must_exist=True):
-                    return "UnimplementedError", tpu_machine.LOCAL_PATH_ON_WORKER.format(path=path)
-    return None
-
-
-_FAILING_CLASSES: Dict[type, type] = {}  # a distributed dataset's class -> its subclass that fails when iterated
-
-
-def _iterate_on_the_worker(self):
-    error, message = self._migrate_tpu_failure
-    raise getattr(errors_impl, error)(None, None, message)
-
-
-def _failing_when_iterated(distributed, failure):
-    """``distributed`` (what ``experimental_distribute_dataset`` made) raising ``failure`` (error
-    class name, message) where the program starts to iterate it, as the worker's error came with
-    the pipeline's first element.  Not from inside the pipeline: TensorFlow's MultiDeviceIterator
-    gives replicas ``End of sequence`` instead of an error its host iterator met when its repeat
-    or its buffers end first (seen on TF 2.1.0 and 2.21: a nondeterministic OutOfRangeError)."""
-    klass = type(distributed)
-    failing = _FAILING_CLASSES.get(klass)
-    if failing is None:
-        failing = _FAILING_CLASSES[klass] = type(klass.__name__, (klass,), {
-            "__iter__": _iterate_on_the_worker, "__module__": klass.__module__, "__doc__": klass.__doc__})
-    distributed._migrate_tpu_failure = failure
-    distributed.__class__ = failing
-    return distributed
-
-
-def _distributes_dataset(original):
-    def distribute_dataset(self, dataset, *args, **kwargs):
-        distributed = original(self, dataset, *args, **kwargs)
-        failure = what_fails_on_the_worker(dataset) if tpu_machine.is_node() else None
-        return distributed if failure is None else _failing_when_iterated(distributed, failure)
-    distribute_dataset.__doc__ = original.__doc__
-    return distribute_dataset
-
-
-def _distributes_datasets_from_function(original):
-    def distribute_datasets_from_function(self, dataset_fn, *args, **kwargs):
-        failures = []
-
-        def on_the_worker(*fn_args, **fn_kwargs):
-            with _Placed(WORKER if tpu_machine.is_node() else CLIENT):
-                dataset = dataset_fn(*fn_args, **fn_kwargs)
-            failure = what_fails_on_the_worker(dataset) if tpu_machine.is_node() else None
-            if failure is not None:
-                failures.append(failure)
-            return dataset
-        distributed = original(self, on_the_worker, *args, **kwargs)
-        return _failing_when_iterated(distributed, failures[0]) if failures else distributed
-    distribute_datasets_from_function.__doc__ = original.__doc__
-    return distribute_datasets_from_function
-
-
-# --------------------------------------------------------------------------
 # Errors in the worker's words
 # --------------------------------------------------------------------------
 
@@ -589,7 +455,7 @@ def _device(original):
     def device(device_name):
         inner = original(device_name)
         where = _placement_of(device_name)
-        return inner if where is None else _Placed(where, inner)
+        return inner if where is None else Placed(where, inner)
     return device
 
 
@@ -601,7 +467,7 @@ def _saves_on_io_device(original):
         where = _placement_of(getattr(options, "experimental_io_device", None) or "")
         if where is None:
             return original(self, file_prefix, *args, **kwargs)
-        with _Placed(where):
+        with Placed(where):
             return original(self, file_prefix, *args, **kwargs)
     save_or_restore.__doc__ = original.__doc__
     return save_or_restore
@@ -667,10 +533,8 @@ def _install_file_functions():
         _set(writer, "__init__", lambda self, path, *args, **kwargs: init(self, client_path(path, True), *args, **kwargs))
 
 
-def install(emulated_strategy_class):
-    """Make TensorFlow's file and input entry points follow :mod:`tpu_machine`; the emulated
-    TPUStrategies (subclasses of ``emulated_strategy_class``) distribute their input on the
-    machine.  Idempotent."""
+def install():
+    """Make TensorFlow's file entry points follow :mod:`tpu_machine`.  Idempotent."""
     if _ORIGINALS:
         return
     _install_file_functions()
@@ -693,34 +557,11 @@ def install(emulated_strategy_class):
         for method in ("save", "restore"):
             if saver is not None and method in saver.__dict__:
                 _set(saver, method, _saves_on_io_device(saver.__dict__[method]))
-    base = tf.distribute.MirroredStrategy
-    for name, wrap in (("experimental_distribute_dataset", _distributes_dataset),
-                       ("experimental_distribute_datasets_from_function", _distributes_datasets_from_function),
-                       ("distribute_datasets_from_function", _distributes_datasets_from_function)):
-        if hasattr(base, name) and name not in emulated_strategy_class.__dict__:
-            _remember(emulated_strategy_class, name, _MISSING)
-            setattr(emulated_strategy_class, name, wrap(_next_after(emulated_strategy_class, name)))
-
-
-_MISSING = object()
-
-
-def _next_after(klass, name):
-    """``name`` as ``super(klass, self)`` finds it, for instances of ``klass``'s subclasses."""
-    def call_next(self, *args, **kwargs):
-        return getattr(super(klass, self), name)(*args, **kwargs)
-    return lambda self, *args, **kwargs: call_next(self, *args, **kwargs)
 
 
 def uninstall():
     """Put back what :func:`install` replaced."""
     while _ORIGINALS:
         owner, name, value = _ORIGINALS.pop()
-        if value is _MISSING:
-            try:
-                delattr(owner, name)
-            except AttributeError:
-                pass
-        else:
-            setattr(owner, name, value)
+        setattr(owner, name, value)
     _CONNECTION.worker = False
