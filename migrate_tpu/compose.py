@@ -230,7 +230,7 @@ def build_migrator(settings: Settings, paths: Sequence[str] = (), mode: str = "d
     from migrate_tpu.codemod.foundation.options import Options
 
     project = ProjectFiles(tuple(str(Path(p).resolve()) for p in paths if p != "-" and Path(p).is_dir()), seen_as, tops,
-                           tuple(settings.exclude))
+                           tuple(settings.exclude if settings.project_exclude is None else settings.project_exclude))
 
     def codemod(extra_ignores: Tuple[str, ...] = ()) -> TPUMigrator:
         options = Options(

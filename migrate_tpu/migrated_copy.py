@@ -51,7 +51,8 @@ def migrate_copy(original: Path, copy: Path, fix_options: Dict[str, object],
     settings, _ = settings_for([str(original)], typed, config_file=cast(Optional[str], options.get("config_file")),
                                isolated=bool(options.get("isolated", False)))
     # The copy lives outside the project: its paths are matched against nothing of the user's.
-    settings = replace(settings, exclude=(), respect_gitignore=False, force_exclude=False)
+    settings = replace(settings, exclude=(), respect_gitignore=False, force_exclude=False,
+                       project_exclude=settings.exclude)  # the copy is migrated whole, in the original's project
     seen = (os.path.realpath(seen_as[0]), os.path.realpath(seen_as[1])) if seen_as is not None else None
     run = Run([str(copy)], settings, quiet=True, no_progress=True, no_cache=True, want_edits=True, seen_as=seen)
     errors: List[str] = []

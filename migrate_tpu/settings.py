@@ -38,6 +38,9 @@ class Settings:
     # The folder path patterns are relative to, and the file they came from.
     base: Optional[str] = None
     config_file: Optional[str] = None
+    # What the project the codemod reads leaves out (its other modules, its stand-in classes);
+    # None: ``exclude`` (verify's copy runs with no exclude, and keeps the project's here).
+    project_exclude: Optional[Tuple[str, ...]] = None
 
 
 @dataclass(frozen=True)
