@@ -33,9 +33,10 @@ FORBIDDEN = {
     "engine": ("migrate_tpu.codemod", "migrate_tpu.runtime", "migrate_tpu.cli", "migrate_tpu.compose", "migrate_tpu.settings", "tensorflow"),
     "verify": ("migrate_tpu.codemod", "migrate_tpu.engine", "migrate_tpu.cli", "libcst", "tensorflow"),
 }
-# What verify may import of the runtime: the launcher, and the recorder for its names
-# (both import TensorFlow only inside the interpreter that runs the program).
-VERIFY_MAY_IMPORT_OF_RUNTIME = ("migrate_tpu.runtime.launch", "migrate_tpu.runtime.recorder")
+# What verify may import of the runtime: the launcher, the recorder for its names, and the TPU
+# machine for its refusals' words (all import TensorFlow only inside the interpreter that runs
+# the program).
+VERIFY_MAY_IMPORT_OF_RUNTIME = ("migrate_tpu.runtime.launch", "migrate_tpu.runtime.recorder", "migrate_tpu.runtime.tpu_machine")
 # Outside the runtime, whatever the part.
 NOWHERE_BUT_RUNTIME = ("tensorflow", "tf_keras")
 
