@@ -33,7 +33,9 @@ def _run(python, api, per_replica):
     return [line for line in done.stdout.splitlines() if line.split(" ")[0] in ("epoch", "w0", "per-replica", "fit")]
 
 
-@pytest.mark.parametrize("python,api", [("tf2.1", "2.1"), ("tf2.4", "2.4"), ("tf2.21", "2.4")])
+# TF 2.1.0 (whose distributed variables and updates are found by device) and TF 2.21 (merge calls
+# forced, tf-keras); TF 2.4.1 runs the same program's kind in the verify and round-trip tests
+@pytest.mark.parametrize("python,api", [("tf2.1", "2.1"), ("tf2.21", "2.4")])
 def test_one_trace_on_every_core_trains_as_a_trace_per_replica(python, api):
     require_python(python)
     once, per_replica = _run(python, api, False), _run(python, api, True)
