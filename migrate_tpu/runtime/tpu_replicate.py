@@ -152,8 +152,7 @@ def _reduce_in_computation(extended, reduce_op, value):
         value = value.read_value()
     if isinstance(value, tf.IndexedSlices):
         value = tf.convert_to_tensor(value)
-    name = tpu_rules._dtype_name(value)
-    message = name and tpu_rules.all_reduce_refusal(name, STATE.tf_api)
+    message = tpu_rules.refusal_of(value, STATE.tf_api)
     if message:
         raise TypeError(message)
     op = reduce_util.ReduceOp.from_variable_aggregation(reduce_op) if not isinstance(

@@ -104,10 +104,16 @@ class _Refused(object):
 _MERGE = threading.local()  # .depth: merge functions of an emulated TPU's replicas under way
 
 
+def refusal_of(value, tf_api):
+    """The TPU's message for all-reducing ``value`` (a tensor or per-replica value) under surface
+    ``tf_api``, or None where its dtype is taken (or it has none)."""
+    name = _dtype_name(value)
+    return all_reduce_refusal(name, tf_api) if name else None
+
+
 def _check(values, tf_api):
     for value in values:
-        name = _dtype_name(value)
-        message = name and all_reduce_refusal(name, tf_api)
+        message = refusal_of(value, tf_api)
         if message:
             raise _AllReduceRefused(message)
 

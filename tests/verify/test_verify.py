@@ -395,11 +395,26 @@ def test_json_is_json_even_when_verification_cannot_start(tmp_path):
     assert "name its entry point with --entry" in report["error"]
 
 
+def _print_in_step(folder, migrated):
+    """train_loop.py with a tf.print of the loss in its step (no XLA kernel; soft placement is off
+    inside the traced step, so the TPU's compile step refuses it), in TF 2.1 form or, with
+    ``migrated``, as a hand migration that renamed the strategy and run too."""
+    source = (PROGRAMS / "train_loop.py").read_text()
+    source = source.replace("        return loss\n", "        tf.print(\"loss\", loss)\n        return loss\n", 1)
+    if migrated:
+        source = source.replace("tf.distribute.experimental.TPUStrategy(", "tf.distribute.TPUStrategy(")
+        source = source.replace("strategy.experimental_run_v2(", "strategy.run(")
+    folder.mkdir()
+    path = folder / ("wrong_print_in_step.py" if migrated else "print_in_step_original.py")
+    path.write_text(source)
+    return path
+
+
 def test_a_migration_the_tpu_cannot_compile_is_a_divergence_blamed_on_its_line(tmp_path):
     # the hand migration renames the strategy and run, and adds a tf.print to the step: the TPU's
     # compile step refuses it (soft placement is off inside the traced step), the original compiles
     python = require("tf2.4")
-    wrong = PROGRAMS / "wrong_print_in_step.py"
+    wrong = _print_in_step(tmp_path / "migrated", migrated=True)
     status, report, stderr = verify(tmp_path, "--python", python, "--steps", "3", "--after", str(wrong), str(PROGRAMS / "train_loop.py"))
     assert (status, report["verdict"]) == (1, "diverged"), json.dumps(report, indent=1) + stderr
     divergence = report["first_divergence"]
@@ -416,12 +431,12 @@ def test_a_migration_the_tpu_cannot_compile_is_a_divergence_blamed_on_its_line(t
 
 def test_an_original_the_tpu_cannot_compile_is_said_so(tmp_path):
     python = require("tf2.4")
-    status, report, _ = verify(tmp_path, "--python", python, "--steps", "2", "--no-blame",
-                               str(PROGRAMS / "print_in_step_original.py"))
+    original = _print_in_step(tmp_path / "original", migrated=False)
+    status, report, _ = verify(tmp_path, "--python", python, "--steps", "2", "--no-blame", str(original))
     assert (status, report["verdict"]) == (2, "error"), json.dumps(report, indent=1)
     assert report["error"].startswith("the original does not compile for the TPU of the TF 2.1 surface: "
                                       "InvalidArgumentError: "), report["error"]
     assert "Compilation failure: Detected unsupported operations" in report["error"]
-    assert "print_in_step_original.py:{}".format(line_of(PROGRAMS / "print_in_step_original.py", "tf.print(")) in report["error"]
+    assert "print_in_step_original.py:{}".format(line_of(original, "tf.print(")) in report["error"]
     assert "a TPU of that release refused this step too" in report["advice"]
     assert report["after"] is None
