@@ -66,8 +66,10 @@ def test_a_pod_saves_once_and_restores_it(tf_name, tmp_path):
     script.write_text(PROGRAM)
     scratch = tmp_path / "tmp"  # the run's temporary folder: what it leaves there, it leaked
     scratch.mkdir()
+    # a TPU VM pod: its hosts have disks of their own (on a TPU Node's pod the TPU workers write
+    # the checkpoints and reach gs:// only, so these local paths would fail, as the Node tests show)
     run = cli_run(python, script, hosts=4, label="checkpoints tf{} hosts=4".format(tf_name),
-                  extra_env={"TMPDIR": str(scratch)})
+                  extra_env={"TMPDIR": str(scratch)}, tpu_env="vm")
     assert run.returncode == 0, run.describe()
     results = host_results(run)
     assert list(results) == [0] and run.stdout.count("RESULT ") == 1, run.describe()

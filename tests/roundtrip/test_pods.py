@@ -29,11 +29,13 @@ REPLICAS = 8
 _runs = {}
 
 
-def cli_run(python, script, hosts=None, label=None, tf_api=None, replicas=REPLICAS, extra_env=None):
+def cli_run(python, script, hosts=None, label=None, tf_api=None, replicas=REPLICAS, extra_env=None, tpu_env=None):
     """``python -m migrate_tpu run`` (the real CLI) in the interpreter ``python``."""
     argv = [sys.executable, "-m", "migrate_tpu", "run", "--python", python, "--timeout", "280"]
     if tf_api is not None:
         argv += ["--tf-api", tf_api]
+    if tpu_env is not None:
+        argv += ["--tpu-env", tpu_env]
     if hosts is not None:
         argv += ["--hosts", str(hosts), "--replicas", str(replicas)]
     argv.append(str(script))
