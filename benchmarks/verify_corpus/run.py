@@ -307,6 +307,8 @@ def main():
                 env = dict(os.environ)
                 for key, value in program.get("env", {}).items():  # prepended to what the environment has
                     env[key] = os.pathsep.join(v for v in (value, os.environ.get(key)) if v)
+                if program.get("gcs"):  # the program's gs:// paths, on a folder of this corpus run
+                    env["MIGRATE_TPU_GCS"] = str((options.out / "gcs" / program["id"]).resolve())
                 name = report_name(program["id"], case, config)
                 report, usage = run_case(argv, cwd, env, reports_dir, name)
                 judged, why = judge(expect, config, report, program)

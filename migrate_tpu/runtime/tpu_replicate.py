@@ -494,6 +494,76 @@ def _captures_for(extended, concrete, index):
     return captures
 
 
+def _shared_resources(extended, concrete):
+    """Positions of the captured resources that every core's call touches: a variable made
+    outside the strategy's scope, a summary writer, a table (not a distributed variable's copy)."""
+    known: Dict[int, Any] = extended._migrate_tpu_variables
+    return [position for position, captured in enumerate(concrete.captured_inputs)
+            if captured.dtype == tf.resource and id(captured) not in known]
+
+
+def _unchained(captures, shared):
+    """Each core's captures, the cores after the first reading the shared resources through an
+    identity of their own.  The enclosing function's automatic control dependencies order every
+    use of one resource after the last: they would chain the cores' calls one after another,
+    and the first core would wait in its all-reduce for a core that waits for it to finish.
+    The identities are made before any call, so no core's call waits for another's; each is
+    itself a use of the resource, so it comes after what the program did to it before the step."""
+    for per_core in captures[1:]:
+        for position in shared:
+            per_core[position] = tf.identity(per_core[position], name=_UNCHAINED)
+    return captures
+
+
+_UNCHAINED = "migrate_tpu_unchained_resource"
+
+
+def _unchained_resolver(op, resource_reads, resource_writes):
+    """For the automatic control dependencies of TF 2.2 on: a resource a later core's call reads
+    through one of ``_unchained``'s identities is not that call's to order by (from some release
+    on they follow an Identity back to its input, which would chain the cores again)."""
+    changed = False
+    for tensor in op.inputs:
+        if tensor.dtype != tf.resource or tensor.op.type != "Identity":
+            continue
+        if not tensor.op.name.rsplit("/", 1)[-1].startswith(_UNCHAINED):
+            continue
+        for hidden in (tensor, tensor.op.inputs[0]):
+            for found in (resource_reads, resource_writes):
+                if hidden in found:
+                    found.discard(hidden)
+                    changed = True
+    return changed
+
+
+def _register_unchained_resolver():
+    try:
+        from tensorflow.python.framework import auto_control_deps
+    except ImportError:  # pragma: no cover - every release here has it
+        return
+    register = getattr(auto_control_deps, "register_acd_resource_resolver", None)
+    if register is None:  # TF 2.1: no resolvers, and an Identity hides the resource
+        return
+    try:
+        register(_unchained_resolver)
+    except KeyError:  # registered already in this process
+        pass
+
+
+_register_unchained_resolver()
+
+
+def _after_every_core(first_core_captures, shared, made_by_later_cores):
+    """What the program does with a shared resource after the step waits for every core's
+    call, not only the first's: an identity of each resource, which the automatic control
+    dependencies take for its last use, made after the later cores' calls."""
+    if not shared or not made_by_later_cores:
+        return
+    with tf.control_dependencies(made_by_later_cores):
+        for position in shared:
+            tf.identity(first_core_captures[position])
+
+
 def replicated_run(strategy, fn, args, kwargs, options=None):
     """``strategy.run(fn, args, kwargs)`` as the TPU runs it, in a traced function."""
     extended = strategy.extended
@@ -521,14 +591,22 @@ def replicated_run(strategy, fn, args, kwargs, options=None):
         tpu_ops.raise_refusal(refusal)
     results = []
     devices = extended.worker_devices
+    captures = _unchained([_captures_for(extended, concrete, index) for index in range(count)],
+                          _shared_resources(extended, concrete))
+    graph = tf.compat.v1.get_default_graph()
+    made_by_later_cores = []
     for index in range(count):
+        made_before = len(graph.get_operations())
         with tf.device(devices[index]):
             flat = concrete._call_flat([tf.constant(index, tf.int32)] + per_replica[index].tensors(),
-                                       _captures_for(extended, concrete, index))
+                                       captures[index])
             if isinstance(flat, tf.Operation) or flat is None:
                 flat = []
             _must_run([t for t in tf.nest.flatten(flat) if isinstance(t, tf.Tensor)])
+        if index:
+            made_by_later_cores.extend(graph.get_operations()[made_before:])
         results.append(outputs.rebuild(tf.nest.flatten(flat)))
+    _after_every_core(captures[0], _shared_resources(extended, concrete), made_by_later_cores)
     if outputs.structure is None or isinstance(outputs.structure, tf.Operation):
         return None
     return _regroup(extended, results)

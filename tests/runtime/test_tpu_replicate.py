@@ -55,3 +55,24 @@ def _numbers(lines):
 def _words(line):
     import re
     return re.sub(r"-?\d+\.\d+(?:e-?\d+)?|\b\d+\b", "N", line)
+
+
+SHARED_RESOURCE = PROGRAM.parent / "shared_resource_step.py"
+
+
+@pytest.mark.parametrize("python,api", [("tf2.1", "2.1"), ("tf2.21", "2.4")])
+def test_a_resource_every_core_writes_after_an_all_reduce_neither_hangs_nor_races(python, api):
+    """Every core's call writes ``shared`` (each adds the all-reduced 2.0), none waits for another
+    (the run once hung here), and what the program reads after ``run`` comes after every core's
+    write.  What a TPU did with a variable from outside the scope was not established: the
+    emulation runs each core's write, as MirroredStrategy does."""
+    require_python(python)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0", PYTHONPATH=str(REPO))
+    done = subprocess.run([sys.executable, "-m", "migrate_tpu", "run", "--python", python, "--tf-api", api,
+                           "--replicas", "2", "--timeout", "240", str(SHARED_RESOURCE)],
+                          env=env, cwd=str(REPO), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=400)
+    assert done.returncode == 0, done.stderr[-4000:]
+    lines = [line for line in done.stdout.splitlines() if line.startswith(("in a function", "eager run"))]
+    assert lines == ["in a function 0.0 4.0", "in a function 4.0 8.0",
+                     "eager run 8.0 12.0", "eager run 12.0 16.0"], done.stdout[-2000:]
