@@ -74,7 +74,7 @@ def in_package(filename):
     return known
 
 
-_GENERATED_SOURCES: Dict[Any, Dict[int, Tuple[str, int]]] = {}  # AutoGraph's code -> its lines' origins
+_GENERATED_SOURCES: Dict[Any, Dict[int, Tuple[str, int]]] = {}  # (file, AutoGraph's code) -> its lines' origins
 
 
 def _is_generated(filename):
@@ -92,8 +92,11 @@ def _temporary_folder():
 
 def _source_lines_of(code: CodeType) -> Dict[int, Tuple[str, int]]:
     """The user's ``(file, line)`` for each line of AutoGraph's converted ``code``, from the
-    source map on the converted function (found once per code object)."""
-    known = _GENERATED_SOURCES.get(code)
+    source map on the converted function (found once per code object).  Keyed with the file:
+    equal code objects compare equal whatever their file (``co_filename`` is not compared), and
+    two user functions alike in two files are converted into alike code."""
+    key = (code.co_filename, code)
+    known = _GENERATED_SOURCES.get(key)
     if known is None:
         known = {}
         for referrer in gc.get_referrers(code):
@@ -103,7 +106,7 @@ def _source_lines_of(code: CodeType) -> Dict[int, Tuple[str, int]]:
                     if getattr(location, "filename", None) == code.co_filename:
                         known[location.lineno] = (origin.loc.filename, origin.loc.lineno)
                 break
-        _GENERATED_SOURCES[code] = known
+        _GENERATED_SOURCES[key] = known
     return known
 
 
