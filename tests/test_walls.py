@@ -33,10 +33,12 @@ FORBIDDEN = {
     "engine": ("migrate_tpu.codemod", "migrate_tpu.runtime", "migrate_tpu.cli", "migrate_tpu.compose", "migrate_tpu.settings", "tensorflow"),
     "verify": ("migrate_tpu.codemod", "migrate_tpu.engine", "migrate_tpu.cli", "libcst", "tensorflow"),
 }
-# What verify may import of the runtime: the launcher, the recorder for its names, and the TPU
-# machine for its refusals' words (all import TensorFlow only inside the interpreter that runs
+# What verify may import of the runtime: the launcher, the recorder for its names, the TPU
+# machine for its refusals' words, the moves (all import TensorFlow only inside the interpreter that runs
 # the program).
-VERIFY_MAY_IMPORT_OF_RUNTIME = ("migrate_tpu.runtime.launch", "migrate_tpu.runtime.recorder", "migrate_tpu.runtime.tpu_machine")
+VERIFY_MAY_IMPORT_OF_RUNTIME = ("migrate_tpu.runtime.launch", "migrate_tpu.runtime.recorder", "migrate_tpu.runtime.tpu_machine",
+                                # and the catalogue's moves as data (blame tries other changes than renames first)
+                                "migrate_tpu.runtime.moves")
 # Outside the runtime, whatever the part.
 NOWHERE_BUT_RUNTIME = ("tensorflow", "tf_keras")
 

@@ -32,6 +32,7 @@ from migrate_tpu.verify.repeatability import Judgement, exact_power, judge_repea
 from migrate_tpu.verify.running import run_one
 from migrate_tpu.verify.spread import release_drift
 from migrate_tpu.verify.tolerance import Spread
+from migrate_tpu.verify.suspects import likely_neutral
 from migrate_tpu.verify.verdict import AFTER_API, AUTO_API, BEFORE_APIS, DEFAULT_ATOL, DEFAULT_RTOL, DIVERGED, ERROR, NOT_EXERCISED, RETRACED, SAME, RunResult, Verdict
 
 #: Devices of the one worker a program that builds MultiWorkerMirroredStrategy itself runs
@@ -213,7 +214,8 @@ def _find_blame(verdict: Verdict, hunks: List[Hunk], the_plan: Plan, run: Callab
 
     after = the_plan.after
     verdict.blame = blame(hunks, the_plan.before, the_plan.workdir, reproduces,
-                          lambda hunk: shown_label(hunk, after.root, after.shown_root, after.program, after.shown_program))
+                          lambda hunk: shown_label(hunk, after.root, after.shown_root, after.program, after.shown_program),
+                          likely_neutral(the_plan.before.root))
     verdict.blame["runs"] += 1  # the baseline
     verdict.blame["seconds"] = round(time.monotonic() - started, 2)
 
