@@ -591,8 +591,8 @@ def replicated_run(strategy, fn, args, kwargs, options=None):
         tpu_ops.raise_refusal(refusal)
     results = []
     devices = extended.worker_devices
-    captures = _unchained([_captures_for(extended, concrete, index) for index in range(count)],
-                          _shared_resources(extended, concrete))
+    shared = _shared_resources(extended, concrete)
+    captures = _unchained([_captures_for(extended, concrete, index) for index in range(count)], shared)
     graph = tf.compat.v1.get_default_graph()
     made_by_later_cores = []
     for index in range(count):
@@ -606,7 +606,7 @@ def replicated_run(strategy, fn, args, kwargs, options=None):
         if index:
             made_by_later_cores.extend(graph.get_operations()[made_before:])
         results.append(outputs.rebuild(tf.nest.flatten(flat)))
-    _after_every_core(captures[0], _shared_resources(extended, concrete), made_by_later_cores)
+    _after_every_core(captures[0], shared, made_by_later_cores)
     if outputs.structure is None or isinstance(outputs.structure, tf.Operation):
         return None
     return _regroup(extended, results)

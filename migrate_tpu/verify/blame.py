@@ -120,12 +120,12 @@ def blame(hunks: Sequence[Hunk], original: Copy, workdir: Path, reproduces: Call
 def _among_suspects_first(hunks: List[Hunk], neutral: Callable[[Hunk], bool], fails: Callable[[List[Hunk]], bool]) -> List[Hunk]:
     """ddmin among the hunks that are not neutral where they alone show the failure (one run
     to see it), else among all: a 1-minimal failing subset either way, found in fewer runs
-    where the culprit is a suspect (a rename and a docstring beside a SUM -> MEAN: 2 runs, not 4)."""
+    where the culprit is a suspect (a rename and a docstring beside a SUM -> MEAN: 1 run, not 4)."""
     suspects = [hunk for hunk in hunks if not neutral(hunk)]
     if 0 < len(suspects) < len(hunks):
         try:
             if fails(suspects):
-                return suspects if len(suspects) == 1 else ddmin(suspects, fails)
+                return ddmin(suspects, fails)  # (one suspect: itself, with no run)
         except OutOfRuns:
             return hunks
     return ddmin(hunks, fails)

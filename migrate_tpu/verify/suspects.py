@@ -12,7 +12,7 @@ import io
 import re
 import tokenize
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 from migrate_tpu.runtime.moves import MOVES
 from migrate_tpu.verify.changes import Hunk, apply, code_cells
@@ -92,14 +92,11 @@ def _texts(root: Path, hunk: Hunk) -> Optional[Tuple[str, str]]:
 def likely_neutral(root: Path) -> Callable[[Hunk], bool]:
     """For the original's copy at ``root``: whether a hunk, applied alone, only renames moved
     APIs or only changes comments, docstrings and layout."""
-    known: Dict[int, bool] = {}
-
     def neutral(hunk: Hunk) -> bool:
-        if id(hunk) not in known:
-            texts = _texts(root, hunk)
-            old_lines = "".join(_lines(texts[0], hunk.before)) if texts else ""
-            known[id(hunk)] = texts is not None and (cosmetic(*texts) or renames_only(old_lines, "".join(hunk.new_lines)))
-        return known[id(hunk)]
+        texts = _texts(root, hunk)
+        if texts is None:
+            return False
+        return cosmetic(*texts) or renames_only("".join(_lines(texts[0], hunk.before)), "".join(hunk.new_lines))
     return neutral
 
 

@@ -17,7 +17,24 @@ from tests.conftest import missing_tf_env
 pytestmark = [pytest.mark.tf, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
-PROGRAM = Path(__file__).resolve().parent / "programs" / "local_checkpoint.py"
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+
+
+def _local_checkpoint(folder):
+    """train_loop.py with a checkpoint to local disk after each step, as 2020 code often wrote one:
+    on a TPU Node (Colab's, Cloud TPU's) the TPU worker writes it and fails (files on gs:// only);
+    on a TPU VM it runs."""
+    source = (PROGRAMS / "train_loop.py").read_text()
+    made = source.replace('iterator = iter(strategy.experimental_distribute_dataset(dataset))\n',
+                          'checkpoint = tf.train.Checkpoint(kernel=kernel, bias=bias)\n'
+                          'manager = tf.train.CheckpointManager(checkpoint, "./ckpts", max_to_keep=2)\n'
+                          'iterator = iter(strategy.experimental_distribute_dataset(dataset))\n', 1)
+    made = made.replace('    loss = train_step(iterator)\n', '    loss = train_step(iterator)\n    manager.save()\n', 1)
+    assert made.count("manager") == 2, "train_loop.py changed: the checkpoint has no place in it"
+    folder.mkdir()
+    path = folder / "local_checkpoint.py"
+    path.write_text(made)
+    return path
 
 
 def verify(tmp_path, *args):
@@ -28,7 +45,7 @@ def verify(tmp_path, *args):
     env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     report = tmp_path / "report.json"
     done = subprocess.run([sys.executable, "-m", "migrate_tpu", "verify", "--format", "json", "--output-file", str(report),
-                           "--python", "tf2.4", "--steps", "2", "--no-blame", *args, str(PROGRAM)],
+                           "--python", "tf2.4", "--steps", "2", "--no-blame", *args, str(_local_checkpoint(tmp_path / "program"))],
                           cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=600)
     assert report.is_file(), "no report (exit {}):\n{}{}".format(done.returncode, done.stdout, done.stderr)
     return done.returncode, json.loads(report.read_text("utf-8"))
