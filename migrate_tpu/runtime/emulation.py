@@ -55,7 +55,7 @@ from __future__ import absolute_import, division, print_function
 import importlib
 import inspect
 import sys
-from typing import Any, List, cast
+from typing import cast
 
 import tensorflow as tf
 
@@ -68,7 +68,7 @@ from migrate_tpu.runtime.strategies import (LOGICAL_DEVICE_HELPERS, _EmulatedTPU
                                             _strategy_run, strategy_classes, TPUStrategyV1)
 from migrate_tpu.runtime.topology import DeviceAssignment, Topology
 from migrate_tpu.runtime.tpu_rules import check_core_count, mirrored_replica_context_class, relay_refusals
-from migrate_tpu.runtime.tpu_system import (STATE, api_version, configure_devices, configure_pod, cores_per_host,
+from migrate_tpu.runtime.tpu_system import (STATE, api_modules, api_version, configure_devices, configure_pod, cores_per_host,
                                             default_tf_api, local_devices, tf_version)
 
 # What other modules and programs reach through this entry point.
@@ -162,21 +162,6 @@ def import_compat_packages():
             pass
 
 
-def _modules(path, v1=True):
-    """The module objects reachable as ``tf.<path>``, ``tf.compat.v2.<path>`` and
-    (with ``v1``) ``tf.compat.v1.<path>``."""
-    found: List[Any] = []
-    compat = getattr(tf, "compat", None)
-    roots = [tf, getattr(compat, "v2", None)] + ([getattr(compat, "v1", None)] if v1 else [])
-    for root in roots:
-        obj = root
-        for part in path.split(".") if path else []:
-            obj = getattr(obj, part, None) if obj is not None else None
-        if obj is not None and all(obj is not f for f in found):
-            found.append(obj)
-    return found
-
-
 def _release_emulated(tf_api):
     """(the release ``tf_api`` emulates, whether it is the interpreter's own: ``native``, which
     installs no surface), or ValueError for an unknown one."""
@@ -212,17 +197,17 @@ def install(replicas=None, tf_api=None):
         except (TypeError, ValueError):
             pass
 
-    for mod in _modules("distribute.cluster_resolver"):
+    for mod in api_modules("distribute.cluster_resolver"):
         _patch(mod, "TPUClusterResolver", TPUClusterResolver)
-    for mod in _modules("config"):
+    for mod in api_modules("config"):
         _patch(mod, "experimental_connect_to_cluster", experimental_connect_to_cluster)
         _patch(mod, "experimental_connect_to_host", experimental_connect_to_host)
         _patch(mod, "list_logical_devices", _tpu_names_of_logical_devices(mod.list_logical_devices)
                if hasattr(mod, "list_logical_devices") else None)
-    for mod in _modules("config.experimental"):
+    for mod in api_modules("config.experimental"):
         if hasattr(mod, "list_logical_devices"):
             _patch(mod, "list_logical_devices", _tpu_names_of_logical_devices(mod.list_logical_devices))
-    for mod in _modules("tpu.experimental"):
+    for mod in api_modules("tpu.experimental"):
         _patch(mod, "initialize_tpu_system", _on_a_tpu_machine(initialize_tpu_system))
         _patch(mod, "shutdown_tpu_system", shutdown_tpu_system)
         _patch(mod, "DeviceAssignment", DeviceAssignment)
@@ -243,9 +228,9 @@ def install(replicas=None, tf_api=None):
         # tf.distribute.TPUStrategy alone): the experimental class checks arguments as TPUs do
         for name in LOGICAL_DEVICE_HELPERS:
             _patch(experimental, name, _StableTPUStrategy.__dict__[name], only_if_present=False)
-    for mod in _modules("distribute.experimental", v1=False):
+    for mod in api_modules("distribute.experimental", v1=False):
         _patch(mod, "TPUStrategy", experimental)
-    for mod in _modules("distribute", v1=False):
+    for mod in api_modules("distribute", v1=False):
         if getattr(mod, "TPUStrategy", None) is not None:
             _patch(mod, "TPUStrategy", stable)
     _patch(getattr(getattr(getattr(tf.compat, "v1", None), "distribute", None), "experimental", None),

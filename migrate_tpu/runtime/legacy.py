@@ -55,7 +55,7 @@ from typing import Any, Dict, FrozenSet, List, Set, Tuple
 
 import tensorflow as tf
 
-from migrate_tpu.runtime import emulation, releases, strategies, tpu_system
+from migrate_tpu.runtime import releases, strategies, tpu_system
 
 _originals: List[Tuple[Any, str, Any]] = []  # (owner, name, its value before or _MISSING): what uninstall puts back
 _MISSING = object()
@@ -206,7 +206,7 @@ def install(emulated=True, release="2.1"):
             resolvers = tf.distribute.cluster_resolver
             real = resolvers.TPUClusterResolver
             wrapped = _resolver_with_local_empty_name(real)
-            for mod in emulation._modules("distribute.cluster_resolver"):
+            for mod in tpu_system.api_modules("distribute.cluster_resolver"):
                 if getattr(mod, "TPUClusterResolver", None) is real:
                     _set(mod, "TPUClusterResolver", wrapped)
         assignment = getattr(tf.tpu.experimental, "DeviceAssignment", None)
@@ -531,7 +531,7 @@ def restrict_to(release):
     surface = SURFACES[release]
     for path in ("distribute", "distribute.experimental"):
         keep = set(surface[path])
-        for module in emulation._modules(path, v1=False):
+        for module in tpu_system.api_modules(path, v1=False):
             if type(module) is not types.ModuleType:
                 continue  # a lazy loader or wrapper: left as it is
             _HIDDEN_MODULE_NAMES[id(module)] = frozenset(

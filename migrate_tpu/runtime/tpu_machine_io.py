@@ -41,6 +41,7 @@ import tensorflow as tf
 from tensorflow.python.framework import errors_impl, ops
 
 from migrate_tpu.runtime import tpu_machine
+from migrate_tpu.runtime.tpu_system import api_modules
 
 #: Schemes that no file system has: TensorFlow refuses them with ``UnimplementedError: File system
 #: scheme 'S' not implemented (file: 'S://...')``, which is rewritten (:func:`_in_the_workers_words`).
@@ -496,18 +497,6 @@ def _connects(original):
 # --------------------------------------------------------------------------
 
 
-def _api_modules(path):
-    roots = [tf, getattr(getattr(tf, "compat", None), "v1", None), getattr(getattr(tf, "compat", None), "v2", None)]
-    found: List[Any] = []
-    for root in roots:
-        obj = root
-        for part in path.split(".") if path else []:
-            obj = getattr(obj, part, None) if obj is not None else None
-        if obj is not None and all(obj is not other for other in found):
-            found.append(obj)
-    return found
-
-
 def _install_file_functions():
     replacements = {}
     for module_name, function_name, names, writes, returns_paths in PATH_OPS:
@@ -546,10 +535,10 @@ def install():
         original = execute.__dict__[name]
         wrapped.setdefault(id(original), _rewording_errors(original))
         _set(execute, name, wrapped[id(original)])
-    for module in _api_modules(""):
+    for module in api_modules(""):
         if getattr(module, "device", None) is not None:
             _set(module, "device", _device(module.device))
-    for module in _api_modules("config"):
+    for module in api_modules("config"):
         if getattr(module, "experimental_connect_to_cluster", None) is not None:
             _set(module, "experimental_connect_to_cluster", _connects(module.experimental_connect_to_cluster))
     for name in ("training.saving.functional_saver", "checkpoint.functional_saver"):

@@ -8,7 +8,7 @@ Nothing here patches TensorFlow; :mod:`migrate_tpu.runtime.emulation` does.
 from __future__ import absolute_import, division, print_function
 
 import os
-from typing import Optional, cast
+from typing import Any, List, Optional, cast
 
 import tensorflow as tf
 
@@ -194,3 +194,18 @@ def configure_pod(hosts, replicas):
 
 def cores_per_host():
     return cast(int, STATE.replicas) // STATE.hosts  # set: asked once the devices or the pod are configured
+
+
+def api_modules(path, v1=True):
+    """The module objects reachable as ``tf.<path>``, ``tf.compat.v2.<path>`` and
+    (with ``v1``) ``tf.compat.v1.<path>``."""
+    found: List[Any] = []
+    compat = getattr(tf, "compat", None)
+    roots = [tf, getattr(compat, "v2", None)] + ([getattr(compat, "v1", None)] if v1 else [])
+    for root in roots:
+        obj = root
+        for part in path.split(".") if path else []:
+            obj = getattr(obj, part, None) if obj is not None else None
+        if obj is not None and all(obj is not f for f in found):
+            found.append(obj)
+    return found
