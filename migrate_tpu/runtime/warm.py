@@ -131,6 +131,11 @@ def unsafe_reason(argv, multi_client=False, environ=None):
         return "PYTHONHASHSEED is not set (each cold run hashes strings its own way)"
     if len(argv) < 3 or list(argv[1:3]) != ["-m", "migrate_tpu.runtime"]:
         return "not a run of the runtime"
+    relative = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry and not os.path.isabs(entry)]
+    if relative:
+        # an interpreter makes PYTHONPATH's entries absolute against the folder it starts in: a
+        # server started elsewhere would look for the run's packages in its own folder
+        return "PYTHONPATH has a relative entry ({!r}), found from the folder a run starts in".format(relative[0])
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
