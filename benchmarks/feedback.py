@@ -1,7 +1,7 @@
 """Issue 41's targets for what a user waits for: blame of a one-line mistake, and verify of the
 shipped example against two plain cold runs.
 
-    python benchmarks/feedback.py [--python tf2.21] [--repeat 3] [--only blame,example]
+    python benchmarks/feedback.py [--python tf2.21] [--repeat 3] [--only blame,example] [--jobs 1,2]
 
 Each command is a fresh process, as a user starts it (no warm pool handed down: a ``verify``
 starts its own warm interpreters and ends them), timed in wall seconds and in CPU seconds of
@@ -16,7 +16,8 @@ the load of a shared machine weighs on all alike; the fastest and the median of 
   runs (``MIGRATE_TPU_WARM=0``): ``run --tf-api 2.1`` of the original ``train.py`` and
   ``run --tf-api 2.4`` of a copy migrated by ``fix``.  Target: verify <= 1.0 x the two.
 
-Exit status 1 when a target is missed.
+``--jobs 1,2`` measures verify with each ``--jobs`` in turn (runs one after the other, and two at
+once where there is room); without it, verify's default.  Exit status 1 when a target is missed.
 """
 
 from __future__ import annotations
@@ -59,9 +60,14 @@ def measured(argv, env, cwd):
     return wall, cpu, load, subprocess.CompletedProcess(argv, process.returncode, out, err)
 
 
-def blame(python, env, folder):
+def jobs_options(jobs):
+    return [] if jobs is None else ["--jobs", str(jobs)]
+
+
+def blame(python, env, folder, jobs=None):
     report = folder / "blame.json"
-    wall, cpu, load, done = measured(CLI + ["verify", "--python", python, "--steps", "3", "--format", "json", "--output-file", str(report),
+    wall, cpu, load, done = measured(CLI + ["verify", "--python", python, "--steps", "3", "--format", "json", "--output-file", str(report)]
+                                     + jobs_options(jobs) + [
                                             "--after", str(PROGRAMS / "wrong_reduce_mean.py"), str(PROGRAMS / "train_loop.py")], env, folder)
     found = json.loads(report.read_text("utf-8"))
     if found["verdict"] != "diverged" or not found.get("blame") or not found["blame"].get("changes"):
@@ -69,7 +75,7 @@ def blame(python, env, folder):
     return {"wall": wall, "cpu": cpu, "load": load, "blame_seconds": found["blame"]["seconds"], "blame_runs": found["blame"]["runs"]}
 
 
-def example(python, env, folder, migrated):
+def example(python, env, folder, migrated, jobs=None):
     cold = dict(env, MIGRATE_TPU_WARM="0")
     plain = []
     for api, program in (("2.1", EXAMPLE / "train.py"), ("2.4", migrated / "train.py")):
@@ -78,8 +84,8 @@ def example(python, env, folder, migrated):
             sys.exit("example: plain run failed:\n" + done.stderr.decode(errors="replace")[-3000:])
         plain.append((wall, cpu, load))
     report = folder / "example.json"
-    wall, cpu, load, done = measured(CLI + ["verify", "--python", python, "--format", "json", "--output-file", str(report),
-                                            "--entry", "train.py", str(EXAMPLE)], env, folder)
+    wall, cpu, load, done = measured(CLI + ["verify", "--python", python, "--format", "json", "--output-file", str(report)]
+                                     + jobs_options(jobs) + ["--entry", "train.py", str(EXAMPLE)], env, folder)
     found = json.loads(report.read_text("utf-8"))
     if found["verdict"] != "same":
         sys.exit("example: verify did not say same:\n" + json.dumps(found, indent=1)[-3000:])
@@ -99,8 +105,10 @@ def main() -> int:
     parser.add_argument("--python", default="tf2.21")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", default="blame,example")
+    parser.add_argument("--jobs", default=None, help="verify's --jobs, a comma-separated list measured in turn")
     options = parser.parse_args()
     chosen = options.only.split(",")
+    every_jobs = [int(value) for value in options.jobs.split(",")] if options.jobs else [None]
     env = dict(os.environ, PYTHONPATH=str(REPO))
     env.pop("MIGRATE_TPU_WARM_POOL", None)
     folder = Path(tempfile.mkdtemp(prefix="migrate-tpu-feedback-"))
@@ -108,14 +116,24 @@ def main() -> int:
         migrated = folder / "migrated"
         shutil.copytree(EXAMPLE, migrated)
         subprocess.run(CLI + ["fix", "--quiet", "--no-cache", str(migrated)], env=env, check=False)
-        blames, examples = [], []
+        rounds = {jobs: ([], []) for jobs in every_jobs}
         for _ in range(options.repeat):
-            if "blame" in chosen:
-                blames.append(blame(options.python, env, folder))
-            if "example" in chosen:
-                examples.append(example(options.python, env, folder, migrated))
+            for jobs in every_jobs:
+                if "blame" in chosen:
+                    rounds[jobs][0].append(blame(options.python, env, folder, jobs))
+                if "example" in chosen:
+                    rounds[jobs][1].append(example(options.python, env, folder, migrated, jobs))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+    missed = []
+    for jobs, (blames, examples) in rounds.items():
+        if jobs is not None:
+            print(f"\n== verify --jobs {jobs}")
+        missed += report(options, blames, examples)
+    return 1 if missed else 0
+
+
+def report(options, blames, examples):
     missed = []
     if blames:
         show(f"blame of the planted SUM -> MEAN, verify --python {options.python} --steps 3 (seconds)", blames,
@@ -132,7 +150,7 @@ def main() -> int:
         met = statistics.median(ratios) <= 1.0
         print(f"  target: <= 1.0 x: {'met' if met else 'MISSED'}")
         missed += [] if met else ["example"]
-    return 1 if missed else 0
+    return missed
 
 
 if __name__ == "__main__":

@@ -535,6 +535,9 @@ def _run_options_in(args: List[str], command: click.Command) -> Tuple[List[str],
 @click.option("--no-blame", is_flag=True, help="On a divergence or retrace, do not look for the change to blame (a few short runs).")
 @click.option("--power", is_flag=True, help="Also measure what an exact `same` could have caught: one more run, with every learning rate scaled by 1.1, must diverge "
                                             "(a `same` within a tolerance always measures it).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Runs at once: 2 (the default where two CPUs and 4 GiB of memory are free) runs the original beside its migration, "
+                   "and blame's first two runs together; 1 runs each after the other. The verdict is the same either way.")
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown", "github"]), default="text", help="Report format.")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the report here instead of stdout.")
 @click.option("--target", type=click.Choice(TARGETS), default=None, help="As for fix.")
@@ -545,8 +548,8 @@ def _run_options_in(args: List[str], command: click.Command) -> Tuple[List[str],
 @click.option("--isolated", is_flag=True, help="As for fix.")
 @click.argument("target_path", metavar="SCRIPT|NOTEBOOK|FOLDER", type=click.Path(exists=True))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def verify(after, entry, steps, python, before_python, before_api, after_api, rtol, atol, replicas, hosts, tpu_env, timeout, seed, no_blame, power, output_format, output_file,
-           target, unsafe_fixes, select, ignore, config_file, isolated, target_path, args) -> None:
+def verify(after, entry, steps, python, before_python, before_api, after_api, rtol, atol, replicas, hosts, tpu_env, timeout, seed, no_blame, power, jobs,
+           output_format, output_file, target, unsafe_fixes, select, ignore, config_file, isolated, target_path, args) -> None:
     """Run the original (TF 2.1 surface) and its migration (TF 2.4 surface) and compare what they compute, step by step.
 
     The migrated version is what `fix` makes, written to a temporary copy: your files are
@@ -566,7 +569,7 @@ def verify(after, entry, steps, python, before_python, before_api, after_api, rt
         verdict = verifying.verify(target_path, args, entry=entry, after=after, steps=steps, python=python, before_python=before_python,
                                    rtol=rtol, atol=atol, replicas=replicas, hosts=hosts, tpu_env=tpu_env, timeout=timeout, seed=seed,
                                    fix_options=fix_options, find_blame=not no_blame, before_api=before_api, after_api=after_api,
-                                   power=power)
+                                   power=power, jobs=jobs)
     except verifying.VerifyError as error:
         if output_format != "json":
             _fail(str(error))

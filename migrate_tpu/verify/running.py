@@ -8,8 +8,9 @@ import os
 import sys
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterator, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional
 
 from migrate_tpu.runtime import recorder as recording  # the record's variable names only (no TensorFlow)
 from migrate_tpu.runtime.launch import launch
@@ -69,34 +70,76 @@ def _working_folder(folder: Path) -> Iterator[None]:
         os.chdir(saved)
 
 
-def run_one(copy: Copy, args: Sequence[str], tf_api: str, python: Optional[str], steps: Optional[int],
-            seed: int, replicas: Optional[int], hosts: Optional[int], tpu_env: Optional[str], timeout: Optional[float],
-            record_path: Path, watch: Optional[Path] = None, environment: Optional[Dict[str, str]] = None) -> RunResult:
-    """Run ``copy``'s program in its own folder, with a temporary folder of its own (``TMPDIR``);
-    ``watch``: a file of lines whose running the recorder notes; ``environment``: what else
-    verify asks of the run (:mod:`migrate_tpu.runtime.power`)."""
-    out_path, err_path = record_path.with_suffix(".stdout"), record_path.with_suffix(".stderr")
-    temporary = record_path.with_suffix(".tmp")
-    temporary.mkdir(exist_ok=True)
-    env = {recording.RECORD_VARIABLE: str(record_path), recording.STEPS_VARIABLE: str(steps) if steps else None,
-           recording.SEED_VARIABLE: str(seed), "PYTHONHASHSEED": str(seed), "TMPDIR": str(temporary),
-           recording.WATCH_VARIABLE: str(watch) if watch else None,
-           # A plot's window would wait for somebody to close it: verify's runs draw off screen.
-           "MPLBACKEND": "Agg"}
-    env.update(environment or {})
-    copy.cwd.mkdir(parents=True, exist_ok=True)
+def run_one(request: RunRequest) -> RunResult:
+    """Run the request's program in its copy's folder, with a temporary folder of its own
+    (``TMPDIR``), its output into files beside its record."""
+    copy = request.copy
     started = time.monotonic()
-    with _environment(env), _working_folder(copy.cwd), _captured(out_path, err_path):
-        status = launch(str(copy.program), list(args), replicas=replicas, tf_api=tf_api, python=python,
-                        hosts=hosts, timeout=timeout, tpu_env=tpu_env)
+    with _environment(request.variables()), _working_folder(copy.cwd), _captured(request.stdout_path, request.stderr_path):
+        status = launch(str(copy.program), request.args, **request.launch_options())
     seconds = time.monotonic() - started
     if status == 130:  # the run was interrupted (Ctrl-C): so is verification
         raise KeyboardInterrupt
-    record = _load(record_path)
-    host_records = [_load(Path(f"{record_path}.host{host}"))  # the recorder of host K writes RECORD.hostK
-                    for host in range(1, int(hosts or 1))]
-    return RunResult(status, seconds, record, out_path.read_text("utf-8", "replace"), err_path.read_text("utf-8", "replace"), copy.root,
-                     host_records, shown_root=copy.shown_root, program=copy.program, shown_program=copy.shown_program)
+    return request.result(status, seconds)
+
+
+@dataclass
+class RunRequest:
+    """One run of ``copy``'s program: ``watch``, a file of lines whose running the recorder
+    notes; ``environment``, what else verify asks of the run (:mod:`migrate_tpu.runtime.power`)."""
+    copy: Copy
+    args: List[str]
+    tf_api: str
+    python: Optional[str]
+    steps: Optional[int]
+    seed: int
+    replicas: Optional[int]
+    hosts: Optional[int]
+    tpu_env: Optional[str]
+    timeout: Optional[float]
+    record_path: Path
+    watch: Optional[Path] = None
+    environment: Dict[str, str] = field(default_factory=dict)
+
+    @property
+    def stdout_path(self) -> Path:
+        return self.record_path.with_suffix(".stdout")
+
+    @property
+    def stderr_path(self) -> Path:
+        return self.record_path.with_suffix(".stderr")
+
+    def variables(self) -> Dict[str, Optional[str]]:
+        """The environment the run gets on top of this process' (``None``: unset); makes the
+        run's own temporary folder and working folder, and removes what an earlier run of this
+        name left (a run stopped before it wrote its record must not be read as this one's)."""
+        for host in range(int(self.hosts or 1)):
+            Path(f"{self.record_path}.host{host}" if host else self.record_path).unlink(missing_ok=True)
+        temporary = self.record_path.with_suffix(".tmp")
+        temporary.mkdir(exist_ok=True)
+        self.copy.cwd.mkdir(parents=True, exist_ok=True)
+        env: Dict[str, Optional[str]] = {
+            recording.RECORD_VARIABLE: str(self.record_path), recording.STEPS_VARIABLE: str(self.steps) if self.steps else None,
+            recording.SEED_VARIABLE: str(self.seed), "PYTHONHASHSEED": str(self.seed), "TMPDIR": str(temporary),
+            recording.WATCH_VARIABLE: str(self.watch) if self.watch else None,
+            # A plot's window would wait for somebody to close it: verify's runs draw off screen.
+            "MPLBACKEND": "Agg"}
+        env.update(self.environment)
+        return env
+
+    def launch_options(self) -> Dict[str, Any]:
+        return {"replicas": self.replicas, "tf_api": self.tf_api, "python": self.python, "hosts": self.hosts,
+                "timeout": self.timeout, "tpu_env": self.tpu_env}
+
+    def result(self, status: int, seconds: float) -> RunResult:
+        """The run's result, from its status and the files it left."""
+        record = _load(self.record_path)
+        host_records = [_load(Path(f"{self.record_path}.host{host}"))  # the recorder of host K writes RECORD.hostK
+                        for host in range(1, int(self.hosts or 1))]
+        copy = self.copy
+        return RunResult(status, seconds, record, self.stdout_path.read_text("utf-8", "replace"),
+                         self.stderr_path.read_text("utf-8", "replace"), copy.root, host_records, shown_root=copy.shown_root,
+                         program=copy.program, shown_program=copy.shown_program)
 
 
 def _load(path: Path) -> Optional[dict]:

@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -29,7 +30,8 @@ from migrate_tpu.verify.cluster import reads_its_cluster
 from migrate_tpu.verify.compare import compare, error, run_summary
 from migrate_tpu.verify.plan import Copy, Plan, changed_links, fresh_copy, plan
 from migrate_tpu.verify.repeatability import Judgement, exact_power, judge_repeatability, measure_power, runs_at_all, seeded_power
-from migrate_tpu.verify.running import run_one
+from migrate_tpu.verify.running import RunRequest, run_one
+from migrate_tpu.verify.side_by_side import killed, run_pair, start_beside
 from migrate_tpu.verify.spread import release_drift
 from migrate_tpu.verify.tolerance import Spread
 from migrate_tpu.verify.suspects import likely_neutral
@@ -52,10 +54,11 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
            python: Optional[str] = None, before_python: Optional[str] = None, rtol: Optional[float] = None, atol: Optional[float] = None,
            replicas: Optional[int] = None, hosts: Optional[int] = None, tpu_env: Optional[str] = None, timeout: Optional[float] = None,
            seed: int = recording.DEFAULT_SEED, fix_options: Optional[dict] = None, find_blame: bool = True,
-           before_api: str = AUTO_API, after_api: str = AFTER_API, power: bool = False) -> Verdict:
+           before_api: str = AUTO_API, after_api: str = AFTER_API, power: bool = False, jobs: Optional[int] = None) -> Verdict:
     """Migrate, run both (and the control, across releases), compare; ``after_api``: the
     migration's surface (``native``: the interpreter's own); ``power``: measure what an exact
-    ``same`` could have caught (a tolerance's is always measured)."""
+    ``same`` could have caught (a tolerance's is always measured); ``jobs``: runs at once (1 or
+    2; default 2 where there is room: :mod:`~migrate_tpu.verify.side_by_side`)."""
     before_python = before_python or python
     two_releases = (resolve_python(before_python) or None) != (resolve_python(python) or None)
     the_plan = plan(target, entry, after, fix_options or {}, control=two_releases)
@@ -68,30 +71,34 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
         hunks = hunks_between(the_plan.before.root, the_plan.after.root, the_plan.fixes)
         watch = the_plan.workdir / "watch.json"
         watch.write_text(json.dumps(watch_list(hunks, the_plan.after.root)), "utf-8")
-        exact_rtol = 0.0 if rtol is None else rtol
-        exact_atol = 0.0 if atol is None else atol
+        exact_rtol, exact_atol = 0.0 if rtol is None else rtol, 0.0 if atol is None else atol
         # the moves the runs' record of moved APIs watches for: those of the migration's target
         fix_target = (fix_options or {}).get("target")
         moves = {TARGET_VARIABLE: fix_target if fix_target in ("2.4", "latest") else "latest" if after_api == NATIVE_TF_API else "2.4"}
 
-        def run(copy: Copy, api: str, interpreter: Optional[str], name: str, until: Optional[int] = None,
-                environment: Optional[Dict[str, str]] = None) -> RunResult:
-            result = run_one(copy, args, api, interpreter, steps=until or steps, seed=seed, replicas=replicas, hosts=hosts, tpu_env=tpu_env,
-                             timeout=timeout, record_path=the_plan.workdir / f"{name}.json", watch=watch if name == "migrated" else None,
-                             environment=dict(moves, **(environment or {})))
+        def request(copy: Copy, api: str, interpreter: Optional[str], name: str, until: Optional[int] = None,
+                    environment: Optional[Dict[str, str]] = None) -> RunRequest:
+            return RunRequest(copy, list(args), api, interpreter, until or steps, seed, replicas, hosts, tpu_env, timeout,
+                              the_plan.workdir / f"{name}.json", watch if name in ("migrated", "migrated-alone") else None,
+                              dict(moves, **(environment or {})))
+
+        def noted(name: str, result: RunResult, copy: Copy) -> RunResult:
             for path in changed_links(copy):
                 notes.append(f"warning: the {name} run changed {path}, a large file verify linked from your folder instead of copying")
             return result
 
-        before, api, api_reason = _original_run(the_plan, run, before_api, before_python)
-        if not runs_at_all(before):
-            # no point running the migrated program against an original that does not run
+        def run(copy: Copy, api: str, interpreter: Optional[str], name: str, until: Optional[int] = None,
+                environment: Optional[Dict[str, str]] = None) -> RunResult:
+            return noted(name, run_one(request(copy, api, interpreter, name, until, environment)), copy)
+
+        first = _first_runs(the_plan, hunks, request, run, noted, (before_api, before_python), (after_api, python), jobs)
+        before, api, api_reason, control, after_run = first.before, first.api, first.api_reason, first.control, first.migrated
+        if after_run is None:
+            # no point comparing the migrated program with an original that does not run
             verdict = _without_an_original(before, the_plan, exact_rtol, exact_atol, hosts, api, api_reason)
             verdict.notes[:0] = notes
             verdict.cluster = cluster and {k: v for k, v in cluster.items() if k != "note"}
             return verdict
-        control = run(the_plan.control, api, python, "control") if the_plan.control is not None else None
-        after_run = run(the_plan.after, after_api, python, "migrated")
 
         def rerun(side: str, name: str, environment: Dict[str, str]) -> RunResult:
             # the original (on the migrated program's interpreter, as the control is) or the
@@ -117,12 +124,57 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
         elif after_run.record is not None:
             _cover(verdict, hunks, after_run, the_plan.after)
         if find_blame and verdict.verdict in (DIVERGED, RETRACED) and hunks:
-            _find_blame(verdict, hunks, the_plan, run, python, exact_rtol, exact_atol, hosts, judgement)
+            _find_blame(verdict, hunks, the_plan, request, noted, python, exact_rtol, exact_atol, hosts, judgement, jobs)
         verdict.hosts = hosts
         verdict.notes[:0] = notes
         return verdict
     finally:
         shutil.rmtree(the_plan.workdir, ignore_errors=True)
+
+
+@dataclass
+class _FirstRuns:
+    """The original's run and its surface (with what ``auto`` chose and why), the control's
+    (across two releases) and the migration's (``None`` where the original does not run)."""
+    before: RunResult
+    api: str
+    api_reason: Optional[str]
+    control: Optional[RunResult]
+    migrated: Optional[RunResult]
+
+
+def _first_runs(the_plan: Plan, hunks: List[Hunk], request: Callable[..., RunRequest], run: Callable[..., RunResult],
+                noted: Callable[[str, RunResult, Copy], RunResult], before: Tuple[str, Optional[str]], after: Tuple[str, Optional[str]],
+                jobs: Optional[int]) -> _FirstRuns:
+    """The original (then the control) with the migration beside it where there is room
+    (:mod:`~migrate_tpu.verify.side_by_side`): neither waits for the other.  A run of the two
+    that was killed (the memory may not have held both) runs again alone, in a fresh copy."""
+    (before_api, before_python), (after_api, python) = before, after
+    beside = start_beside(request(the_plan.after, after_api, python, "migrated"), jobs)
+    side_used = beside is not None
+    migrated: Optional[RunResult] = None
+    try:
+        original, api, api_reason = _original_run(the_plan, run, before_api, before_python)
+        if beside is not None and killed(original):
+            migrated, beside = beside.finish(), None  # (None where it did not end well either)
+            _afresh(the_plan.before, fresh_copy(the_plan, "original-alone"))
+            original, api, api_reason = _original_run(the_plan, run, before_api, before_python)
+        if not runs_at_all(original):
+            return _FirstRuns(original, api, api_reason, None, None)
+        control = run(the_plan.control, api, python, "control") if the_plan.control is not None else None
+        if beside is not None:
+            migrated = beside.finish()
+        if beside is not None and the_plan.control is not None and control is not None and killed(control):
+            _afresh(the_plan.control, fresh_copy(the_plan, "control-alone"))
+            control = run(the_plan.control, api, python, "control-alone")
+    finally:
+        if beside is not None:
+            beside.stop()
+    if migrated is not None:
+        return _FirstRuns(original, api, api_reason, control, noted("migrated", migrated, the_plan.after))
+    if side_used:  # stopped, killed, or not waited for: again, alone, in a fresh copy
+        _afresh(the_plan.after, _fresh_migration(the_plan, hunks, "migrated-alone"))
+    return _FirstRuns(original, api, api_reason, control, run(the_plan.after, after_api, python, "migrated-alone" if side_used else "migrated"))
 
 
 def _moved_apis(verdict: Verdict, after_run: RunResult, the_plan: Plan) -> None:
@@ -189,35 +241,56 @@ def _original_run(the_plan: Plan, run: Callable[..., RunResult], before_api: str
     return first, BEFORE_APIS[0], None
 
 
-def _find_blame(verdict: Verdict, hunks: List[Hunk], the_plan: Plan, run: Callable[..., RunResult], python: Optional[str],
-                rtol: float, atol: float, hosts: Optional[int], judgement: Judgement) -> None:
+def _find_blame(verdict: Verdict, hunks: List[Hunk], the_plan: Plan, request: Callable[..., RunRequest],
+                noted: Callable[[str, RunResult, Copy], RunResult], python: Optional[str], rtol: float, atol: float,
+                hosts: Optional[int], judgement: Judgement, jobs: Optional[int]) -> None:
     """Delta debugging over the changes, each test a short run up to the failing step, run
-    and judged as the verdict was (kernels on one thread, each value's own tolerance)."""
+    and judged as the verdict was (kernels on one thread, each value's own tolerance).  The
+    baseline (the original under both surfaces' names) runs beside the first test, where there
+    is room; a single change is blamed without a run."""
     wanted = verdict.verdict
     until = max(1, int((verdict.first_divergence or {}).get("step") or verdict.steps or 1)) if wanted == DIVERGED else (verdict.steps or None)
     counter = [0]
+    baselines: List[RunResult] = []
 
-    def as_mixed(copy: Copy) -> RunResult:
-        counter[0] += 1
-        return run(copy, MIXED_TF_API, python, f"blame-{counter[0]}", until, environment=judgement.environment)
-
-    started = time.monotonic()
-    baseline = as_mixed(partial_copy(the_plan.before, [], the_plan.workdir / "blame-baseline"))
-    if not runs_at_all(baseline):
-        verdict.blame = {"changes": [], "runs": 1, "seconds": round(time.monotonic() - started, 2),
-                         "message": f"the original does not run under both surfaces' names (--tf-api {MIXED_TF_API}): "
-                                    + _last_line(baseline.stderr)}
-        return
+    def as_mixed(copy: Copy, name: Optional[str] = None) -> RunRequest:
+        if name is None:
+            counter[0] += 1
+            name = f"blame-{counter[0]}"
+        return request(copy, MIXED_TF_API, python, name, until, environment=judgement.environment)
 
     def reproduces(copy: Copy) -> bool:
-        return compare(baseline, as_mixed(copy), rtol, atol, the_plan.original_label, hosts, spread=judgement.spread).verdict == wanted
+        if baselines:
+            mixed = run_one(as_mixed(copy))
+        else:
+            first = as_mixed(partial_copy(the_plan.before, [], the_plan.workdir / "blame-baseline"), "blame-baseline")
+            baseline, mixed = run_pair(first, as_mixed(copy), jobs)
+            baselines.append(noted("blame-baseline", baseline, first.copy))
+            if not runs_at_all(baseline):
+                raise _NoBaseline(baseline)
+        noted("blame", mixed, copy)
+        return compare(baselines[0], mixed, rtol, atol, the_plan.original_label, hosts, spread=judgement.spread).verdict == wanted
 
+    started = time.monotonic()
     after = the_plan.after
-    verdict.blame = blame(hunks, the_plan.before, the_plan.workdir, reproduces,
-                          lambda hunk: shown_label(hunk, after.root, after.shown_root, after.program, after.shown_program),
-                          likely_neutral(the_plan.before.root))
-    verdict.blame["runs"] += 1  # the baseline
+    try:
+        verdict.blame = blame(hunks, the_plan.before, the_plan.workdir, reproduces,
+                              lambda hunk: shown_label(hunk, after.root, after.shown_root, after.program, after.shown_program),
+                              likely_neutral(the_plan.before.root))
+    except _NoBaseline as failed:
+        verdict.blame = {"changes": [], "runs": 2, "message": f"the original does not run under both surfaces' names (--tf-api {MIXED_TF_API}): "
+                                                              + _last_line(failed.baseline.stderr)}
+    else:
+        verdict.blame["runs"] += len(baselines)
     verdict.blame["seconds"] = round(time.monotonic() - started, 2)
+
+
+class _NoBaseline(Exception):
+    """Blame's baseline did not run: nothing can be judged against it."""
+
+    def __init__(self, baseline: RunResult) -> None:
+        super().__init__("the baseline did not run")
+        self.baseline = baseline
 
 
 def _cover(verdict: Verdict, hunks: List[Hunk], after: RunResult, copy: Copy) -> None:
@@ -254,6 +327,13 @@ def _judgement(verdict: Verdict, baseline: RunResult, after_run: RunResult, reru
             reference = baseline if judgement.environment is None else rerun("original", "original-reference", judgement.environment)
             seeded_power(judgement.verdict, reference, rerun, judged, judgement.environment)
     return judgement
+
+
+def _afresh(copy: Copy, fresh: Copy) -> None:
+    """``copy``'s folder replaced by ``fresh``'s (made the same way, before any run wrote in it),
+    so that a run again in ``copy`` starts from what the first started from."""
+    shutil.rmtree(copy.root, ignore_errors=True)
+    os.replace(fresh.root, copy.root)
 
 
 def _fresh_migration(the_plan: Plan, hunks: List[Hunk], name: str) -> Copy:
