@@ -32,6 +32,25 @@ def missing_tf_env(message: str) -> None:
     pytest.skip(message)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _programs_temporary_folder(tmp_path_factory):
+    """What the programs the tests run leave in their temporary folder (a TF program's
+    ``tempfile.mkdtemp()``, a checkpoint in it) goes into a folder under pytest's own, which
+    pytest prunes as it prunes its own (the last three sessions), not into /tmp for ever."""
+    import tempfile
+
+    folder = tmp_path_factory.mktemp("programs-tmp")
+    saved = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(folder)
+    tempfile.tempdir = None  # looked up again from TMPDIR
+    yield folder
+    if saved is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = saved
+    tempfile.tempdir = None
+
+
 @pytest.fixture
 def cli(tmp_path):
     """Run the real CLI in a subprocess: ``cli("fix", path, input=...)``."""

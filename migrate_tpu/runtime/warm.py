@@ -164,11 +164,16 @@ def _alive(pid):
         return True
 
 
+#: The longest folder pools are made in: a socket's path (108 bytes on Linux) holds the pool's
+#: folder (26), the server's key (21), ``.sock`` and, while the server binds it, ``.PID.tmp``.
+_LONGEST_BASE = 40
+
+
 def _base_folder():
     """Where pools are made: the temporary folder as the process started (``verify`` points
     ``TMPDIR`` at each run's own folder meanwhile), short enough for a socket's path."""
     base = tempfile.gettempdir()
-    return base if len(base) < 60 else "/tmp"
+    return base if len(base) <= _LONGEST_BASE else "/tmp"
 
 
 _BASE = _base_folder()

@@ -1,6 +1,7 @@
 """On a TPU Node, what the client's Python writes to its disk works, and so do ops placed on the
 client (tf.device('/job:localhost'), experimental_io_device from TF 2.3): each prints `CLIENT name value`."""
 import os
+import shutil
 import tempfile
 
 import numpy as np
@@ -43,3 +44,4 @@ if options is not None:
     entry("CheckpointOptions io_device", lambda: checkpoint.save(os.path.join(folder, "c"), options=options(
         experimental_io_device="/job:localhost")).endswith("c-1"))
 entry("Checkpoint.save", lambda: checkpoint.save(os.path.join(folder, "d")))
+shutil.rmtree(folder, ignore_errors=True)  # the client's disk is this machine's: leave nothing in its /tmp
