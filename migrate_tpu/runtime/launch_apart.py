@@ -38,6 +38,7 @@ def start(script, args, launch_options, cwd, env, stdout, stderr, result, log):
     own_env = dict(os.environ)
     own_env[pod.WATCH_FD_VARIABLE] = str(read_end)
     try:
+        # stdin: nothing (two runs cannot share a terminal's input; verify's runs read none)
         with open(log, "wb") as log_file:
             process = subprocess.Popen([sys.executable, "-m", "migrate_tpu.runtime.launch_apart", spec_path], env=own_env, cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=log_file,
                                        stderr=log_file, pass_fds=(read_end,), start_new_session=True)

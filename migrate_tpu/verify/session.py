@@ -259,11 +259,15 @@ def _find_blame(verdict: Verdict, hunks: List[Hunk], the_plan: Plan, request: Ca
             name = f"blame-{counter[0]}"
         return request(copy, MIXED_TF_API, python, name, until, environment=judgement.environment)
 
+    # each test's copy is made from the user's folder afresh, not from the copy the original
+    # ran in: what that run wrote (a checkpoint it would resume from) is no test's business
+    source = fresh_copy(the_plan, "blame-source")
+
     def reproduces(copy: Copy) -> bool:
         if baselines:
             mixed = run_one(as_mixed(copy))
         else:
-            first = as_mixed(partial_copy(the_plan.before, [], the_plan.workdir / "blame-baseline"), "blame-baseline")
+            first = as_mixed(partial_copy(source, [], the_plan.workdir / "blame-baseline"), "blame-baseline")
             baseline, mixed = run_pair(first, as_mixed(copy), jobs)
             baselines.append(noted("blame-baseline", baseline, first.copy))
             if not runs_at_all(baseline):
@@ -274,9 +278,9 @@ def _find_blame(verdict: Verdict, hunks: List[Hunk], the_plan: Plan, request: Ca
     started = time.monotonic()
     after = the_plan.after
     try:
-        verdict.blame = blame(hunks, the_plan.before, the_plan.workdir, reproduces,
+        verdict.blame = blame(hunks, source, the_plan.workdir, reproduces,
                               lambda hunk: shown_label(hunk, after.root, after.shown_root, after.program, after.shown_program),
-                              likely_neutral(the_plan.before.root))
+                              likely_neutral(source.root))
     except _NoBaseline as failed:
         verdict.blame = {"changes": [], "runs": 2, "message": f"the original does not run under both surfaces' names (--tf-api {MIXED_TF_API}): "
                                                               + _last_line(failed.baseline.stderr)}

@@ -239,3 +239,22 @@ def test_once_two_runs_did_not_fit_the_rest_runs_one_after_the_other(world, monk
     assert side_by_side.room_for_two(None)
     assert side_by_side.SideRun(_request(world, "second", "grow")).finish() is None
     assert not side_by_side.room_for_two(None)  # for the rest of this command
+
+
+def test_blame_copies_the_users_folder_not_the_copy_the_original_ran_in(world, monkeypatch):
+    """Each blame run starts from the user's files: a program that finds anything but itself in
+    its folder (here: fails) would otherwise fail in every test copy made after the original
+    wrote there, and blame could name nothing."""
+    from migrate_tpu.verify import verify
+
+    tmp_path, python = world
+    program = tmp_path / "project" / "program.py"
+    program.parent.mkdir()
+    program.write_text(VERIFIED)
+    after = tmp_path / "after.py"
+    after.write_text(VERIFIED.replace("MIGRATED = False", "MIGRATED = True").replace('"value": 0.5', '"value": 0.75'))
+    verdict = verify(str(program), after=str(after), python=str(python), before_api="2.1")
+    assert verdict.verdict == "diverged", (verdict.error, verdict.notes)
+    assert verdict.blame["changes"] and "message" not in verdict.blame, verdict.blame
+    value_line = next(n for n, line in enumerate(after.read_text().splitlines(), 1) if '"value": 0.75' in line)
+    assert verdict.blame["changes"] == [f"{after}:{value_line}"], verdict.blame  # the value's change, not MIGRATED's
