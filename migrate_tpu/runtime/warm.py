@@ -7,8 +7,8 @@ environment that could change what importing does): it imports TensorFlow, the r
 and the compat packages that every run imports, and initialises nothing (no devices, no
 eager context, no thread of its own: checked on TF 2.1.0, 2.4.1 and 2.21.0, see
 docs/runtime.md, "Warm starts").  Each run is then a fresh process forked from it, which
-takes the run's argv, environment, current folder, umask and stdin/stdout/stderr, and runs
-the runner's ``main`` as a cold ``python -m migrate_tpu.runtime`` would.
+takes the run's argv, environment, current folder, umask, priority (nice value) and
+stdin/stdout/stderr, and runs the runner's ``main`` as a cold ``python -m migrate_tpu.runtime`` would.
 
 How the pieces talk (all on this machine, one user):
 
@@ -20,8 +20,8 @@ How the pieces talk (all on this machine, one user):
 * a server listens on ``KEY.sock`` in the pool's folder, where ``KEY`` hashes the
   interpreter, ``--verbose`` and the environment less the variables a run may change
   without another server (:func:`per_run`); it appears only once the server is ready;
-* a client connects and sends the run (argv, cwd, environment, umask, the signals its
-  process ignores) with its stdin, stdout, stderr and launcher-watch pipe as file
+* a client connects and sends the run (argv, cwd, environment, umask, nice value, the
+  signals its process ignores) with its stdin, stdout, stderr and launcher-watch pipe as file
   descriptors (``SCM_RIGHTS``).  The server forks a *supervisor* for the connection, which
   forks the run's process: the supervisor sends the run's pid, waits for it, kills what is
   left of its process group, and sends its exit status.  A supervisor dies with its server
@@ -451,6 +451,14 @@ def _send_request(sock_path, request, fds=()):
     return client
 
 
+def _nice():
+    """This process' nice value (a cold child inherits it; so does a warm run)."""
+    try:
+        return os.getpriority(os.PRIO_PROCESS, 0)
+    except (AttributeError, OSError):
+        return 0
+
+
 def _umask():
     """This process' umask (read from /proc: setting it to read it races with other threads)."""
     try:
@@ -564,7 +572,7 @@ def _request(argv, env):
             ignored.append(int(signum))
     env = dict(env)
     env.pop(pod.WATCH_FD_VARIABLE, None)
-    return {"argv": list(argv), "cwd": os.getcwd(), "env": env, "umask": _umask(), "ignored": ignored}
+    return {"argv": list(argv), "cwd": os.getcwd(), "env": env, "umask": _umask(), "ignored": ignored, "nice": _nice()}
 
 
 def _hand_over(sock, request, verbose):

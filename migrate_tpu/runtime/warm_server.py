@@ -32,6 +32,16 @@ def _prctl_death_signal(signum):
         return False
 
 
+def _take_nice(nice):
+    """The launcher's nice value, as a cold child inherits it (raised only: lowering it needs a
+    privilege the launcher's own process did not use)."""
+    try:
+        if nice > os.getpriority(os.PRIO_PROCESS, 0):
+            os.setpriority(os.PRIO_PROCESS, 0, nice)
+    except (AttributeError, OSError):
+        pass
+
+
 def _receive(conn):
     """The request and its file descriptors from ``conn``."""
     fds = array.array("i")
@@ -327,6 +337,7 @@ def _become_run(server, conn, request, fds):
         if fd > 2 and fd != watch_fd:
             os.close(fd)
     os.umask(int(request.get("umask", 0o022)))
+    _take_nice(int(request.get("nice", 0)))
     os.chdir(request["cwd"])
     from migrate_tpu.runtime import pod
     env = dict(request["env"])

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from migrate_tpu.runtime import launch_apart
 from migrate_tpu.verify import side_by_side
 from migrate_tpu.verify.plan import Copy
 from migrate_tpu.verify.running import RunRequest
@@ -54,7 +55,7 @@ if role == "grow":
     time.sleep(60)  # stopped by the memory watch long before this
 print("ran", role)
 with open(os.environ["MIGRATE_TPU_RECORD"], "w") as handle:
-    json.dump({"exit_status": 0, "steps": [], "found": found, "met": met}, handle)
+    json.dump({"exit_status": 0, "steps": [], "found": found, "met": met, "nice": os.getpriority(os.PRIO_PROCESS, 0)}, handle)
 """
 
 
@@ -91,6 +92,8 @@ def test_a_pair_runs_at_once_and_gives_what_each_run_alone_gives(world, monkeypa
     assert one.record["met"] is True  # the first waited for the second: they overlapped
     assert one.record["found"] == other.record["found"] == ["program.py"]
     assert one.stdout == "ran wait-for-partner\n" and other.stdout == "ran partner\n"
+    # the run beside yields the CPU to the other (where both want every core)
+    assert other.record["nice"] >= one.record["nice"] + launch_apart.SIDE_NICE or other.record["nice"] == 19
     assert not list(Path(world[0]).glob("*.spare"))
 
 
@@ -258,3 +261,18 @@ def test_blame_copies_the_users_folder_not_the_copy_the_original_ran_in(world, m
     assert verdict.blame["changes"] and "message" not in verdict.blame, verdict.blame
     value_line = next(n for n, line in enumerate(after.read_text().splitlines(), 1) if '"value": 0.75' in line)
     assert verdict.blame["changes"] == [f"{after}:{value_line}"], verdict.blame  # the value's change, not MIGRATED's
+
+
+def test_a_warm_run_takes_its_launchers_nice_value_as_a_cold_child_would():
+    """The side run's nice value reaches a run forked from a warm server: the request carries it
+    and the run's process takes it (only ever raised)."""
+    import subprocess
+
+    from migrate_tpu.runtime import warm
+
+    assert warm._request(["python"], {})["nice"] == os.getpriority(os.PRIO_PROCESS, 0)
+    taken = subprocess.run([sys.executable, "-c", "import os; from migrate_tpu.runtime.warm_server import _take_nice; "
+                            "_take_nice(os.getpriority(os.PRIO_PROCESS, 0) + 3); _take_nice(0); print(os.getpriority(os.PRIO_PROCESS, 0))"],
+                           stdout=subprocess.PIPE, universal_newlines=True, check=True,
+                           env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2])))
+    assert int(taken.stdout) == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 3)
