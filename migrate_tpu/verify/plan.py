@@ -104,6 +104,13 @@ def fresh_copy(the_plan: "Plan", name: str) -> Copy:
     return Copy(root, original.shown_root, root / original.program.relative_to(original.root), cwd, original.shown_program, linked)
 
 
+def put_in_place(copy: Copy, made: Path) -> None:
+    """``copy``'s folder replaced by the folder ``made`` (a fresh copy, or a spare made before any
+    run wrote in ``copy``), so that a run again in ``copy`` starts from what the first started from."""
+    shutil.rmtree(copy.root, ignore_errors=True)
+    os.replace(made, copy.root)
+
+
 def changed_links(copy: Copy) -> List[str]:
     """The user's files, linked into ``copy`` for reading, that the run changed."""
     changed = []

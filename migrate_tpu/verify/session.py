@@ -28,7 +28,7 @@ from migrate_tpu.verify.changes import Hunk, apply, hunks_between, ran, shown_la
 from migrate_tpu.verify.advice import moved_api_calls, stopped_for_lack_of_an_api
 from migrate_tpu.verify.cluster import reads_its_cluster
 from migrate_tpu.verify.compare import compare, error, run_summary
-from migrate_tpu.verify.plan import Copy, Plan, changed_links, fresh_copy, plan
+from migrate_tpu.verify.plan import Copy, Plan, changed_links, fresh_copy, plan, put_in_place
 from migrate_tpu.verify.repeatability import Judgement, exact_power, judge_repeatability, measure_power, runs_at_all, seeded_power
 from migrate_tpu.verify.running import RunRequest, run_one
 from migrate_tpu.verify.side_by_side import killed, run_pair, start_beside
@@ -157,7 +157,7 @@ def _first_runs(the_plan: Plan, hunks: List[Hunk], request: Callable[..., RunReq
         original, api, api_reason = _original_run(the_plan, run, before_api, before_python)
         if beside is not None and killed(original):
             migrated, beside = beside.finish(), None  # (None where it did not end well either)
-            _afresh(the_plan.before, fresh_copy(the_plan, "original-alone"))
+            put_in_place(the_plan.before, fresh_copy(the_plan, "original-alone").root)
             original, api, api_reason = _original_run(the_plan, run, before_api, before_python)
         if not runs_at_all(original):
             return _FirstRuns(original, api, api_reason, None, None)
@@ -165,7 +165,7 @@ def _first_runs(the_plan: Plan, hunks: List[Hunk], request: Callable[..., RunReq
         if beside is not None:
             migrated = beside.finish()
         if beside is not None and the_plan.control is not None and control is not None and killed(control):
-            _afresh(the_plan.control, fresh_copy(the_plan, "control-alone"))
+            put_in_place(the_plan.control, fresh_copy(the_plan, "control-alone").root)
             control = run(the_plan.control, api, python, "control-alone")
     finally:
         if beside is not None:
@@ -173,7 +173,7 @@ def _first_runs(the_plan: Plan, hunks: List[Hunk], request: Callable[..., RunReq
     if migrated is not None:
         return _FirstRuns(original, api, api_reason, control, noted("migrated", migrated, the_plan.after))
     if side_used:  # stopped, killed, or not waited for: again, alone, in a fresh copy
-        _afresh(the_plan.after, _fresh_migration(the_plan, hunks, "migrated-alone"))
+        put_in_place(the_plan.after, _fresh_migration(the_plan, hunks, "migrated-alone").root)
     return _FirstRuns(original, api, api_reason, control, run(the_plan.after, after_api, python, "migrated-alone" if side_used else "migrated"))
 
 
@@ -331,13 +331,6 @@ def _judgement(verdict: Verdict, baseline: RunResult, after_run: RunResult, reru
             reference = baseline if judgement.environment is None else rerun("original", "original-reference", judgement.environment)
             seeded_power(judgement.verdict, reference, rerun, judged, judgement.environment)
     return judgement
-
-
-def _afresh(copy: Copy, fresh: Copy) -> None:
-    """``copy``'s folder replaced by ``fresh``'s (made the same way, before any run wrote in it),
-    so that a run again in ``copy`` starts from what the first started from."""
-    shutil.rmtree(copy.root, ignore_errors=True)
-    os.replace(fresh.root, copy.root)
 
 
 def _fresh_migration(the_plan: Plan, hunks: List[Hunk], name: str) -> Copy:

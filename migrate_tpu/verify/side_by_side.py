@@ -33,7 +33,7 @@ from typing import Dict, Optional, Tuple
 
 from migrate_tpu.runtime import launch_apart  # the caller's half: standard library only
 from migrate_tpu.runtime.launch import builds_its_own_cluster
-from migrate_tpu.verify.plan import copy_tree
+from migrate_tpu.verify.plan import copy_tree, put_in_place
 from migrate_tpu.verify.running import RunRequest, run_one
 from migrate_tpu.verify.verdict import RunResult
 
@@ -176,9 +176,13 @@ class SideRun:
 def start_beside(request: RunRequest, jobs: Optional[int]) -> Optional[SideRun]:
     """The run started in a process of its own, or ``None`` where there is no room for a second
     run (the caller runs it in turn)."""
-    if not room_for_two(jobs) or (request.hosts and builds_its_own_cluster(request.copy.program)):
-        return None  # a multi-client cluster: its workers' ports are taken when it starts, not before
-    return SideRun(request)
+    return SideRun(request) if _may_pair(request, jobs) else None
+
+
+def _may_pair(request: RunRequest, jobs: Optional[int]) -> bool:
+    """Whether ``request`` may run beside another now: room for two, and not a multi-client
+    cluster (its workers' ports are taken when it starts, not before)."""
+    return room_for_two(jobs) and not (request.hosts and builds_its_own_cluster(request.copy.program))
 
 
 def killed(run: RunResult) -> bool:
@@ -190,37 +194,30 @@ def killed(run: RunResult) -> bool:
     return False
 
 
-
 def run_pair(first: RunRequest, second: RunRequest, jobs: Optional[int]) -> Tuple[RunResult, RunResult]:
     """Both runs, ``second`` beside ``first`` where there is room, with the results one after the
     other would give: a run that was stopped or killed runs again alone, from a spare of its copy
     made before either ran."""
-    if not room_for_two(jobs):
+    if not _may_pair(second, jobs):
         return run_one(first), run_one(second)
     spares = [_spare(request.copy.root) for request in (first, second)]
     try:
-        side = start_beside(second, jobs)
-        if side is None:
-            return run_one(first), run_one(second)
+        side = SideRun(second)
         try:
             one = run_one(first)
             other = side.finish()
         finally:
             side.stop()
         if killed(one):
-            one = run_one(_restored(first, spares[0]))
+            put_in_place(first.copy, spares[0])
+            one = run_one(first)
         if other is None:
-            other = run_one(_restored(second, spares[1]))
+            put_in_place(second.copy, spares[1])
+            other = run_one(second)
         return one, other
     finally:
         for spare in spares:
             shutil.rmtree(spare, ignore_errors=True)
-
-
-def _restored(request: RunRequest, spare: Path) -> RunRequest:
-    shutil.rmtree(request.copy.root, ignore_errors=True)
-    os.replace(spare, request.copy.root)
-    return request
 
 
 def _spare(root: Path) -> Path:

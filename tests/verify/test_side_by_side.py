@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from migrate_tpu.runtime import launch_apart
+from migrate_tpu.runtime.warm import _alive  # zombie-aware, as the pool checks its servers
 from migrate_tpu.verify import side_by_side
 from migrate_tpu.verify.plan import Copy
 from migrate_tpu.verify.running import RunRequest
@@ -182,17 +183,6 @@ def _ends(pid, seconds=60.0):
         time.sleep(0.05)
     return not _alive(pid)
 
-
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 #: The original and its migration for verify, run by the stand-in: one line differs, both
