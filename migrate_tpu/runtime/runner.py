@@ -387,6 +387,8 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, t
                          "'migrate-tpu[runtime]') or pick an interpreter that has it with --python"
                          .format(sys.executable, error))
     from migrate_tpu.runtime import emulation as emu  # imports TensorFlow
+    from migrate_tpu.runtime.autograph_scope import leave_the_runtime_unconverted
+    leave_the_runtime_unconverted()  # as AutoGraph leaves TensorFlow's own code
     tf_api = tf_api or emu.default_tf_api()
     if tf_api not in TF_API_CHOICES:
         raise ValueError("unknown TF API {!r} (choose from {})".format(tf_api, ", ".join(TF_API_CHOICES)))

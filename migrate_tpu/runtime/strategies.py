@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from migrate_tpu.runtime import tpu_replicate
+from migrate_tpu.runtime.autograph_scope import converted_as_run_converts
 from migrate_tpu.runtime.resolver import TPUClusterResolver
 from migrate_tpu.runtime.topology import DeviceAssignment, build_device_assignment, current_topology
 from migrate_tpu.runtime.tpu_rules import check_core_count, enforce_all_reduce_types
@@ -208,7 +209,11 @@ def _outputs_as_tensors(fn):
     returns every output of a replica.  TF 2.1's ``reduce(MEAN, v, axis=N)`` runs a
     helper that returns the static size of that axis as a Python int: a TPU reduces
     the replicas' tensors, MirroredStrategy would refuse to SUM one plain number
-    (``A non-DistributedValues value 2 cannot be reduced``)."""
+    (``A non-DistributedValues value 2 cannot be reduced``).  The user's function is converted
+    here, as TF 2.1.0's TPUStrategy converts it, whether or not AutoGraph converts this wrapper
+    (the runtime's own code, which it leaves alone unless asked as by TF 2.1's ``tf_convert``)."""
+    fn = converted_as_run_converts(fn)
+
     def replica_fn(*args, **kwargs):
         return tf.nest.map_structure(_as_tensor, fn(*args, **kwargs))
     return replica_fn

@@ -37,6 +37,7 @@ from typing import Any, Dict, List, Tuple
 import tensorflow as tf
 
 from migrate_tpu.runtime import tpu_ops, tpu_rules
+from migrate_tpu.runtime.autograph_scope import converted_as_run_converts
 from migrate_tpu.runtime.tpu_system import STATE
 
 try:  # TF >= 2.4
@@ -84,16 +85,6 @@ def _components(distributed) -> Tuple[Any, ...]:
 
 def _is_distributed(value):
     return isinstance(value, _values.DistributedValues)
-
-
-def _autograph_converted(fn):
-    """``fn`` converted by AutoGraph as the release's ``run`` converts it."""
-    try:
-        from tensorflow.python.autograph.core import ag_ctx
-        from tensorflow.python.autograph.impl import api as autograph
-    except ImportError:  # pragma: no cover - every release 2.1 - 2.21 has both
-        return fn
-    return autograph.tf_convert(fn, ag_ctx.control_status_ctx())
 
 
 def compiling(extended):
@@ -429,7 +420,7 @@ class _Outputs(object):
 def _trace(strategy, fn, first_leaves, specs, outputs, machine):
     """The replica function traced once into a concrete function of (replica id, *inputs)."""
     extended = strategy.extended
-    fn = _autograph_converted(fn)
+    fn = converted_as_run_converts(fn)
 
     def replica_computation(replica_id, *tensors):
         args, kwargs = first_leaves.rebuild(tensors)
