@@ -610,9 +610,18 @@ def _status_of(reply, timeout):
 
 def _stop(run, replies, first_signal, say):
     """``first_signal`` to the run's group, SIGKILL after the grace time; its reply."""
+    if run.pid is None:
+        # asked before the server said the run's pid (a short --timeout on a busy machine): the
+        # run may be forking now and would outlive the launcher for a moment, so wait for its
+        # pid and stop it as any run; one never started ends at once, its launcher pipe closed
+        try:
+            started = replies.next(time.monotonic() + GRACE_SECONDS)
+        except socket.timeout:
+            started = None
+        if not started or "pid" not in started:
+            return None
+        run.pid = int(started["pid"])
     pid = run.pid
-    if pid is None:  # not started yet: closing the launcher pipe ends it if it starts
-        return None
     _kill_group(pid, first_signal)
     try:
         return replies.next(time.monotonic() + GRACE_SECONDS)
