@@ -202,6 +202,24 @@ def script_runs(tmp_path_factory):
             "%%prun -q\nprint('prun body runs')",
         )]}))
     cases["autograph"] = start(py24, autograph, label="autograph.ipynb")
+    cases["recorded_end"] = start(py24, _write(folder, "recorded_end.py", """\
+        import atexit, sys, threading, time
+
+        class Finalized(object):
+            def __del__(self):
+                print("finalized in the teardown")
+
+        KEPT = Finalized()
+        atexit.register(lambda: print("exit function ran"))
+
+        def late():
+            time.sleep(0.3)
+            print("thread done")
+
+        threading.Thread(target=late).start()  # not a daemon: the exit waits for it
+        print("main done")
+        sys.exit(3)
+        """), label="recorded_end.py", extra_env={"MIGRATE_TPU_RECORD": str(folder / "recorded_end.json")})
     return folder, cases
 
 
@@ -224,6 +242,19 @@ def test_a_script_that_imports_tensorflow_compat_v2_gets_the_emulated_tpu(script
     run = script_runs[1]["compat_v2"]
     rc, out, err = run.wait()
     assert (rc, out.strip().splitlines()[-1]) == (0, "compat.v2 2 migrate_tpu.runtime.resolver"), run.describe()
+
+
+@TF
+def test_a_recorded_run_ends_as_the_program_does_without_the_interpreters_teardown(script_runs):
+    """verify's runs (recorded): the non-daemon thread is waited for and the exit functions run, as
+    a normal exit does, and the exit status and output are the program's; the interpreter's
+    teardown after them (0.8 CPU s on TF 2.21) is skipped, so a module-level object's
+    ``__del__`` does not run."""
+    folder, cases = script_runs
+    run = cases["recorded_end"]
+    rc, out, err = run.wait()
+    assert (rc, out.splitlines()) == (3, ["main done", "thread done", "exit function ran"]), run.describe()
+    assert json.loads((folder / "recorded_end.json").read_text())["exit_status"] == 3
 
 
 @TF
