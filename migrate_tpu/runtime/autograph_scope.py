@@ -5,8 +5,9 @@ AutoGraph rewrites every function that converted code calls, unless the function
 on its list of modules to leave alone (``tensorflow``, ``numpy``, ...).  The runtime's
 functions stand in for TensorFlow's (``Strategy.run``, ``experimental_run_v2``, the recorder's
 wrappers), so a user's ``tf.function`` calling them had them rewritten: on a small training
-loop five of the six functions converted were the runtime's, about half of the run's CPU time
-on TF 2.1 and 2.4 (0.4-1 s), and code a real TPU never ran under AutoGraph ran under it.
+loop five of the six functions converted were the runtime's, about 40 % of a warm run's CPU
+time on TF 2.1 and 2.4 (0.4-0.7 s; benchmarks/run_cpu.py), and code a real TPU never ran under
+AutoGraph ran under it.
 
 Where the runtime wraps a user's function before TensorFlow converts it, the wrapper is the
 runtime's and is left alone, so it converts the user's function itself

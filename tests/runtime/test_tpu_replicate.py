@@ -86,7 +86,7 @@ def test_autograph_converts_the_users_functions_and_none_of_the_runtimes(python,
     """As TensorFlow's own ``run``: the replica function is converted (its ``if`` over a tensor
     works), and the runtime's ``run``/``experimental_run_v2`` and the recorder's wrappers, which
     stand in for TensorFlow's, are not (they were: five of six functions converted in a small
-    training loop were the runtime's, about half of its run's CPU time on TF 2.1 and 2.4)."""
+    training loop were the runtime's, about 40 % of its run's CPU time on TF 2.1 and 2.4)."""
     require_python(python)
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0", PYTHONPATH=str(REPO))
     if recorded:  # as verify runs it
