@@ -27,21 +27,10 @@ def leave_the_runtime_unconverted():
     try:
         from tensorflow.python.autograph.core import config
     except ImportError:  # pragma: no cover - TF 2.1 to 2.21 all have it
-        return False
+        return
     rules = tuple(getattr(config, "CONVERSION_RULES", ()))
-    if any(_leaves_alone(rule, config) for rule in rules):
-        return True
-    config.CONVERSION_RULES = (config.DoNotConvert(RUNTIME_PACKAGE),) + rules
-    return True
-
-
-def _leaves_alone(rule, config):
-    return isinstance(rule, config.DoNotConvert) and rule.get_action(_ModuleNamed(RUNTIME_PACKAGE)) == config.Action.DO_NOT_CONVERT
-
-
-class _ModuleNamed(object):
-    def __init__(self, name):
-        self.__name__ = name
+    if not any(isinstance(rule, config.DoNotConvert) and rule.matches(RUNTIME_PACKAGE) for rule in rules):
+        config.CONVERSION_RULES = (config.DoNotConvert(RUNTIME_PACKAGE),) + rules
 
 
 def converted_as_run_converts(fn):
