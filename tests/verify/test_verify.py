@@ -167,18 +167,30 @@ def test_an_original_of_the_tf_2_2_era_verifies_under_its_surface(tmp_path):
     assert "the original runs under the TF 2.2 surface" in report["before_api_reason"]
     assert report["coverage"]["ran"] == report["coverage"]["changed"] > 0
 
-def test_a_time_out_is_an_error_and_leaves_no_process(tmp_path):
+def outlasting(folder):
+    """train_loop.py that sleeps for ten minutes after its steps: a run that is still going when a
+    test's time-out or Ctrl-C comes, however fast the machine (train_loop.py itself can end in
+    under two seconds on a warm start)."""
+    folder.mkdir()
+    program = folder / "train_loop.py"
+    program.write_text((PROGRAMS / "train_loop.py").read_text("utf-8") + "\nimport time\ntime.sleep(600)\n", "utf-8")
+    return program
+
+
+def test_a_time_out_is_an_error_and_leaves_no_process(tmp_path, tmp_path_factory):
     python = require("tf2.21")
-    status, report, _ = verify(tmp_path, "--python", python, "--timeout", "2", str(PROGRAMS / "train_loop.py"))
+    program = outlasting(tmp_path_factory.mktemp("outlasting") / "program")
+    status, report, _ = verify(tmp_path, "--python", python, "--timeout", "2", str(program))
     assert (status, report["verdict"]) == (2, "error")
     assert "timed out" in report["error"]
     assert leftovers(tmp_path) == []
     assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
 
 
-def test_ctrl_c_leaves_no_process(tmp_path):
+def test_ctrl_c_leaves_no_process(tmp_path, tmp_path_factory):
     python = require("tf2.21")
-    verifying = subprocess.Popen([sys.executable, "-m", "migrate_tpu", "verify", "--python", python, str(PROGRAMS / "train_loop.py")],
+    program = outlasting(tmp_path_factory.mktemp("outlasting") / "program")
+    verifying = subprocess.Popen([sys.executable, "-m", "migrate_tpu", "verify", "--python", python, str(program)],
                                  cwd=str(tmp_path), env=cli_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 120
