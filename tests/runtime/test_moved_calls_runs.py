@@ -41,7 +41,9 @@ def run(tmp_path, env_name, tf_api, extra_env=None, program=PROGRAM, script="tra
         shutil.copytree(program, folder)
     record = tmp_path / "moved-{}-{}.json".format(env_name, tf_api)
     paths = [str(REPO)] + [p for p in (extra_env or {}).get("PYTHONPATH", "").split(os.pathsep) if p]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
+    # a seeded hash makes the run a fork of the session's warm interpreter for this environment
+    # (docs/runtime.md, "Warm starts"), not a new interpreter that imports TensorFlow again
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths), PYTHONHASHSEED="0")
     env.update({k: v for k, v in (extra_env or {}).items() if k != "PYTHONPATH"})
     env.pop("TPU_NAME", None)
     done = subprocess.run([sys.executable, "-m", "migrate_tpu", "run", "--python", require_python(env_name), "--tf-api", tf_api,

@@ -25,7 +25,9 @@ IDS = ["tf2.4", "tf2.21", "tf2.1-api2.1"]
 def run(config, program, *run_args, environ=None):
     python, api = config
     require_python(python)
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    # a seeded hash makes the run a fork of the session's warm interpreter (the fidelity suite's,
+    # whose environment this is), not a new interpreter that imports TensorFlow again
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0")
     for name in ("TPU_NAME", "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS", "MIGRATE_TPU_ENVIRONMENT", "MIGRATE_TPU_GCS"):
         env.pop(name, None)
     env.update(environ or {})
