@@ -80,11 +80,26 @@ def migrate(source, unsafe_fixes=False):
     return done.returncode, done.stdout, done.stderr
 
 
-def _jobs():
+def run_jobs():
+    """How many runs a module's batch keeps going at once: ``MIGRATE_TPU_ROUNDTRIP_JOBS``, else
+    one per core this test process has to itself (pytest-xdist's workers share the cores, and say
+    how many they are in ``PYTEST_XDIST_WORKER_COUNT``).  A warm run keeps a core busy; past one
+    TensorFlow process a core, their thread pools spin against each other: the whole suite took
+    539 s and 903 CPU s with one run a worker, against 578-581 s and 957-1,013 CPU s with three
+    or four (benchmarks/README.md)."""
     try:
-        return max(1, int(os.environ.get("MIGRATE_TPU_ROUNDTRIP_JOBS", "4")))
+        return max(1, int(os.environ["MIGRATE_TPU_ROUNDTRIP_JOBS"]))
+    except (KeyError, ValueError):
+        pass
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    try:
+        workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
     except ValueError:
-        return 4
+        workers = 1
+    return max(1, cores // workers)
 
 
 _POOL = []
@@ -92,7 +107,7 @@ _POOL = []
 
 def _pool():
     if not _POOL:
-        _POOL.append(ThreadPoolExecutor(max_workers=_jobs()))
+        _POOL.append(ThreadPoolExecutor(max_workers=run_jobs()))
     return _POOL[0]
 
 

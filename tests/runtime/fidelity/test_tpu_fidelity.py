@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "roundtrip"))
-from roundtrip_helpers import require_python
+from roundtrip_helpers import require_python, run_jobs
 
 pytestmark = [pytest.mark.tf, pytest.mark.slow]
 
@@ -157,8 +157,7 @@ def _start_all(selected):
     """Queue the selected tests' runs at once (an interpreter's start is mostly waiting)."""
     if _POOL:
         return
-    jobs = max(1, int(os.environ.get("MIGRATE_TPU_ROUNDTRIP_JOBS", "3")))
-    _POOL.append(ThreadPoolExecutor(max_workers=jobs))
+    _POOL.append(ThreadPoolExecutor(max_workers=run_jobs()))
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0")
     env.pop("TPU_NAME", None)
     env.pop("KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS", None)
