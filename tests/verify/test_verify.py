@@ -45,9 +45,8 @@ def cli_env(tmp_path):
 #: The emulated machine of the tests whose subject is verify's judgement, not the machine: two
 #: replicas, the fewest in which a reduction shows (a planted MEAN for a SUM halves the value),
 #: and about half the CPU of a run on the default eight cores.  The tests of what runs on the
-#: default machine (the shipped example, the time-out, a program whose layout verify decides
-#: from its code) pass ``replicas=None``; the fidelity suite and the round trips run the TPU's
-#: own eight cores.
+#: default machine (the shipped example, a program whose layout verify decides from its code)
+#: pass ``replicas=None``; the fidelity suite and the round trips run the TPU's own eight cores.
 SMALL_MACHINE = 2
 
 
@@ -180,6 +179,7 @@ def test_an_original_of_the_tf_2_2_era_verifies_under_its_surface(tmp_path):
     assert (status, report["verdict"], report["before_api"]) == (0, "same", "2.2"), json.dumps(report, indent=1) + stderr
     assert "the original runs under the TF 2.2 surface" in report["before_api_reason"]
     assert report["coverage"]["ran"] == report["coverage"]["changed"] > 0
+
 
 def outlasting(folder):
     """train_loop.py that sleeps for ten minutes after its steps: a run that is still going when a
