@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from migrate_tpu.engine.pipeline import default_jobs
 from migrate_tpu.runtime import envs, launch
 from tests.conftest import missing_tf_env
 
@@ -92,14 +93,10 @@ def run_jobs():
     except (KeyError, ValueError):
         pass
     try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    try:
         workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
     except ValueError:
         workers = 1
-    return max(1, cores // workers)
+    return max(1, default_jobs() // workers)  # the cores this process may use, as `fix --jobs` counts them
 
 
 _POOL = []
