@@ -6,6 +6,7 @@ to a file in the temporary folder (``def tf__NAME``); this program gives it a fo
 and prints the names it finds there."""
 import os
 import re
+import shutil
 import sys
 import tempfile
 
@@ -40,3 +41,4 @@ for name in os.listdir(tempfile.tempdir):
         with open(os.path.join(tempfile.tempdir, name)) as handle:
             converted.update(re.findall(r"^\s*def tf__(\w+)\(", handle.read(), re.M))
 print("converted", " ".join(sorted(converted)))
+shutil.rmtree(tempfile.tempdir, ignore_errors=True)  # AutoGraph's files, read: nothing is left behind
