@@ -1,7 +1,7 @@
 """What one run costs after the import: the CPU seconds of ``runner.main`` in a process forked from
 an interpreter that has imported what a warm server imports, as a warm run is made.
 
-    python benchmarks/run_cpu.py [--python tf2.1 tf2.4 tf2.21] [--repeat 5] [--root DIR ...]
+    python benchmarks/run_cpu.py [--python tf2.1 tf2.4 tf2.21] [--repeat 5] [--root DIR ...] [--to-exit]
         [--program PATH] [-- RUN OPTIONS]
 
 For each interpreter, ``--repeat`` rounds; in each round every ``--root`` (a checkout of this
@@ -11,6 +11,10 @@ interpreter that imports (not timed), forks, and times the fork's ``runner.main`
 CPU of that process, and wall).  The program defaults to ``tests/verify/programs/train_loop.py``
 (TF 2.1 form: a ``tf.function`` calling ``experimental_run_v2``) with ``--tf-api 2.1``.  Prints a
 markdown table of the median and the range per interpreter and root.
+
+``--to-exit`` times the whole forked run instead: ``runner.main`` and then the interpreter's end
+(exit functions, teardown) as a ``migrate-tpu run`` has it, the CPU from ``wait4`` on the fork and
+the wall from the fork until it is reaped.
 """
 
 import argparse
@@ -30,6 +34,8 @@ import os, resource, sys, time
 from migrate_tpu.runtime import warm_server
 warm_server._import_for_runs(False)
 argv = sys.argv[1:]
+to_exit = os.environ.get("RUN_CPU_TO_EXIT") == "1"
+forked = time.time()
 pid = os.fork()
 if pid == 0:
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -42,17 +48,22 @@ if pid == 0:
         status = runner.main(argv)
     except SystemExit as stop:
         status = stop.code
+    if to_exit:
+        sys.exit(status)
     after = resource.getrusage(resource.RUSAGE_SELF)
     sys.stdout.flush()
     os.dup2(saved, 1)
     print("cpu %.3f %.3f %s" % (time.time() - start, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, status), flush=True)
     os._exit(0)
-os.waitpid(pid, 0)
+_, code, usage = os.wait4(pid, 0)
+if to_exit:
+    print("cpu %.3f %.3f %s" % (time.time() - forked, usage.ru_utime + usage.ru_stime, os.WEXITSTATUS(code)), flush=True)
 """
 
 
-def one_run(python, root, argv):
-    env = dict(os.environ, PYTHONPATH=str(root), PYTHONHASHSEED="0", TF_CPP_MIN_LOG_LEVEL="2")
+def one_run(python, root, argv, to_exit=False):
+    env = dict(os.environ, PYTHONPATH=str(root), PYTHONHASHSEED="0", TF_CPP_MIN_LOG_LEVEL="2",
+               RUN_CPU_TO_EXIT="1" if to_exit else "0")
     done = subprocess.run([python, "-c", CHILD] + argv, env=env, cwd=str(root), stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, universal_newlines=True, timeout=600)
     for line in done.stdout.splitlines():
@@ -72,6 +83,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--root", nargs="+", type=Path, default=[REPO])
     parser.add_argument("--program", type=Path, default=REPO / "tests" / "verify" / "programs" / "train_loop.py")
+    parser.add_argument("--to-exit", action="store_true", help="time the run to its process's end (teardown included)")
     parser.add_argument("run_options", nargs="*", default=["--tf-api", "2.1"])
     options = parser.parse_args()
     argv = list(options.run_options) + [str(options.program.resolve())]
@@ -85,7 +97,7 @@ def main():
         measures = {root: [] for root in options.root}
         for _ in range(options.repeat):
             for root in options.root:
-                measures[root].append(one_run(str(python), root, argv))
+                measures[root].append(one_run(str(python), root, argv, options.to_exit))
         for root, found in measures.items():
             cpus = [cpu for _, cpu in found]
             print("| {} | {} | {:.2f} ({:.2f}-{:.2f}) | {:.2f} |".format(

@@ -433,7 +433,23 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, t
         if keras_3_in_use(emu.tf_version()) and _mentions_keras(SCRIPT_PATH):
             sys.stderr.write("migrate-tpu run: note: {}\n".format(KERAS_3_NOTE))
         sys.stderr.flush()
+    settle_what_is_loaded()
     return text
+
+
+def settle_what_is_loaded():
+    """Hand every object alive now to the collector's permanent generation (``gc.freeze``,
+    Python >= 3.7): TensorFlow's modules, the runtime and what it installed, which live as long
+    as the run does.  The collector then walks none of them again, during the run or at the
+    interpreter's exit, where walking and freeing TensorFlow's 160,000 (TF 2.4.1) to 285,000
+    (TF 2.21) objects took 0.4 to 1.0 CPU s: about what a small program's run costs.  The
+    program's own objects are made after this and are collected and finalised as under
+    ``python``.  A warm server calls it before it forks, so that no run writes to the pages
+    of those objects for the collector's sake."""
+    import gc
+    freeze = getattr(gc, "freeze", None)
+    if freeze is not None:
+        freeze()
 
 
 #: What to tell a user whose 2.x-era Keras code meets Keras 3 (TF >= 2.16 without tf-keras).

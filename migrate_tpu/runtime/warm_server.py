@@ -238,6 +238,7 @@ def _import_for_runs(verbose):
     if os.environ.get("TF_USE_LEGACY_KERAS") == "1":
         # tf-keras, which every run on TF >= 2.16 imports (the surfaces look at tf.keras)
         getattr(tf, "keras", None)
+    runner.settle_what_is_loaded()
 
 
 def _supervise(server, conn):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "roundtrip"))
-from roundtrip_helpers import REPO, TF21, TF24, require_python, start
+from roundtrip_helpers import REPO, TF21, TF24, TF221, require_python, start
 
 from migrate_tpu.runtime import launch, real_tpu_reachable
 from migrate_tpu.runtime.runner import _strip_magics, notebook_cells
@@ -129,7 +129,7 @@ def _write(folder, name, text):
 
 @pytest.fixture(scope="module")
 def script_runs(tmp_path_factory):
-    """Every script case of this module, started together in TF 2.4.1."""
+    """Every script case of this module, started together in TF 2.4.1 (one in TF 2.21)."""
     py24 = require_python(TF24)
     folder = tmp_path_factory.mktemp("scripts")
     _write(folder, "helper_mod.py", "VALUE = 41\n")
@@ -202,6 +202,28 @@ def script_runs(tmp_path_factory):
             "%%prun -q\nprint('prun body runs')",
         )]}))
     cases["autograph"] = start(py24, autograph, label="autograph.ipynb")
+    # TF 2.21's interpreter finalises a program's objects at exit (on TF 2.4.1 plain python
+    # finalises neither object once a tf.function ran): a run keeps that end as python has it
+    cases["python_end"] = start(require_python(TF221), _write(folder, "python_end.py", """\
+        import os
+        import tensorflow as tf
+
+        class Finalized(object):
+            def __init__(self, name):
+                self.name = name
+
+            def __del__(self):
+                print("finalized", self.name)
+
+        KEPT = Finalized("global")
+        CYCLE = Finalized("cycle")  # only the collector frees it
+        CYCLE.itself = CYCLE
+        STEP = tf.function(lambda x: x * 2)
+        STEP(tf.constant(1.0))
+        HANDLE = open(os.path.join(os.path.dirname(__file__), "unclosed.txt"), "w")  # the exit flushes it
+        HANDLE.write("buffered text")
+        print("main done")
+        """), label="python_end.py")
     cases["recorded_end"] = start(py24, _write(folder, "recorded_end.py", """\
         import atexit, sys, threading, time
 
@@ -255,6 +277,20 @@ def test_a_recorded_run_ends_as_the_program_does_without_the_interpreters_teardo
     rc, out, err = run.wait()
     assert (rc, out.splitlines()) == (3, ["main done", "thread done", "exit function ran"]), run.describe()
     assert json.loads((folder / "recorded_end.json").read_text())["exit_status"] == 3
+
+
+@TF
+def test_a_run_ends_as_python_does_finalising_the_programs_objects(script_runs):
+    """Not a recorded run: after the exit functions, the interpreter's teardown finalises the
+    program's objects (a module-level one, one only the collector frees) and flushes a file it
+    never closed, as plain ``python`` on TF 2.21 does.  The runtime hands what TensorFlow's import
+    made to the collector's permanent generation (runner.settle_what_is_loaded); the program's
+    own objects must stay collectable."""
+    folder, cases = script_runs
+    run = cases["python_end"]
+    rc, out, err = run.wait()
+    assert (rc, out.splitlines()) == (0, ["main done", "finalized global", "finalized cycle"]), run.describe()
+    assert (folder / "unclosed.txt").read_text() == "buffered text"
 
 
 @TF
