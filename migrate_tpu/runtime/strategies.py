@@ -179,16 +179,17 @@ def _one_input_worker_per_host(extended, devices):
 def _strategy_run(self, fn, args=(), kwargs=None, options=None):
     """Like ``Strategy.run``, with TPU's refusal of eager plain functions."""
     reject_eager_plain_function(fn, EAGER_RUN_MESSAGE_2_4)
-    with tpu_replicate.run_asked(self.extended, options):
+    with tpu_replicate.run_asked(self.extended, options, fn):
         return _mirrored_run(self, fn, args, kwargs, options)
 
 
 def _strategy_experimental_run_v2(self, fn, args=(), kwargs=None):
     """TF 2.1's name for ``run``, with TF 2.1's refusal message."""
     reject_eager_plain_function(fn, EAGER_RUN_MESSAGE_2_1)
+    asked = fn
     if tf_version() < (2, 2):
         fn = _outputs_as_tensors(fn)
-    with tpu_replicate.run_asked(self.extended, None):
+    with tpu_replicate.run_asked(self.extended, None, asked):
         return _mirrored_run(self, fn, args, kwargs, None)
 
 

@@ -193,13 +193,16 @@ def _update_in_computation(var, fn, args, kwargs, group):
 
 
 @contextlib.contextmanager
-def run_asked(extended, options):
+def run_asked(extended, options, user_fn=None):
     """A user's ``run`` (``experimental_run_v2``) of an emulated TPU is under way: the
     ``call_for_each_replica`` it reaches (through ``tf.distribute.Strategy.run``, and the
     recorder of verify where it wraps that) runs the replica function as the TPU does.  Other
-    callers of ``call_for_each_replica`` (TensorFlow's own) keep MirroredStrategy's."""
+    callers of ``call_for_each_replica`` (TensorFlow's own) keep MirroredStrategy's.
+    ``user_fn`` is the function the user passed: an eager run's compiled call is cached by it,
+    as ``_tpu_function_creator`` caches by the function ``run`` was given (what reaches
+    ``call_for_each_replica`` is a wrapper made anew at each call)."""
     previous = getattr(_ASKED, "run", None)
-    _ASKED.run = (extended, options)
+    _ASKED.run = (extended, options, user_fn)
     try:
         yield
     finally:
@@ -209,9 +212,9 @@ def run_asked(extended, options):
 def _take_asked_run(extended):
     asked = getattr(_ASKED, "run", None)
     if asked is None or asked[0] is not extended:
-        return False, None
+        return False, None, None
     _ASKED.run = None
-    return True, asked[1]
+    return True, asked[1], asked[2]
 
 
 def _update_context(copy):
@@ -276,12 +279,12 @@ class _InComputation(object):
 
     def _call_for_each_replica(self, fn, args, kwargs):
         """A user's ``run`` as the TPU runs it; TensorFlow's own calls as MirroredStrategy does."""
-        asked, options = _take_asked_run(self.extended)
+        asked, options, user_fn = _take_asked_run(self.extended)
         if not asked or compiling(self.extended):
             return self.originals["_call_for_each_replica"](fn, args, kwargs)
         try:
             if tf.executing_eagerly():
-                return eager_run(self.strategy, fn, args, kwargs, options)
+                return eager_run(self.strategy, fn, args, kwargs, options, user_fn)
             return replicated_run(self.strategy, fn, args, kwargs, options)
         finally:
             _ASKED.run = None
@@ -424,12 +427,32 @@ def _trace(strategy, fn, first_leaves, specs, outputs, machine):
 
     def replica_computation(replica_id, *tensors):
         args, kwargs = first_leaves.rebuild(tensors)
-        with _compiling_for(extended), TPUReplicaContext(strategy, replica_id), _host_prints(machine):
+        with _compiling_for(extended), _in_xla_context(), TPUReplicaContext(strategy, replica_id), \
+                _host_prints(machine):
             result = fn(*args, **kwargs)
         return outputs.flat(result)
 
     computation = tf.function(tf.autograph.experimental.do_not_convert(replica_computation), autograph=False)
     return computation.get_concrete_function(tf.TensorSpec([], tf.int32), *specs)
+
+
+@contextlib.contextmanager
+def _in_xla_context():
+    """The trace inside an XLA control-flow context, as ``tpu.replicate`` builds the computation
+    (its ``TPUReplicateContext`` is an ``XLAControlFlowContext``, entered before the computation
+    is called: ``tpu.py`` at v2.1.0 and v2.4.1).  TensorFlow's own library asks for it
+    (``control_flow_util.GraphOrParentsInXlaContext``) and then builds what XLA takes: ``cond_v2``
+    outputs a branch's gradient intermediates directly instead of in Optionals, ``while_v2``
+    wants ``maximum_iterations`` for the accumulators of a gradient, Keras's BatchNormalization
+    leaves out the cond on the batch size.  The plain context, not the TPU's: that one also
+    marks every op for the TPU's cluster, which the CPU cannot run."""
+    from tensorflow.python.ops import control_flow_ops
+    context = control_flow_ops.XLAControlFlowContext()
+    context.Enter()
+    try:
+        yield
+    finally:
+        context.Exit()
 
 
 @contextlib.contextmanager
@@ -634,18 +657,20 @@ COST = {"traces": 0, "trace_s": 0.0, "check_s": 0.0}
 _EAGER_CALLS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 
 
-def eager_run(strategy, fn, args, kwargs, options=None):
+def eager_run(strategy, fn, args, kwargs, options=None, user_fn=None):
     """An eager ``run`` of a ``tf.function``: the TPU compiles the call as a whole, one
-    ``tf.function`` per replica function and strategy, traced once per input signature
-    (``_tpu_function_creator``'s cache, v2.1.0 and v2.4.1)."""
+    ``tf.function`` per replica function and strategy (``user_fn``, the one ``run`` was given,
+    when known), traced once per input signature (``_tpu_function_creator``'s cache, v2.1.0
+    and v2.4.1)."""
     per_strategy = _EAGER_CALLS.setdefault(strategy, {})
-    key = id(fn)
+    owner = fn if user_fn is None else user_fn
+    key = id(owner)
     entry = per_strategy.get(key)
-    if entry is None or entry[0]() is not fn:
+    if entry is None or entry[0]() is not owner:
         def whole_call(call_args, call_kwargs):
             return replicated_run(strategy, fn, call_args, call_kwargs, options)
         # the replica function is a tf.function (an eager run refuses others): it converts itself
-        entry = (_weak(fn), tf.function(whole_call, autograph=False))
+        entry = (_weak(owner), tf.function(whole_call, autograph=False))
         per_strategy[key] = entry
     return entry[1](tuple(args or ()), dict(kwargs or {}))
 

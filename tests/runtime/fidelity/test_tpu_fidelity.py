@@ -132,6 +132,10 @@ CASES = [
     Case("string op in the step, soft placement on (host round trip)", "string_op_in_step_soft.py", ALL, ("exit0",)),
     Case("TF 2.1 eager experimental_run_v2 of a tf.function with apply_gradients",
          "eager_run_v2_apply_gradients.py", API_2_1, ("exit0",)),
+    Case("tf.cond whose gradient the step takes (built in the TPU's XLA context)", "cond_gradient_step.py", ALL,
+         ("line", "FIDELITY weight=1.20")),
+    Case("Keras fit of a fused BatchNormalization on batches of unknown size", "batchnorm_unknown_batch.py", ALL,
+         ("line", "FIDELITY predicted=(40, 2)")),
     Case("--replicas 3 (no TPU host has 3 cores)", "plain_step.py", API_2_4,
          ("error", "ValueError", ["no TPU has 3 cores"]), run_args=("--replicas", "3")),
 ]
