@@ -59,7 +59,7 @@ from typing import cast
 
 import tensorflow as tf
 
-from migrate_tpu.runtime import NATIVE_TF_API, releases, tpu_machine, tpu_machine_io, tpu_worker_input
+from migrate_tpu.runtime import NATIVE_TF_API, api_paths, releases, tpu_machine, tpu_machine_io, tpu_worker_input
 from migrate_tpu.runtime.resolver import (TPUClusterResolver, experimental_connect_to_cluster,
                                           experimental_connect_to_host, initialize_tpu_system,
                                           shutdown_tpu_system)
@@ -135,6 +135,16 @@ def _collective_extended():
     return extended
 
 
+def _implementation_module(name):
+    """``tensorflow.python.<name>`` (``tensorflow_core`` in TF 2.1.0's wheel), or None."""
+    for root in ("tensorflow.python.", "tensorflow_core.python."):
+        try:
+            return importlib.import_module(root + name)
+        except ImportError:
+            continue
+    return None
+
+
 def _patch(module, name, value, only_if_present=True):
     if module is None:
         return
@@ -175,6 +185,31 @@ def _release_emulated(tf_api):
     return tf_api, False
 
 
+def _patch_entry_points():
+    """The TPU system's entry points (resolver, connect, initialize, topology) as the emulated
+    machine's, wherever the program can reach them."""
+    for mod in api_modules("distribute.cluster_resolver"):
+        _patch(mod, "TPUClusterResolver", TPUClusterResolver)
+    for mod in api_modules("config"):
+        _patch(mod, "experimental_connect_to_cluster", experimental_connect_to_cluster)
+        _patch(mod, "experimental_connect_to_host", experimental_connect_to_host)
+        _patch(mod, "list_logical_devices", _tpu_names_of_logical_devices(mod.list_logical_devices)
+               if hasattr(mod, "list_logical_devices") else None)
+    # the implementation's own names too (`from tensorflow.python.eager import remote`): a run
+    # never dials the TPU address the emulated machine announces
+    remote = _implementation_module("eager.remote")
+    _patch(remote, "connect_to_cluster", experimental_connect_to_cluster)
+    _patch(remote, "connect_to_remote_host", experimental_connect_to_host)
+    for mod in api_modules("config.experimental"):
+        if hasattr(mod, "list_logical_devices"):
+            _patch(mod, "list_logical_devices", _tpu_names_of_logical_devices(mod.list_logical_devices))
+    for mod in api_modules("tpu.experimental"):
+        _patch(mod, "initialize_tpu_system", _on_a_tpu_machine(initialize_tpu_system))
+        _patch(mod, "shutdown_tpu_system", shutdown_tpu_system)
+        _patch(mod, "DeviceAssignment", DeviceAssignment)
+        _patch(mod, "Topology", Topology)
+
+
 def install(replicas=None, tf_api=None):
     """Switch the emulation on.  Idempotent; ``configure_devices`` runs if it has not."""
     if STATE.installed:
@@ -197,21 +232,7 @@ def install(replicas=None, tf_api=None):
         except (TypeError, ValueError):
             pass
 
-    for mod in api_modules("distribute.cluster_resolver"):
-        _patch(mod, "TPUClusterResolver", TPUClusterResolver)
-    for mod in api_modules("config"):
-        _patch(mod, "experimental_connect_to_cluster", experimental_connect_to_cluster)
-        _patch(mod, "experimental_connect_to_host", experimental_connect_to_host)
-        _patch(mod, "list_logical_devices", _tpu_names_of_logical_devices(mod.list_logical_devices)
-               if hasattr(mod, "list_logical_devices") else None)
-    for mod in api_modules("config.experimental"):
-        if hasattr(mod, "list_logical_devices"):
-            _patch(mod, "list_logical_devices", _tpu_names_of_logical_devices(mod.list_logical_devices))
-    for mod in api_modules("tpu.experimental"):
-        _patch(mod, "initialize_tpu_system", _on_a_tpu_machine(initialize_tpu_system))
-        _patch(mod, "shutdown_tpu_system", shutdown_tpu_system)
-        _patch(mod, "DeviceAssignment", DeviceAssignment)
-        _patch(mod, "Topology", Topology)
+    _patch_entry_points()
     # Methods exist only where the emulated TF version had them.
     base = tf.distribute.MirroredStrategy
     if hasattr(base, "run"):
@@ -248,6 +269,8 @@ def install(replicas=None, tf_api=None):
     # the machine: where files and the input pipeline are (a TPU Node's worker, or a TPU VM)
     tpu_machine_io.install()
     tpu_worker_input.install(_EmulatedTPU)
+    # `from tensorflow.config import ...` reaches the modules patched above
+    api_paths.install()
     STATE.installed = True
     return STATE
 
@@ -263,6 +286,7 @@ def uninstall():
         else:
             setattr(module, name, value)
     del STATE.originals[:]
+    api_paths.uninstall()
     tpu_worker_input.uninstall()
     tpu_machine_io.uninstall()
     releases.uninstall()

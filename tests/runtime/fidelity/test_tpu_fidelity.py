@@ -136,6 +136,8 @@ CASES = [
          ("line", "FIDELITY weight=1.20")),
     Case("Keras fit of a fused BatchNormalization on batches of unknown size", "batchnorm_unknown_batch.py", ALL,
          ("line", "FIDELITY predicted=(40, 2)")),
+    Case("TPU entry points imported by module path (from tensorflow.config import ...)", "import_by_path.py", ALL,
+         ("line", "FIDELITY replicas=8 same_module=True")),
     Case("--replicas 3 (no TPU host has 3 cores)", "plain_step.py", API_2_4,
          ("error", "ValueError", ["no TPU has 3 cores"]), run_args=("--replicas", "3")),
 ]
