@@ -20,6 +20,7 @@ Python 3.7 syntax: TensorFlow 2.1.0 runs it.
 
 from __future__ import absolute_import, division, print_function
 
+import importlib.abc
 import sys
 import types
 
@@ -44,7 +45,7 @@ def _api_module(fullname):
     return None
 
 
-class _ExistingModule(object):
+class _ExistingModule(importlib.abc.Loader):
     """A loader that hands Python the module the attribute path reaches, leaving it as it is
     (Python sets the import's spec on it in between: its own goes back)."""
 
