@@ -136,6 +136,11 @@ def _stack(op):
     return frames
 
 
+def user_line_of(op):
+    """The user's line that made ``op`` ("file:line"), or None where no user frame is known."""
+    return user_line_of_stack(_stack(op))
+
+
 def _function_names(op):
     names = []
     for value in op.node_def.attr.values():
