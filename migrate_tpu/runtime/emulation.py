@@ -67,7 +67,8 @@ from migrate_tpu.runtime.strategies import (LOGICAL_DEVICE_HELPERS, _EmulatedTPU
                                             _strategy_experimental_run_v2, _strategy_experimental_run_v2_of_2_2,
                                             _strategy_run, strategy_classes, TPUStrategyV1)
 from migrate_tpu.runtime.topology import DeviceAssignment, Topology
-from migrate_tpu.runtime.tpu_rules import check_core_count, mirrored_replica_context_class, relay_refusals
+from migrate_tpu.runtime.tpu_rules import (check_core_count, keras_loss_scaling_patches, mirrored_replica_context_class,
+                                          relay_refusals)
 from migrate_tpu.runtime.tpu_system import (STATE, api_modules, api_version, configure_devices, configure_pod, cores_per_host,
                                             default_tf_api, local_devices, tf_version)
 
@@ -266,6 +267,9 @@ def install(replicas=None, tf_api=None):
     # what else user code sees of the release: its version, Keras optimizers, mixed precision
     if not native:
         releases.install(tf_api)
+    # Keras's own refusal of loss scaling with TPUStrategy (the release's Keras, once loaded)
+    for module, name, value in keras_loss_scaling_patches((experimental, stable, TPUStrategyV1), tf_api):
+        _patch(module, name, value)
     # the machine: where files and the input pipeline are (a TPU Node's worker, or a TPU VM)
     tpu_machine_io.install()
     tpu_worker_input.install(_EmulatedTPU)

@@ -15,7 +15,7 @@ from migrate_tpu.runtime import tpu_replicate
 from migrate_tpu.runtime.autograph_scope import converted_as_run_converts
 from migrate_tpu.runtime.resolver import TPUClusterResolver
 from migrate_tpu.runtime.topology import DeviceAssignment, build_device_assignment, current_topology
-from migrate_tpu.runtime.tpu_rules import check_core_count, enforce_all_reduce_types
+from migrate_tpu.runtime.tpu_rules import check_core_count, check_inputs_as_tpu_strategy, enforce_all_reduce_types
 from migrate_tpu.runtime.tpu_system import (EAGER_RUN_MESSAGE_2_1, EAGER_RUN_MESSAGE_2_4,
                                             EXPERIMENTAL_DEPRECATION, STATE, api_version,
                                             local_devices, tf_version)
@@ -120,6 +120,7 @@ class _EmulatedTPU(object):
         ext._device_assignment = device_assignment
         ext.emulated_tpu = True
         enforce_all_reduce_types(ext, STATE.tf_api)  # the TPU's all-reduce takes no float64, int64, ...
+        check_inputs_as_tpu_strategy(ext, STATE.tf_api)  # no sparse or ragged inputs with device prefetch
         # run: one trace, compiled with the TPU's rules, on every core (tpu_replicate)
         tpu_replicate.make_compilable(ext, device_assignment.num_replicas)
 

@@ -241,3 +241,104 @@ __all__ = ["ALL_REDUCE_MESSAGE", "ALL_REDUCE_TYPES", "AllReduceTypes", "CORE_COU
            "SLICE_CORES", "all_reduce_refusal", "all_reduce_types", "check_core_count", "core_count_problem",
            "enforce_all_reduce_types", "mirrored_replica_context_class", "relay_refusals"]
 
+
+
+# --------------------------------------------------------------------------
+# Inputs: TPUStrategy's own check of a distributed dataset
+# --------------------------------------------------------------------------
+
+#: From TF 2.3 on, TPUStrategy refuses a dataset of sparse or ragged tensors distributed with
+#: device prefetch (the default): ``TPUExtended._check_spec``, called by
+#: ``_experimental_distribute_dataset`` and after ``_distribute_datasets_from_function``
+#: (``tpu_strategy.py`` at v2.3.4 and v2.4.1; TF 2.21 unchanged; absent at v2.1.0 and v2.2.3).
+PREFETCH_CHECK_FROM = (2, 3)
+#: MirroredExtended's methods that make a distributed dataset, by release.
+DISTRIBUTE_METHODS = ("_experimental_distribute_dataset", "_distribute_datasets_from_function",
+                      "_experimental_distribute_datasets_from_function")
+
+
+def _prefetched(options):
+    return options is None or bool(getattr(options, "experimental_prefetch_to_device", True))
+
+
+def check_inputs_as_tpu_strategy(extended, tf_api):
+    """Make ``extended`` (an emulated TPUStrategy's) check what it distributes with
+    TensorFlow's own ``TPUExtended._check_spec``, where the emulated release has that check.
+    Only this strategy's instance changes."""
+    from migrate_tpu.runtime.tpu_system import api_version
+    if api_version(tf_api) < PREFETCH_CHECK_FROM:
+        return
+    try:
+        from tensorflow.python.distribute import tpu_strategy
+    except ImportError:  # pragma: no cover - every release here has it
+        return
+    check_spec = getattr(getattr(tpu_strategy, "TPUExtended", None), "_check_spec", None)
+    if check_spec is None:
+        return
+    for name in DISTRIBUTE_METHODS:
+        original = getattr(extended, name, None)
+        if original is not None:
+            setattr(extended, name, _checked(original, check_spec, extended, name))
+
+
+def _checked(original, check_spec, extended, name):
+    def distribute(dataset_or_fn, options=None, *args, **kwargs):
+        if name == "_experimental_distribute_dataset" and _prefetched(options):
+            check_spec(extended, dataset_or_fn.element_spec)  # TensorFlow's own, before distributing
+        made = original(dataset_or_fn, options, *args, **kwargs)
+        if name != "_experimental_distribute_dataset" and _prefetched(options):
+            check_spec(extended, made.element_spec)  # only known once the function has run
+        return made
+    return distribute
+
+
+# --------------------------------------------------------------------------
+# Keras's own refusal of loss scaling under TPUStrategy
+# --------------------------------------------------------------------------
+
+#: Keras refuses a LossScaleOptimizer (``mixed_float16``) under TPUStrategy from TF 2.3 on:
+#: ``strategy_supports_loss_scaling`` is False for it and ``_raise_if_strategy_unsupported`` says
+#: "Loss scaling is not supported with TPUStrategy" (``keras/mixed_precision/loss_scale_optimizer.py``
+#: at v2.4.1, ``.../experimental/loss_scale_optimizer.py`` at v2.3.4, tf-keras 2.21; v2.2.3 has
+#: no TPU check, v2.1.0 no check at all).  The emulated strategy is a MirroredStrategy, which
+#: Keras lets scale: Keras's own check is given the emulated TPU as what it is.
+LOSS_SCALING_CHECK_FROM = (2, 3)
+KERAS_LOSS_SCALING = ("tensorflow.python.keras.mixed_precision.loss_scale_optimizer",
+                      "tensorflow.python.keras.mixed_precision.experimental.loss_scale_optimizer",
+                      "tf_keras.src.mixed_precision.loss_scale_optimizer")
+
+
+class _TPUStrategyClasses(object):
+    """What Keras's check reads as ``tpu_strategy`` (v2.3.4, v2.4.1): the emulated classes."""
+
+    def __init__(self, experimental, stable, v1):
+        self.TPUStrategy, self.TPUStrategyV2, self.TPUStrategyV1 = experimental, stable, v1
+
+
+def keras_loss_scaling_patches(classes, tf_api):
+    """``(module, name, value)`` changes (for the emulation's ledger) that make the loaded Keras
+    refuse loss scaling under an emulated TPUStrategy with its own words; ``classes`` are the
+    emulated (experimental, stable, v1) strategy classes."""
+    import sys
+    from migrate_tpu.runtime.tpu_system import api_version
+    if api_version(tf_api) < LOSS_SCALING_CHECK_FROM:
+        return []
+    changes = []
+    for name in KERAS_LOSS_SCALING:
+        module = sys.modules.get(name)
+        original = getattr(module, "strategy_supports_loss_scaling", None)
+        if original is None:
+            continue
+        changes.append((module, "strategy_supports_loss_scaling", _not_on_an_emulated_tpu(original)))
+        if getattr(module, "tpu_strategy", None) is not None:
+            changes.append((module, "tpu_strategy", _TPUStrategyClasses(*classes)))
+    return changes
+
+
+def _not_on_an_emulated_tpu(original):
+    def strategy_supports_loss_scaling():
+        import tensorflow as tf
+        if tf.distribute.has_strategy() and getattr(tf.distribute.get_strategy().extended, "emulated_tpu", False):
+            return False
+        return original()
+    return strategy_supports_loss_scaling

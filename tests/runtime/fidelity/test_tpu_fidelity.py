@@ -36,6 +36,11 @@ ALL = ((TF24, "2.4"), (TF221, "2.4"), (TF21, "2.1"))
 API_2_4 = ((TF24, "2.4"), (TF221, "2.4"))
 API_2_1 = ((TF21, "2.1"), (TF24, "2.1"), (TF221, "2.1"))
 
+#: Why XLA's own refusals are not made under TF 2.1.0: it cannot lower a function to HLO without
+#: running it (``experimental_get_compiler_ir`` came in 2.4), and running the step's copy would
+#: change the program's variables.
+NO_COMPILER_IR = "TF 2.1.0 has no way to lower the step to HLO without running it (tpu_compiler.available)"
+
 #: A TPU VM instead of the default TPU Node (Colab's of 2020): local files and Python input work.
 VM = ("--tpu-env", "vm")
 #: The folder that stands in for Cloud Storage (``--gcs``).
@@ -138,6 +143,18 @@ CASES = [
          ("line", "FIDELITY predicted=(40, 2)")),
     Case("TPU entry points imported by module path (from tensorflow.config import ...)", "import_by_path.py", ALL,
          ("line", "FIDELITY replicas=8 same_module=True")),
+    Case("a Python int given to run, used as one_hot's depth (an input, not a constant)", "python_int_as_depth.py",
+         ALL + API_2_1[1:], ("error", "InvalidArgumentError", ["must be a compile-time constant"]),
+         gaps={(TF21, "2.1"): NO_COMPILER_IR}),
+    Case("a loop that grows a tensor (loop body shapes)", "loop_grows_tensor.py", ALL + API_2_1[1:],
+         ("error", "InvalidArgumentError", ["shapes of loop body do not match"]), gaps={(TF21, "2.1"): NO_COMPILER_IR}),
+    Case("a while_loop without maximum_iterations whose gradient the step takes", "while_gradient_unbounded.py",
+         ALL + API_2_1[1:], ("error", "InvalidArgumentError", ["fixed tensor list size"]),
+         gaps={(TF21, "2.1"): NO_COMPILER_IR}),
+    Case("sparse inputs distributed with device prefetch (TF >= 2.3)", "sparse_input_prefetch.py", API_2_4,
+         ("error", "ValueError", ["TPUStrategy does not support distributed datasets with device prefetch"])),
+    Case("mixed_float16 (loss scaling) under TPUStrategy", "loss_scaling_float16.py", API_2_4,
+         ("error", "ValueError", ["Mixed precision is not supported with the tf.distribute.Strategy: TPUStrategy"])),
     Case("--replicas 3 (no TPU host has 3 cores)", "plain_step.py", API_2_4,
          ("error", "ValueError", ["no TPU has 3 cores"]), run_args=("--replicas", "3")),
 ]
