@@ -333,9 +333,20 @@ def _client_io(original, positions, writes, returns_paths):
                 given[position] = client_path(given[position], writes and position == positions[-1])
         result = original(*given, **kwargs)
         if returns_paths and tpu_machine.SELECTED.gcs_root and isinstance(result, (list, tuple)):
-            return type(result)(_map_strings(item, tpu_machine.local_to_gcs) for item in result)
+            found = [_map_strings(item, tpu_machine.local_to_gcs) for item in result]
+            if args and _in_a_bucket(args[0]):
+                # Cloud Storage lists a bucket's names in lexicographic order (the local folder
+                # that stands in for it, in directory order): a program that splits its files
+                # by position gets the split it had on GCS
+                found.sort()
+            return type(result)(found)
         return result
     return client_io
+
+
+def _in_a_bucket(path):
+    text = path.decode("utf-8", "replace") if isinstance(path, bytes) else path
+    return isinstance(text, str) and text.startswith(tpu_machine.GCS_SCHEME)
 
 
 def _client_function(original, names, writes):

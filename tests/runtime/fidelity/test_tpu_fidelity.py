@@ -155,6 +155,8 @@ CASES = [
          ("error", "ValueError", ["TPUStrategy does not support distributed datasets with device prefetch"])),
     Case("mixed_float16 (loss scaling) under TPUStrategy", "loss_scaling_float16.py", API_2_4,
          ("error", "ValueError", ["Mixed precision is not supported with the tf.distribute.Strategy: TPUStrategy"])),
+    Case("a glob of a bucket lists names in Cloud Storage's order", "gcs_glob_order.py", ALL,
+         ("line", "FIDELITY count=20 sorted=True"), run_args=("--gcs", GCS_FOLDER)),
     Case("--replicas 3 (no TPU host has 3 cores)", "plain_step.py", API_2_4,
          ("error", "ValueError", ["no TPU has 3 cores"]), run_args=("--replicas", "3")),
 ]
