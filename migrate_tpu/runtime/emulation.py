@@ -59,7 +59,8 @@ from typing import cast
 
 import tensorflow as tf
 
-from migrate_tpu.runtime import NATIVE_TF_API, api_paths, releases, tpu_machine, tpu_machine_io, tpu_worker_input
+from migrate_tpu.runtime import (NATIVE_TF_API, api_paths, bfloat16_kernels, releases, tpu_machine, tpu_machine_io,
+                                 tpu_worker_input)
 from migrate_tpu.runtime.resolver import (TPUClusterResolver, experimental_connect_to_cluster,
                                           experimental_connect_to_host, initialize_tpu_system,
                                           shutdown_tpu_system)
@@ -272,6 +273,8 @@ def install(replicas=None, tf_api=None):
         _patch(module, name, value)
     # the machine: where files and the input pipeline are (a TPU Node's worker, or a TPU VM)
     tpu_machine_io.install()
+    # what a TPU computed in bfloat16 and this CPU has no kernel for (TF 2.4.1)
+    tpu_machine_io.rebind_everywhere(bfloat16_kernels.replacements(tf_version()))
     tpu_worker_input.install(_EmulatedTPU)
     # `from tensorflow.config import ...` reaches the modules patched above
     api_paths.install()

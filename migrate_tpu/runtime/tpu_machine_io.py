@@ -382,6 +382,11 @@ def _module(name):
         return None
 
 
+def rebind_everywhere(replacements):
+    """:func:`_rebind_everywhere` for another part of the emulation (undone by :func:`uninstall`)."""
+    _rebind_everywhere(replacements)
+
+
 def _rebind_everywhere(replacements):
     """Put each wrapper where a module of TensorFlow or Keras holds its original (``gen_io_ops``
     itself, ``io_ops`` that star-imports it, ``tf.io``, ...)."""

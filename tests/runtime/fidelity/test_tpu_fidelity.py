@@ -157,6 +157,8 @@ CASES = [
          ("error", "ValueError", ["Mixed precision is not supported with the tf.distribute.Strategy: TPUStrategy"])),
     Case("a glob of a bucket lists names in Cloud Storage's order", "gcs_glob_order.py", ALL,
          ("line", "FIDELITY count=20 sorted=True"), run_args=("--gcs", GCS_FOLDER)),
+    Case("mixed_bfloat16 convolutions trained (the TPU's type; no CPU kernel in TF 2.4.1)", "bfloat16_conv_fit.py",
+         API_2_4, ("line", "FIDELITY predicted=(16, 2) bfloat16")),
     Case("--replicas 3 (no TPU host has 3 cores)", "plain_step.py", API_2_4,
          ("error", "ValueError", ["no TPU has 3 cores"]), run_args=("--replicas", "3")),
 ]
