@@ -60,7 +60,7 @@ from typing import cast
 import tensorflow as tf
 
 from migrate_tpu.runtime import (NATIVE_TF_API, api_paths, bfloat16_kernels, releases, tpu_machine, tpu_machine_io,
-                                 tpu_worker_input)
+                                 tpu_contexts, tpu_worker_input)
 from migrate_tpu.runtime.resolver import (TPUClusterResolver, experimental_connect_to_cluster,
                                           experimental_connect_to_host, initialize_tpu_system,
                                           shutdown_tpu_system)
@@ -205,6 +205,9 @@ def _patch_entry_points():
     for mod in api_modules("config.experimental"):
         if hasattr(mod, "list_logical_devices"):
             _patch(mod, "list_logical_devices", _tpu_names_of_logical_devices(mod.list_logical_devices))
+    for mod in api_modules("tpu"):  # tf.compat.v1.tpu (TF 2 exports it there only)
+        if getattr(mod, "outside_compilation", None) is not None:
+            _patch(mod, "outside_compilation", tpu_contexts.outside_compilation(mod.outside_compilation))
     for mod in api_modules("tpu.experimental"):
         _patch(mod, "initialize_tpu_system", _on_a_tpu_machine(initialize_tpu_system))
         _patch(mod, "shutdown_tpu_system", shutdown_tpu_system)

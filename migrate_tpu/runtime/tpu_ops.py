@@ -120,6 +120,7 @@ class Finding(NamedTuple):
     graph: str
     line: Optional[str]
     variant: bool
+    outside: bool = False  # marked for the host by the program (``tpu.outside_compilation``)
 
 
 def _stack(op):
@@ -199,8 +200,22 @@ def findings(graph, tf_api) -> List[Finding]:
         if op_type in known or op_type in NOT_COMPILED:
             continue
         found.append(Finding(op_type, op.name, getattr(owner, "name", "") or "", user_line_of_stack(_stack(op)),
-                             _is_variant(op)))
+                             _is_variant(op), _outside(op)))
     return found
+
+
+#: The attribute ``tpu.outside_compilation`` gives every op it marks for the TPU's host
+#: (``_OUTSIDE_COMPILATION_ATTR`` in ``tpu.py`` at v2.1.0 and v2.4.1, ``tpu_replication.py`` in 2.21).
+OUTSIDE_COMPILATION_ATTR = "_xla_outside_compilation"
+
+
+def _outside(op):
+    return OUTSIDE_COMPILATION_ATTR in op.node_def.attr
+
+
+def marked_for_host(graph):
+    """Whether the program marked ops of ``graph`` (or the functions it calls) for the host."""
+    return any(_outside(op) for _owner, op in ops_of(graph))
 
 
 def _where(finding):
@@ -241,6 +256,8 @@ def judge(found, soft_placement, machine) -> Tuple[Optional[Refusal], List[Findi
     """The TPU's verdict on a trace's findings: the refusal (None where it compiles) and the ops it
     moves to the host."""
     for finding in found:
+        if finding.outside:  # the program put it on the host: the TPU compiles the rest
+            continue
         if not soft_placement:
             return Refusal("no-kernel", RULES["no-kernel"].error, no_kernel_message(finding)), []
         if finding.variant:

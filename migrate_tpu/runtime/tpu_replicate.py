@@ -37,7 +37,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 import tensorflow as tf
 
-from migrate_tpu.runtime import tpu_compiler, tpu_ops, tpu_rules
+from migrate_tpu.runtime import tpu_compiler, tpu_contexts, tpu_ops, tpu_rules
 from migrate_tpu.runtime.autograph_scope import converted_as_run_converts
 from migrate_tpu.runtime.tpu_system import STATE
 
@@ -438,66 +438,12 @@ def _trace(strategy, fn, first_leaves, specs, outputs, machine):
 
     def replica_computation(replica_id, *tensors):
         args, kwargs = first_leaves.rebuild(tensors)
-        with _compiling_for(extended), _in_xla_context(), TPUReplicaContext(strategy, replica_id), \
-                _host_prints(machine):
+        with _compiling_for(extended), tpu_contexts.replica_trace(machine), TPUReplicaContext(strategy, replica_id):
             result = fn(*args, **kwargs)
         return outputs.flat(result)
 
     computation = tf.function(tf.autograph.experimental.do_not_convert(replica_computation), autograph=False)
     return computation.get_concrete_function(tf.TensorSpec([], tf.int32), *specs)
-
-
-@contextlib.contextmanager
-def _in_xla_context():
-    """The trace inside an XLA control-flow context, as ``tpu.replicate`` builds the computation
-    (its ``TPUReplicateContext`` is an ``XLAControlFlowContext``, entered before the computation
-    is called: ``tpu.py`` at v2.1.0 and v2.4.1).  TensorFlow's own library asks for it
-    (``control_flow_util.GraphOrParentsInXlaContext``) and then builds what XLA takes: ``cond_v2``
-    outputs a branch's gradient intermediates directly instead of in Optionals, ``while_v2``
-    wants ``maximum_iterations`` for the accumulators of a gradient, Keras's BatchNormalization
-    leaves out the cond on the batch size.  The plain context, not the TPU's: that one also
-    marks every op for the TPU's cluster, which the CPU cannot run."""
-    from tensorflow.python.ops import control_flow_ops
-    context = control_flow_ops.XLAControlFlowContext()
-    context.Enter()
-    try:
-        yield
-    finally:
-        context.Exit()
-
-
-@contextlib.contextmanager
-def _host_prints(machine):
-    """``tf.print`` in the step as the TPU's host runs it: on a TPU Node the host is the TPU
-    worker, whose log (not the client's output) gets what it prints."""
-    if machine != "node":
-        yield
-        return
-    from tensorflow.python.ops import gen_logging_ops
-    original = gen_logging_ops.print_v2
-    stream = "file://" + _worker_log()
-
-    def print_v2(input, output_stream="stderr", *args, **kwargs):
-        return original(input, stream, *args, **kwargs)
-    gen_logging_ops.print_v2 = print_v2
-    try:
-        yield
-    finally:
-        gen_logging_ops.print_v2 = original
-
-
-def _worker_log():
-    """The TPU worker's log of this run (tpu_machine names it), its folder made."""
-    try:
-        from migrate_tpu.runtime import tpu_machine
-        path = str(tpu_machine.worker_log())
-    except (ImportError, AttributeError):  # a machine model without a worker log
-        import tempfile
-        path = os.path.join(tempfile.gettempdir(), "migrate-tpu-tpu-worker-{}.log".format(os.getpid()))
-    folder = os.path.dirname(path)
-    if folder:
-        os.makedirs(folder, exist_ok=True)
-    return path
 
 
 # --------------------------------------------------------------------------
@@ -610,7 +556,8 @@ def replicated_run(strategy, fn, args, kwargs, options=None):
     refusal, moved = tpu_ops.judge(tpu_ops.findings(concrete.graph, STATE.tf_api),
                                    tf.config.get_soft_device_placement(), machine)
     checked = time.perf_counter()
-    if refusal is None and not moved:  # with ops on the host, XLA is given the rest only
+    if refusal is None and not moved and not tpu_ops.marked_for_host(concrete.graph):
+        # with ops on the host, XLA is given the rest only, which this copy cannot cut out
         refusal = tpu_compiler.refusal(concrete, [t.shape for t in per_replica[0].tensors()])
     COST["traces"] += 1
     COST["trace_s"] += traced - started

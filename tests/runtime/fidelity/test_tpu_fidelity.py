@@ -159,6 +159,8 @@ CASES = [
          ("line", "FIDELITY count=20 sorted=True"), run_args=("--gcs", GCS_FOLDER)),
     Case("mixed_bfloat16 convolutions trained (the TPU's type; no CPU kernel in TF 2.4.1)", "bfloat16_conv_fit.py",
          API_2_4, ("line", "FIDELITY predicted=(16, 2) bfloat16")),
+    Case("tpu.outside_compilation of a print in the step (host ops, soft placement off)", "outside_compilation_print.py",
+         ALL, ("line", "FIDELITY total=16.0")),
     Case("--replicas 3 (no TPU host has 3 cores)", "plain_step.py", API_2_4,
          ("error", "ValueError", ["no TPU has 3 cores"]), run_args=("--replicas", "3")),
 ]
