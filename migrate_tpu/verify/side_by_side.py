@@ -28,8 +28,9 @@ import os
 import shutil
 import signal
 import threading
+import time
 from pathlib import Path
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from migrate_tpu.runtime import launch_apart  # the caller's half: standard library only
 from migrate_tpu.runtime.launch import builds_its_own_cluster
@@ -147,6 +148,7 @@ class SideRun:
         finally:
             self._close()
         if self.stopped_for_memory or not self.result_path.exists():
+            end_processes_in(self.request.copy.root)  # its copy is put back for a run alone
             return None
         outcome = json.loads(self.result_path.read_text("utf-8"))
         status = int(outcome["status"])
@@ -158,19 +160,66 @@ class SideRun:
         return self.request.result(status, float(outcome["seconds"]))
 
     def stop(self) -> None:
-        """End the run now (verification stops, or no longer needs it)."""
+        """End the run now (verification stops, or no longer needs it), every process of it:
+        its copy may be put back for a run again alone as soon as this returns."""
         if self.process.poll() is None:
             self._kill()
         try:
             self.process.wait()
         finally:
             self._close()
+            end_processes_in(self.request.copy.root)
 
     def _close(self) -> None:
         self._done.set()
         if self._lifeline is not None:
             os.close(self._lifeline)
             self._lifeline = None
+
+
+#: How long :func:`end_processes_in` waits for what it killed to be gone (seconds).
+LEFTOVER_SECONDS = 10.0
+
+
+def processes_in(folder: Path) -> List[int]:
+    """The pids of this user's processes whose working folder is ``folder`` or below it (Linux's
+    /proc; none where it cannot be read)."""
+    root = str(folder.resolve())
+    found: List[int] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            cwd = os.readlink(os.path.join("/proc", entry, "cwd"))
+        except OSError:  # gone, or another user's
+            continue
+        if cwd == root or cwd.startswith(root + os.sep):
+            found.append(int(entry))
+    return found
+
+
+def end_processes_in(folder: Path) -> None:
+    """End every process still working in a side run's copy, and wait until none is left.
+
+    Stopping the launcher's process group does not end the run with it: a warm run (and whatever
+    a program starts with a session of its own) is in another group and ends only once it notices
+    its launcher gone, and meanwhile it can write into the copy that the rerun is about to get.
+    Every process of a run works in its copy (the runtime starts it there), which names them."""
+    deadline = time.monotonic() + LEFTOVER_SECONDS
+    while time.monotonic() < deadline:
+        left = processes_in(folder)
+        if not left:
+            return
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.05)
 
 
 def start_beside(request: RunRequest, jobs: Optional[int]) -> Optional[SideRun]:

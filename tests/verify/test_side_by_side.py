@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,19 @@ if role == "die-once" and not os.path.exists(os.path.join(meeting, "died")):
     os.kill(os.getpid(), signal.SIGKILL)
 if role == "grow":
     time.sleep(60)  # stopped by the memory watch long before this
+if role == "linger":
+    # a process of the run in a session of its own (as a warm run is): stopping the launcher's
+    # group leaves it, and it goes on writing into the copy
+    if os.fork() == 0:
+        os.setsid()
+        with open(os.path.join(meeting, "pid-linger-child"), "w") as handle:
+            handle.write(str(os.getpid()))
+        for index in range(600):
+            with open(os.path.join(here, "late-{}".format(index)), "w") as handle:
+                handle.write("written after the stop")
+            time.sleep(0.01)
+        os._exit(0)
+    time.sleep(60)
 print("ran", role)
 with open(os.environ["MIGRATE_TPU_RECORD"], "w") as handle:
     json.dump({"exit_status": 0, "steps": [], "found": found, "met": met, "nice": os.getpriority(os.PRIO_PROCESS, 0)}, handle)
@@ -128,6 +142,24 @@ def test_a_side_run_is_stopped_where_memory_runs_low_and_runs_again_alone(world,
     one, other = side_by_side.run_pair(first, _request(world, "third", "partner"), None)
     assert (one.status, other.status) == (0, 0)
     assert one.record["found"] == other.record["found"] == ["program.py"]
+
+
+def test_a_stopped_side_run_leaves_no_process_in_its_copy(world, monkeypatch):
+    """What the run started in a session of its own ends with it before the copy is put back:
+    the rerun alone must find its folder as it was (this once failed under load, the stopped
+    run's program still writing into the fresh copy)."""
+    monkeypatch.setattr(side_by_side, "room_for_two", lambda jobs: True)
+    request = _request(world, "lingering", "linger")
+    child = Path(world[0]) / "meeting" / "pid-linger-child"
+    monkeypatch.setattr(side_by_side, "memory_available", lambda: 0 if child.exists() else 1 << 62)
+    side = side_by_side.SideRun(request)
+    assert side.finish() is None and side.stopped_for_memory
+    side.stop()
+    assert not _alive(int(child.read_text()))
+    assert side_by_side.processes_in(request.copy.root) == []
+    written = sorted(request.copy.root.glob("late-*"))
+    time.sleep(0.5)
+    assert sorted(request.copy.root.glob("late-*")) == written  # nothing more is written
 
 
 def test_jobs_one_or_the_variable_means_one_at_a_time(monkeypatch):
