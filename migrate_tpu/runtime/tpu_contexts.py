@@ -48,6 +48,28 @@ def _in_xla_context():
         yield
     finally:
         context.Exit()
+        _lowered_for_this_cpu()
+
+
+#: The functional control flow ops that TensorFlow lowers to Switch/Merge outside an XLA context.
+FUNCTIONAL_CONTROL_FLOW = frozenset({"If", "StatelessIf", "While", "StatelessWhile"})
+
+
+def _lowered_for_this_cpu():
+    """The trace's conditionals and loops marked for lowering, as TensorFlow marks them outside an
+    XLA context (``control_flow_util_v2.maybe_set_lowering_attr``, v2.1.0 to 2.21).  In the XLA
+    context it leaves them functional, for XLA to compile; the emulation runs the trace on the
+    CPU's executor, where TF 2.1.0 cannot place a functional ``If`` whose branches use a resource
+    of another core (a summary writer: "Cannot place the graph because a reference or resource
+    edge connects colocation groups").  Lowering changes no computation."""
+    import tensorflow as tf
+    from tensorflow.core.framework import attr_value_pb2
+    from tensorflow.python.eager import context
+    if context.context().function_call_options.executor_type == "SINGLE_THREADED_EXECUTOR":
+        return  # TensorFlow does not lower for it either
+    for op in tf.compat.v1.get_default_graph().get_operations():
+        if op.type in FUNCTIONAL_CONTROL_FLOW and "_lower_using_switch_merge" not in op.node_def.attr:
+            op._set_attr("_lower_using_switch_merge", attr_value_pb2.AttrValue(b=True))
 
 
 def outside_compilation(original):
