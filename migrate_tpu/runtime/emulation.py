@@ -62,7 +62,7 @@ import tensorflow as tf
 from migrate_tpu.runtime import (NATIVE_TF_API, api_paths, bfloat16_kernels, releases, tpu_machine, tpu_machine_io,
                                  tpu_contexts, tpu_worker_input)
 from migrate_tpu.runtime.resolver import (TPUClusterResolver, experimental_connect_to_cluster,
-                                          experimental_connect_to_host, initialize_tpu_system,
+                                          experimental_connect_to_host, initialize_tpu_system, refuse_sessions_to_the_tpu,
                                           shutdown_tpu_system)
 from migrate_tpu.runtime.strategies import (LOGICAL_DEVICE_HELPERS, _EmulatedTPU, _StableTPUStrategy,
                                             _strategy_experimental_run_v2, _strategy_experimental_run_v2_of_2_2,
@@ -202,6 +202,9 @@ def _patch_entry_points():
     remote = _implementation_module("eager.remote")
     _patch(remote, "connect_to_cluster", experimental_connect_to_cluster)
     _patch(remote, "connect_to_remote_host", experimental_connect_to_host)
+    session = getattr(_implementation_module("client.session"), "BaseSession", None)
+    if session is not None:  # TPUEstimator's session would dial the announced TPU and wait
+        _patch(session, "__init__", refuse_sessions_to_the_tpu(session.__dict__["__init__"]))
     for mod in api_modules("config.experimental"):
         if hasattr(mod, "list_logical_devices"):
             _patch(mod, "list_logical_devices", _tpu_names_of_logical_devices(mod.list_logical_devices))

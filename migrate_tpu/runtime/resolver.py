@@ -23,6 +23,28 @@ _log = logging.getLogger("migrate_tpu.runtime")
 
 _EMULATED_ADDRESS = "grpc://localhost:8470"
 
+#: The TPU addresses ("host:port") the emulated resolvers have answered with: nothing listens
+#: there, so a TF1 session must not dial them (:func:`refuse_sessions_to_the_tpu`).
+ANNOUNCED = {_EMULATED_ADDRESS[len("grpc://"):]}
+
+SESSION_MESSAGE = ("migrate_tpu.runtime: a TF1 session to the TPU's address {target!r} (TPUEstimator, "
+                   "tf.compat.v1.Session(resolver.master())) is not emulated: the emulated TPU runs "
+                   "tf.distribute's TPUStrategy and has no gRPC server, and dialling the address would "
+                   "wait for ever. Run this program on a TPU, or move it to TPUStrategy.")
+
+
+def refuse_sessions_to_the_tpu(original_init):
+    """``BaseSession.__init__`` that fails at once for a target naming an address the emulated
+    resolver announced, instead of dialling it for ever; other targets are TensorFlow's."""
+    def __init__(self, target="", graph=None, config=None):
+        text = target.decode("utf-8", "replace") if isinstance(target, bytes) else str(target or "")
+        address = text.split("://", 1)[-1]
+        if text.startswith("grpc://") and address in ANNOUNCED:
+            self._session = None  # what TensorFlow's __del__ reads of a session never made
+            raise NotImplementedError(SESSION_MESSAGE.format(target=text))
+        original_init(self, target, graph, config)
+    return __init__
+
 
 class TPUClusterResolver(tf.distribute.cluster_resolver.ClusterResolver):
     """Resolver for the emulated TPU host.
@@ -76,6 +98,8 @@ class TPUClusterResolver(tf.distribute.cluster_resolver.ClusterResolver):
             else:
                 self._master = tpu if tpu.startswith("grpc://") else _EMULATED_ADDRESS
         self._tpu = self._master if self._master else (tpu or "")
+        if self._master.startswith("grpc://"):
+            ANNOUNCED.add(self._master[len("grpc://"):])
 
     @classmethod
     def connect(cls, tpu=None, zone=None, project=None):

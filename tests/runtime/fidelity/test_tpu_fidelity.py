@@ -161,6 +161,8 @@ CASES = [
          API_2_4, ("line", "FIDELITY predicted=(16, 2) bfloat16")),
     Case("tpu.outside_compilation of a print in the step (host ops, soft placement off)", "outside_compilation_print.py",
          ALL, ("line", "FIDELITY total=16.0")),
+    Case("a TF1 session to the TPU's address (TPUEstimator): not emulated, fails at once", "session_to_tpu.py", API_2_4,
+         ("error", "NotImplementedError", ["is not emulated"])),
     Case("--replicas 3 (no TPU host has 3 cores)", "plain_step.py", API_2_4,
          ("error", "ValueError", ["no TPU has 3 cores"]), run_args=("--replicas", "3")),
 ]
