@@ -71,7 +71,7 @@ from migrate_tpu.runtime.topology import DeviceAssignment, Topology
 from migrate_tpu.runtime.tpu_rules import (check_core_count, keras_loss_scaling_patches, mirrored_replica_context_class,
                                           relay_refusals)
 from migrate_tpu.runtime.tpu_system import (STATE, api_modules, api_version, configure_devices, configure_pod, cores_per_host,
-                                            default_tf_api, local_devices, tf_version)
+                                            default_tf_api, implementation_module, local_devices, tf_version)
 
 # What other modules and programs reach through this entry point.
 __all__ = ["STATE", "api_version", "configure_devices", "configure_pod", "cores_per_host", "default_tf_api",
@@ -137,16 +137,6 @@ def _collective_extended():
     return extended
 
 
-def _implementation_module(name):
-    """``tensorflow.python.<name>`` (``tensorflow_core`` in TF 2.1.0's wheel), or None."""
-    for root in ("tensorflow.python.", "tensorflow_core.python."):
-        try:
-            return importlib.import_module(root + name)
-        except ImportError:
-            continue
-    return None
-
-
 def _patch(module, name, value, only_if_present=True):
     if module is None:
         return
@@ -199,10 +189,10 @@ def _patch_entry_points():
                if hasattr(mod, "list_logical_devices") else None)
     # the implementation's own names too (`from tensorflow.python.eager import remote`): a run
     # never dials the TPU address the emulated machine announces
-    remote = _implementation_module("eager.remote")
+    remote = implementation_module("eager.remote")
     _patch(remote, "connect_to_cluster", experimental_connect_to_cluster)
     _patch(remote, "connect_to_remote_host", experimental_connect_to_host)
-    session = getattr(_implementation_module("client.session"), "BaseSession", None)
+    session = getattr(implementation_module("client.session"), "BaseSession", None)
     if session is not None:  # TPUEstimator's session would dial the announced TPU and wait
         _patch(session, "__init__", refuse_sessions_to_the_tpu(session.__dict__["__init__"]))
     for mod in api_modules("config.experimental"):

@@ -41,7 +41,7 @@ import tensorflow as tf
 from tensorflow.python.framework import errors_impl, ops
 
 from migrate_tpu.runtime import tpu_machine
-from migrate_tpu.runtime.tpu_system import api_modules
+from migrate_tpu.runtime.tpu_system import api_modules, implementation_module
 
 #: Schemes that no file system has: TensorFlow refuses them with ``UnimplementedError: File system
 #: scheme 'S' not implemented (file: 'S://...')``, which is rewritten (:func:`_in_the_workers_words`).
@@ -371,17 +371,6 @@ def _set(owner, name, value):
     setattr(owner, name, value)
 
 
-def _module(name):
-    for prefix in ("tensorflow.python.", "tensorflow_core.python."):
-        module = sys.modules.get(prefix + name)
-        if module is not None:
-            return module
-    try:
-        return __import__("tensorflow.python." + name, fromlist=["_"])
-    except ImportError:
-        return None
-
-
 def rebind_everywhere(replacements):
     """:func:`_rebind_everywhere` for another part of the emulation (undone by :func:`uninstall`)."""
     _rebind_everywhere(replacements)
@@ -516,22 +505,22 @@ def _connects(original):
 def _install_file_functions():
     replacements = {}
     for module_name, function_name, names, writes, returns_paths in PATH_OPS:
-        module = _module("ops." + module_name)
+        module = implementation_module("ops." + module_name)
         original = getattr(module, function_name, None) if module is not None else None
         if original is not None:
             replacements[id(original)] = (original, _path_op(original, names, writes, returns_paths))
     for module_name, function_name, names, writes in CLIENT_FUNCTIONS:
-        module = _module(module_name)
+        module = implementation_module(module_name)
         original = getattr(module, function_name, None) if module is not None else None
         if original is not None:
             replacements[id(original)] = (original, _client_function(original, names, writes))
     _rebind_everywhere(replacements)
     for module_name, holder_name, name, positions, writes, returns_paths in CLIENT_IO:
-        holder = getattr(_module(module_name), holder_name, None)
+        holder = getattr(implementation_module(module_name), holder_name, None)
         original = getattr(holder, name, None) if holder is not None else None
         if original is not None and not hasattr(original, "__wrapped__"):  # one holder, two callers
             _set(holder, name, _client_io(original, positions, writes, returns_paths))
-    tf_record = _module("lib.io.tf_record")
+    tf_record = implementation_module("lib.io.tf_record")
     writer = getattr(tf_record, "TFRecordWriter", None)
     if writer is not None and "__init__" in writer.__dict__:  # TF >= 2.2 subclasses the C++ writer
         init = writer.__dict__["__init__"]
@@ -543,9 +532,9 @@ def install():
     if _ORIGINALS:
         return
     _install_file_functions()
-    core = _module("eager.core")
+    core = implementation_module("eager.core")
     _set(core, "_status_to_exception", _status_to_exception(core._status_to_exception))
-    execute = _module("eager.execute")
+    execute = implementation_module("eager.execute")
     wrapped: Dict[int, Any] = {}
     for name in ("quick_execute", "execute"):
         original = execute.__dict__[name]
@@ -558,7 +547,7 @@ def install():
         if getattr(module, "experimental_connect_to_cluster", None) is not None:
             _set(module, "experimental_connect_to_cluster", _connects(module.experimental_connect_to_cluster))
     for name in ("training.saving.functional_saver", "checkpoint.functional_saver"):
-        saver = getattr(_module(name), "MultiDeviceSaver", None) if _module(name) is not None else None
+        saver = getattr(implementation_module(name), "MultiDeviceSaver", None) if implementation_module(name) is not None else None
         for method in ("save", "restore"):
             if saver is not None and method in saver.__dict__:
                 _set(saver, method, _saves_on_io_device(saver.__dict__[method]))

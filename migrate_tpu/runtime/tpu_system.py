@@ -209,3 +209,17 @@ def api_modules(path, v1=True):
         if obj is not None and all(obj is not f for f in found):
             found.append(obj)
     return found
+
+
+def implementation_module(name):
+    """TensorFlow's module ``tensorflow.python.<name>`` (``tensorflow_core.python`` in TF 2.1.0's
+    wheel), imported if it is not yet, or None where the release has none."""
+    import sys
+    for prefix in ("tensorflow.python.", "tensorflow_core.python."):
+        module = sys.modules.get(prefix + name)
+        if module is not None:
+            return module
+    try:
+        return __import__("tensorflow.python." + name, fromlist=["_"])
+    except ImportError:
+        return None
