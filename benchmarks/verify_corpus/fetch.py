@@ -203,18 +203,28 @@ def main():
     if options.only:
         wanted = set(options.only.split(","))
         programs = [p for p in programs if p["id"] in wanted]
-    options.corpus.mkdir(parents=True, exist_ok=True)
-    index_path = options.corpus / "index.json"
+    cli = shlex.split(options.cli)
+    return build_all(programs, options.corpus, lambda program: build(program, options.corpus, options.mirrors, cli))
+
+
+def build_all(programs, corpus: Path, build_one, say=None) -> int:
+    """Build each program with ``build_one`` into ``corpus``, keeping ``corpus/index.json`` (what
+    was written, by id); a program that cannot be built is reported and the others go on.
+    Returns the exit status: 1 when one failed."""
+    corpus.mkdir(parents=True, exist_ok=True)
+    index_path = corpus / "index.json"
     index = json.loads(index_path.read_text()) if index_path.exists() else {}
     failed = []
     for program in programs:
         try:
-            index[program["id"]] = build(program, options.corpus, options.mirrors, shlex.split(options.cli))
+            index[program["id"]] = build_one(program)
+            if say is not None:
+                say(f"built {program['id']}")
         except Exception as error:  # reported per program; the others go on
             failed.append(f"{program['id']}: {type(error).__name__}: {error}")
             index.pop(program["id"], None)
     index_path.write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
-    print(f"{len(programs) - len(failed)} of {len(programs)} programs in {options.corpus}")
+    print(f"{len(programs) - len(failed)} of {len(programs)} programs in {corpus}")
     for line in failed:
         print(f"cannot build {line}", file=sys.stderr)
     return 1 if failed else 0
