@@ -44,7 +44,7 @@ import types
 from typing import Any, Dict, List, Optional, Tuple
 
 from migrate_tpu.runtime import TARGET_VARIABLE, call_sites, call_syntax, moves
-from migrate_tpu.runtime.call_sites import AUTOGRAPH, GENERATED, RUNTIME, file_kind, owner
+from migrate_tpu.runtime.call_sites import AUTOGRAPH, GENERATED, OTHER, RUNTIME, file_kind, owner
 
 #: Set to ``0`` (or ``off``) to run without the record (what benchmarks/moved_calls.py compares).
 SWITCH_VARIABLE = "MIGRATE_TPU_MOVED_CALLS"
@@ -230,15 +230,20 @@ def _constructor_watch(move, klass):
     return staticmethod(__new__)
 
 
-def _strategy_classes(tf):
-    """``tf.distribute.Strategy``, ``tf.compat.v1.distribute.Strategy``, every subclass of them as
-    now defined (the emulated TPU strategies among them) and their bases (the emulation's mixins)."""
+def _strategy_roots(tf):
+    """``tf.distribute.Strategy`` and, where the release has it, ``tf.compat.v1.distribute.Strategy``."""
     roots = [tf.distribute.Strategy]
     v1: Any = getattr(getattr(getattr(tf, "compat", None), "v1", None), "distribute", None)
     if getattr(v1, "Strategy", None) is not None:
         roots.append(v1.Strategy)
+    return roots
+
+
+def _strategy_classes(tf):
+    """``tf.distribute.Strategy``, ``tf.compat.v1.distribute.Strategy``, every subclass of them as
+    now defined (the emulated TPU strategies among them) and their bases (the emulation's mixins)."""
     found: List[type] = []
-    todo = list(roots)
+    todo = _strategy_roots(tf)
     while todo:
         klass = todo.pop()
         if klass in found or klass is object:
@@ -344,6 +349,7 @@ def install(surface, target=None, tree=None):
             _watch_method(tf, move)
         else:
             _watch_symbol(tf, move)
+    _watch_gone_methods(tf, [move for move in moves_for(target) if move.kind == "method"])
     return RECORD
 
 
@@ -383,6 +389,47 @@ def uninstall():
 
 
 # --------------------------------------------------------------------------
+# A method that is gone: its lookup, caught or not
+# --------------------------------------------------------------------------
+
+
+def _watch_gone_methods(tf, method_moves):
+    """Note every lookup of a moved method that a strategy no longer has, where it fails, even
+    when the program catches the ``AttributeError`` (2020 compatibility code: ``try:
+    strategy.experimental_run_v2 ... except AttributeError:``).  Python asks a class's
+    ``__getattr__`` once its attribute lookup has failed: the strategies' own (the emulated
+    TPU's) are wrapped, and the roots get one that raises Python's own error."""
+    gone = {move.old: move for move in method_moves}
+    if not gone:
+        return
+    roots = _strategy_roots(tf)
+    for klass in _strategy_classes(tf):
+        own = klass.__dict__.get("__getattr__")
+        if isinstance(own, types.FunctionType) or klass in roots:
+            _set(klass, "__getattr__", _noting_gone(own, gone))
+
+
+def _noting_gone(own, gone):
+    def __getattr__(self, name):
+        move = gone.get(name)
+        caller = sys._getframe(1)
+        if move is not None and file_kind(caller.f_code.co_filename) in (OTHER, GENERATED):
+            # looked up by the program's own code (AutoGraph's copy of it included); a lookup
+            # TensorFlow makes for it is named where the error stops the run (note_failure)
+            record, place = RECORD, _call_site(caller)
+            # a use of the name at that line, not a guard asking for it (hasattr(s, "name"))
+            if record is not None and place is not None and call_syntax.calls(place, move.old):
+                message = "AttributeError: '{}' object has no attribute '{}'".format(
+                    getattr(type(self), "_tf_class_name", type(self).__name__), name)
+                record.note(move, place, error=message)
+        if own is not None:
+            return own(self, name)
+        raise AttributeError("'{}' object has no attribute '{}'".format(type(self).__name__, name))
+    _WATCH_CODES.add(__getattr__.__code__)
+    return __getattr__
+
+
+# --------------------------------------------------------------------------
 # A name that is gone: the uncaught exception
 # --------------------------------------------------------------------------
 
@@ -402,6 +449,9 @@ def note_failure(error):
         return None
     place, matched, message = found
     for move in matched:
+        site = record.sites.get((place[0], place[1], move.old, move.rule))
+        if site is not None and site.error is not None:
+            continue  # the failed lookup was noted as it failed
         record.note(move, place, error=message)
     return matched
 

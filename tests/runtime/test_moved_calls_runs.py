@@ -177,3 +177,33 @@ def test_an_installed_distribution_and_a_folder_on_the_path_own_their_calls(tmp_
     assert owners[str(vendored / "vendored_steps.py")] == ("TPU102", 5, {"kind": "folder", "folder": str(vendored)})
     assert "upgrade it to a release written for TF 2.4 or later" in done.stderr
     assert "migrate-tpu fix {}".format(vendored / "vendored_steps.py") in done.stderr
+
+
+@pytest.mark.parametrize("env_name", [TF24, TF221])
+def test_a_gone_method_the_program_catches_is_named_where_it_failed(tmp_path, env_name):
+    """2020 compatibility code tried ``experimental_run_v2`` and fell back on ``run`` when it
+    raised: the run goes on, and the record names the place, the rule and the failure, as for
+    an uncaught one; a guard that only asks (``hasattr``) is not a use."""
+    (tmp_path / "compat").mkdir()
+    script = tmp_path / "compat" / "compat.py"
+    script.write_text(textwrap.dedent("""\
+        import tensorflow as tf
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="")
+        tf.config.experimental_connect_to_cluster(resolver)
+        tf.tpu.experimental.initialize_tpu_system(resolver)
+        strategy = tf.distribute.TPUStrategy(resolver)
+        print("guard", hasattr(strategy, "experimental_run_v2"))
+        def run_compat(fn, args):
+            try:
+                return strategy.experimental_run_v2(fn, args=args)
+            except AttributeError:
+                return strategy.run(fn, args=args)
+        @tf.function
+        def step(x):
+            return run_compat(lambda v: v * 2.0, (x,))
+        print("ran", float(step(tf.constant(1.0)).values[0]))
+    """))
+    done, data = run(tmp_path, env_name, "2.4", program=script.parent, script="compat.py")
+    assert done.returncode == 0 and "ran 2.0" in done.stdout, done.stderr
+    assert places(data) == {"TPU101": (["compat", "compat.py"], 9, 1, True, "tree")}, done.stderr
+    assert "compat.py:9: TPU101" in done.stderr and "failed: AttributeError" in done.stderr
