@@ -530,6 +530,8 @@ def _run_options_in(args: List[str], command: click.Command) -> Tuple[List[str],
 @click.option("--replicas", type=click.IntRange(min=1), default=None, help="Emulated TPU replicas (default 8).")
 @click.option("--hosts", type=click.IntRange(min=1), default=None, help="Emulate a pod of this many hosts (as for run).")
 @click.option("--tpu-env", type=click.Choice(["colab", "node", "none", "vm"]), default=None, help="Machine the emulated TPU is attached to (as for run).")
+@click.option("--gcs", type=click.Path(file_okay=False, exists=True), default=None, metavar="DIR",
+              help="Read gs://BUCKET/PATH as DIR/BUCKET/PATH (as for run; also $MIGRATE_TPU_GCS); each run works in a copy of DIR of its own.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS", help="Stop each run after this long (verdict error).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of Python random, NumPy and TensorFlow in both runs.")
 @click.option("--no-blame", is_flag=True, help="On a divergence or retrace, do not look for the change to blame (a few short runs).")
@@ -548,8 +550,8 @@ def _run_options_in(args: List[str], command: click.Command) -> Tuple[List[str],
 @click.option("--isolated", is_flag=True, help="As for fix.")
 @click.argument("target_path", metavar="SCRIPT|NOTEBOOK|FOLDER", type=click.Path(exists=True))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def verify(after, entry, steps, python, before_python, before_api, after_api, rtol, atol, replicas, hosts, tpu_env, timeout, seed, no_blame, power, jobs,
-           output_format, output_file, target, unsafe_fixes, select, ignore, config_file, isolated, target_path, args) -> None:
+def verify(after, entry, steps, python, before_python, before_api, after_api, rtol, atol, replicas, hosts, tpu_env, gcs, timeout, seed, no_blame, power,
+           jobs, output_format, output_file, target, unsafe_fixes, select, ignore, config_file, isolated, target_path, args) -> None:
     """Run the original (TF 2.1 surface) and its migration (TF 2.4 surface) and compare what they compute, step by step.
 
     The migrated version is what `fix` makes, written to a temporary copy: your files are
@@ -562,6 +564,8 @@ def verify(after, entry, steps, python, before_python, before_api, after_api, rt
     args = list(args)
     if args[:1] == ["--"]:
         args = args[1:]
+    if gcs:  # each run's bucket is a copy of it (verify/running.py), as for run however it is started
+        os.environ["MIGRATE_TPU_GCS"] = os.path.abspath(gcs)
     fix_options = {"target": target, "unsafe_fixes": unsafe_fixes, "select": _split_ids(select), "ignore": _split_ids(ignore),
                    "config_file": config_file, "isolated": isolated}
     label = os.path.join(target_path, entry) if entry else target_path

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import time
 from contextlib import contextmanager
@@ -15,7 +16,8 @@ from typing import Any, Dict, Iterator, List, Optional
 from migrate_tpu.runtime import recorder as recording  # the record's variable names only (no TensorFlow)
 from migrate_tpu.runtime.launch import launch
 from migrate_tpu.verify.arrays import attach_blobs
-from migrate_tpu.verify.plan import Copy
+from migrate_tpu.runtime.tpu_machine import GCS_VARIABLE  # the variable's name (no TensorFlow)
+from migrate_tpu.verify.plan import Copy, copy_tree
 from migrate_tpu.verify.verdict import RunResult
 
 @contextmanager
@@ -124,6 +126,12 @@ class RunRequest:
             recording.WATCH_VARIABLE: str(self.watch) if self.watch else None,
             # A plot's window would wait for somebody to close it: verify's runs draw off screen.
             "MPLBACKEND": "Agg"}
+        bucket = os.environ.get(GCS_VARIABLE)
+        if bucket:  # gs:// as --gcs names it, in a copy of the run's own (as its folder is)
+            own = self.record_path.with_suffix(".gcs")
+            shutil.rmtree(own, ignore_errors=True)
+            copy_tree(Path(bucket), own)
+            env[GCS_VARIABLE] = str(own)
         env.update(self.environment)
         return env
 
