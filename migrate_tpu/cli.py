@@ -530,7 +530,7 @@ def _run_options_in(args: List[str], command: click.Command) -> Tuple[List[str],
 @click.option("--replicas", type=click.IntRange(min=1), default=None, help="Emulated TPU replicas (default 8).")
 @click.option("--hosts", type=click.IntRange(min=1), default=None, help="Emulate a pod of this many hosts (as for run).")
 @click.option("--tpu-env", type=click.Choice(["colab", "node", "none", "vm"]), default=None, help="Machine the emulated TPU is attached to (as for run).")
-@click.option("--gcs", type=click.Path(file_okay=False, exists=True), default=None, metavar="DIR",
+@click.option("--gcs", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="Read gs://BUCKET/PATH as DIR/BUCKET/PATH (as for run; also $MIGRATE_TPU_GCS); each run works in a copy of DIR of its own.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS", help="Stop each run after this long (verdict error).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of Python random, NumPy and TensorFlow in both runs.")

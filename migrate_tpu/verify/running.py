@@ -130,7 +130,10 @@ class RunRequest:
         if bucket:  # gs:// as --gcs names it, in a copy of the run's own (as its folder is)
             own = self.record_path.with_suffix(".gcs")
             shutil.rmtree(own, ignore_errors=True)
-            copy_tree(Path(bucket), own)
+            if Path(bucket).is_dir():
+                copy_tree(Path(bucket), own)
+            else:  # no bucket yet: the run makes what it writes (as run --gcs makes DIR)
+                own.mkdir(parents=True)
             env[GCS_VARIABLE] = str(own)
         env.update(self.environment)
         return env
