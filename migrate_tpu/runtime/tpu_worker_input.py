@@ -20,7 +20,7 @@ import tensorflow as tf
 from tensorflow.python.framework import errors_impl, ops
 
 from migrate_tpu.runtime import tpu_machine
-from migrate_tpu.runtime.tpu_machine_io import CLIENT, WORKER, Placed
+from migrate_tpu.runtime.tpu_machine_io import CLIENT, WORKER, Placed, on_worker
 from migrate_tpu.runtime.tpu_system import api_version
 
 #: Ops of Python (``py_func``, ``py_function``, ``numpy_function``, ``Dataset.from_generator``).
@@ -86,13 +86,10 @@ def what_fails_on_the_worker(dataset):
     """``(error class name, message)`` of the first thing in ``dataset`` that a Node's TPU worker
     could not run (Python, a local file), or None."""
     datasets = list(_upstream(dataset))
-    readers_in_functions = False
-    for current in datasets:
-        found = _function_ops(current)
-        for op in PYTHON_OPS:
-            if op in found:
-                return tpu_machine.python_on_worker(op, api_version())
-        readers_in_functions = readers_in_functions or any(op in found for op in READER_OPS)
+    python = python_in(dataset)
+    if python is not None:
+        return python
+    readers_in_functions = any(op in _function_ops(current) for current in datasets for op in READER_OPS)
     for current in datasets:
         for path in _strings_of(current._filenames) if hasattr(current, "_filenames") else ():  # a reader
             if _local_file(path):
@@ -155,11 +152,45 @@ def _distributes_datasets_from_function(original):
     return distribute_datasets_from_function
 
 
+def python_in(dataset):
+    """``(error class name, message)`` of a Node's worker meeting the first Python op of
+    ``dataset`` (a generator's, a ``py_function`` in a map), or None."""
+    for current in _upstream(dataset):
+        found = _function_ops(current)
+        for op in PYTHON_OPS:
+            if op in found:
+                return tpu_machine.python_on_worker(op, api_version())
+    return None
+
+
+_ITER: List[Tuple[type, object]] = []  # (Dataset class, its __iter__ before install)
+
+
+def _iterated_where_it_runs(original):
+    """``Dataset.__iter__``: a dataset iterated eagerly once the program connected to a Node's TPU
+    worker is iterated there (``connect_to_cluster`` made the worker the default device:
+    ``eager/remote.py``, v2.1.0 to 2.21), where its Python (``Dataset.from_generator``) cannot
+    run: TF 2.1's worker has no kernel for it, later ones cannot call back into the client."""
+    def __iter__(self):
+        if tf.executing_eagerly() and on_worker():
+            failure = python_in(self)
+            if failure is not None:
+                error, message = failure
+                raise getattr(errors_impl, error)(None, None, message)
+        return original(self)
+    __iter__.__doc__ = getattr(original, "__doc__", None)
+    return __iter__
+
+
 def install(emulated_strategy_class):
     """The emulated TPUStrategies (subclasses of ``emulated_strategy_class``) distribute their
     input on the machine; only the methods the running TensorFlow has.  Idempotent."""
     if _ADDED:
         return
+    from tensorflow.python.data.ops import dataset_ops
+    dataset_class = dataset_ops.DatasetV2
+    _ITER.append((dataset_class, dataset_class.__dict__["__iter__"]))
+    setattr(dataset_class, "__iter__", _iterated_where_it_runs(dataset_class.__dict__["__iter__"]))
     base = tf.distribute.MirroredStrategy
     for name in DISTRIBUTING:
         if hasattr(base, name) and name not in emulated_strategy_class.__dict__:
@@ -177,6 +208,9 @@ def _next_after(klass, name):
 
 def uninstall():
     """Take back what :func:`install` added."""
+    while _ITER:
+        klass, original = _ITER.pop()
+        setattr(klass, "__iter__", original)
     while _ADDED:
         klass, name = _ADDED.pop()
         try:

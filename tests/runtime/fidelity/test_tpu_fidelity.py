@@ -163,6 +163,12 @@ CASES = [
          ALL, ("line", "FIDELITY total=16.0")),
     Case("a TF1 session to the TPU's address (TPUEstimator): not emulated, fails at once", "session_to_tpu.py", API_2_4,
          ("error", "NotImplementedError", ["is not emulated"])),
+    Case("Dataset.from_generator iterated eagerly after connect, TPU Node, TF 2.1", "from_generator_eager.py",
+         ((TF21, "2.1"),), ("error", "NotFoundError", ["No registered 'PyFunc' OpKernel for 'CPU' devices"])),
+    Case("Dataset.from_generator iterated eagerly after connect, TPU Node, TF 2.4", "from_generator_eager.py",
+         API_2_4, ("error", "UnavailableError", ["failed to connect to all addresses"])),
+    Case("Dataset.from_generator iterated eagerly after connect, TPU VM", "from_generator_eager.py", ALL,
+         ("line", "FIDELITY first=0.0"), run_args=VM),
     Case("--replicas 3 (no TPU host has 3 cores)", "plain_step.py", API_2_4,
          ("error", "ValueError", ["no TPU has 3 cores"]), run_args=("--replicas", "3")),
 ]
