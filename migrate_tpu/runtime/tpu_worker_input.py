@@ -164,6 +164,7 @@ def python_in(dataset):
 
 
 _ITER: List[Tuple[type, object]] = []  # (Dataset class, its __iter__ before install)
+_ITER_NAME = "__iter__"  # set on the class by name: the type checkers know no __iter__ on a type
 
 
 def _iterated_where_it_runs(original):
@@ -189,8 +190,8 @@ def install(emulated_strategy_class):
         return
     from tensorflow.python.data.ops import dataset_ops
     dataset_class = dataset_ops.DatasetV2
-    _ITER.append((dataset_class, dataset_class.__dict__["__iter__"]))
-    setattr(dataset_class, "__iter__", _iterated_where_it_runs(dataset_class.__dict__["__iter__"]))
+    _ITER.append((dataset_class, dataset_class.__dict__[_ITER_NAME]))
+    setattr(dataset_class, _ITER_NAME, _iterated_where_it_runs(dataset_class.__dict__[_ITER_NAME]))
     base = tf.distribute.MirroredStrategy
     for name in DISTRIBUTING:
         if hasattr(base, name) and name not in emulated_strategy_class.__dict__:
@@ -210,7 +211,7 @@ def uninstall():
     """Take back what :func:`install` added."""
     while _ITER:
         klass, original = _ITER.pop()
-        setattr(klass, "__iter__", original)
+        setattr(klass, _ITER_NAME, original)
     while _ADDED:
         klass, name = _ADDED.pop()
         try:
