@@ -208,6 +208,7 @@ def control(program, record, config, options):
     args = program.get("args", [])
     if gcs:
         args = [arg.replace("gs://", str(gcs) + "/") for arg in args]
+        env["TPU_CORPUS_CONTROL_BUCKET"] = str(gcs)  # a write there makes its folders, as in a bucket
     argv = [python, str(entry)] + args
     status, seconds, output = run_process(argv, entry.parent, env, timeout)
     return {"status": status, "seconds": round(seconds, 1), "tail": tail(output), "error": last_error(tail(output, 10 ** 6)),

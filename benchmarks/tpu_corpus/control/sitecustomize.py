@@ -128,7 +128,37 @@ def _legacy_keras():
         pass
 
 
+def _bucket_writes_make_folders():
+    """A file written under the folder that stands in for gs:// (TPU_CORPUS_CONTROL_BUCKET) gets
+    its folders made first: a bucket has no folders to make, and a program writes
+    gs://bucket/a/b/file at once, which a local file system refuses."""
+    bucket = os.environ.get("TPU_CORPUS_CONTROL_BUCKET")
+    if not bucket:
+        return
+    from tensorflow.python.lib.io import file_io
+
+    original = file_io.FileIO.__init__
+
+    def __init__(self, name, mode, *args, **kwargs):
+        path = name.decode() if isinstance(name, bytes) else str(name)
+        if any(flag in mode for flag in "wa") and path.startswith(bucket):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        original(self, name, mode, *args, **kwargs)
+    file_io.FileIO.__init__ = __init__
+
+    wrapper = getattr(file_io, "_pywrap_file_io", None)
+    copy = getattr(wrapper, "CopyFile", None)
+    if copy is not None:  # tf.io.gfile.copy into the bucket
+        def copy_file(source, target, *args, **kwargs):
+            path = target.decode() if isinstance(target, bytes) else str(target)
+            if path.startswith(bucket):
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+            return copy(source, target, *args, **kwargs)
+        wrapper.CopyFile = copy_file
+
+
 if os.environ.get("TPU_CORPUS_CONTROL") == "1":
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     _legacy_keras()
     _install()
+    _bucket_writes_make_folders()
