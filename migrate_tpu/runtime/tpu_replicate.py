@@ -362,7 +362,7 @@ class _Leaves(object):
             return None
         if tf.is_tensor(leaf) or isinstance(leaf, (tf.SparseTensor, tf.RaggedTensor)):
             return [t for t in tf.nest.flatten(leaf, expand_composites=True) if tf.is_tensor(t)]
-        if isinstance(leaf, _PLAIN_VALUES) and not isinstance(leaf, type(None)):
+        if isinstance(leaf, _PLAIN_VALUES):
             # tpu.replicate converts every input to a tensor (split_compile_and_replicate at
             # v2.1.0 and v2.4.1): a Python number is an input of the computation, not a constant
             return [tf.convert_to_tensor(leaf)]
