@@ -23,6 +23,7 @@ from __future__ import absolute_import, division, print_function
 import importlib.abc
 import sys
 import types
+from typing import Any, List, Tuple
 
 _ROOTS = ("tensorflow", "tensorflow_core")
 #: where TensorFlow's generated API modules live (``tensorflow_core`` in TF 2.1.0's wheel)
@@ -80,15 +81,54 @@ class ApiModuleFinder(object):
 
 
 _FINDER = ApiModuleFinder()
+#: TensorFlow's implementation packages: no API path names them (and an attribute walk there
+#: could import what the program never asked for)
+_NOT_API = _API_PACKAGES + tuple("tensorflow." + name + "." for name in
+                                 ("python", "core", "compiler", "tsl", "lite", "include", "security", "dtensor"))
+_TWINS_CHANGED: List[Tuple[Any, str, Any]] = []  # (module, name, value before or _MISSING): what uninstall puts back
+_MISSING = object()
+
+
+def _align_twins():
+    """Where a module is already loaded under an API path and is not the module that path
+    reaches as attributes (TF 2.21 ships its API packages twice, ``tensorflow/distribute/
+    experimental/`` beside ``_api/v2/distribute/experimental/``, and its own code imports the
+    first), give it the public classes and functions of the second, as the emulation patched
+    them: ``from tensorflow.distribute.experimental import TPUStrategy`` is then the
+    emulated strategy there too.  Submodules stay the twin's own (TensorFlow imports under them)."""
+    for fullname, twin in list(sys.modules.items()):
+        if twin is None or not fullname.startswith("tensorflow.") or fullname.startswith(_NOT_API):
+            continue
+        seen = _api_module(fullname)
+        if seen is None or seen is twin:
+            continue
+        for name, value in list(vars(seen).items()):
+            if name.startswith("_") or isinstance(value, types.ModuleType):
+                continue
+            current = getattr(twin, name, _MISSING)
+            if current is not value:
+                _TWINS_CHANGED.append((twin, name, current))
+                setattr(twin, name, value)
 
 
 def install():
-    """Put the finder first on ``sys.meta_path``.  Idempotent."""
+    """Put the finder first on ``sys.meta_path``, and align the API modules already loaded
+    twice.  Idempotent."""
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)
+        _align_twins()
 
 
 def uninstall():
-    """Take the finder off ``sys.meta_path``."""
+    """Take the finder off ``sys.meta_path`` and put the twins back."""
     while _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
+    while _TWINS_CHANGED:
+        module, name, value = _TWINS_CHANGED.pop()
+        if value is _MISSING:
+            try:
+                delattr(module, name)
+            except AttributeError:
+                pass
+        else:
+            setattr(module, name, value)

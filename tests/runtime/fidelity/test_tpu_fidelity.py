@@ -142,7 +142,7 @@ CASES = [
     Case("Keras fit of a fused BatchNormalization on batches of unknown size", "batchnorm_unknown_batch.py", ALL,
          ("line", "FIDELITY predicted=(40, 2)")),
     Case("TPU entry points imported by module path (from tensorflow.config import ...)", "import_by_path.py", ALL,
-         ("line", "FIDELITY replicas=8 same_module=True")),
+         ("line", "FIDELITY replicas=8 same_module=True same_class=True")),
     Case("a Python int given to run, used as one_hot's depth (an input, not a constant)", "python_int_as_depth.py",
          ALL + API_2_1[1:], ("error", "InvalidArgumentError", ["must be a compile-time constant"]),
          gaps={(TF21, "2.1"): NO_COMPILER_IR}),
