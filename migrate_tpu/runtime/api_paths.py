@@ -25,6 +25,8 @@ import sys
 import types
 from typing import Any, List, Tuple
 
+from migrate_tpu.runtime.tpu_system import MISSING, put_back
+
 _ROOTS = ("tensorflow", "tensorflow_core")
 #: where TensorFlow's generated API modules live (``tensorflow_core`` in TF 2.1.0's wheel)
 _API_PACKAGES = tuple(root + "._api." for root in _ROOTS)
@@ -86,7 +88,7 @@ _FINDER = ApiModuleFinder()
 _NOT_API = _API_PACKAGES + tuple("tensorflow." + name + "." for name in
                                  ("python", "core", "compiler", "tsl", "lite", "include", "security", "dtensor"))
 _TWINS_CHANGED: List[Tuple[Any, str, Any]] = []  # (module, name, value before or _MISSING): what uninstall puts back
-_MISSING = object()
+_MISSING = MISSING
 
 
 def _align_twins():
@@ -123,12 +125,4 @@ def uninstall():
     """Take the finder off ``sys.meta_path`` and put the twins back."""
     while _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
-    while _TWINS_CHANGED:
-        module, name, value = _TWINS_CHANGED.pop()
-        if value is _MISSING:
-            try:
-                delattr(module, name)
-            except AttributeError:
-                pass
-        else:
-            setattr(module, name, value)
+    put_back(_TWINS_CHANGED)

@@ -70,15 +70,16 @@ from migrate_tpu.runtime.strategies import (LOGICAL_DEVICE_HELPERS, _EmulatedTPU
 from migrate_tpu.runtime.topology import DeviceAssignment, Topology
 from migrate_tpu.runtime.tpu_rules import (check_core_count, keras_loss_scaling_patches, mirrored_replica_context_class,
                                           relay_refusals)
-from migrate_tpu.runtime.tpu_system import (STATE, api_modules, api_version, configure_devices, configure_pod, cores_per_host,
-                                            default_tf_api, implementation_module, local_devices, tf_version)
+from migrate_tpu.runtime.tpu_system import (MISSING, STATE, api_modules, api_version, configure_devices, configure_pod,
+                                            cores_per_host, default_tf_api, implementation_module, local_devices, put_back,
+                                            tf_version)
 
 # What other modules and programs reach through this entry point.
 __all__ = ["STATE", "api_version", "configure_devices", "configure_pod", "cores_per_host", "default_tf_api",
            "describe", "install", "local_devices", "tf_version", "uninstall"]
 
 
-_MISSING = object()
+_MISSING = MISSING
 
 
 # --------------------------------------------------------------------------
@@ -280,15 +281,7 @@ def install(replicas=None, tf_api=None):
 
 def uninstall():
     """Put back what :func:`install` replaced (the logical devices stay)."""
-    for module, name, value in reversed(STATE.originals):
-        if value is _MISSING:
-            try:
-                delattr(module, name)
-            except AttributeError:
-                pass
-        else:
-            setattr(module, name, value)
-    del STATE.originals[:]
+    put_back(STATE.originals)
     api_paths.uninstall()
     tpu_worker_input.uninstall()
     tpu_machine_io.uninstall()

@@ -58,7 +58,7 @@ import tensorflow as tf
 from migrate_tpu.runtime import releases, strategies, tpu_system
 
 _originals: List[Tuple[Any, str, Any]] = []  # (owner, name, its value before or _MISSING): what uninstall puts back
-_MISSING = object()
+_MISSING = tpu_system.MISSING
 _INSTALLED: List[str] = []  # the release whose names install() added, once it ran
 
 
@@ -569,12 +569,4 @@ def uninstall():
     releases.uninstall()
     del _INSTALLED[:]
     _RESTRICTED_CLASSES.clear()
-    while _originals:
-        owner, name, value = _originals.pop()
-        if value is _MISSING:
-            try:
-                delattr(owner, name)
-            except AttributeError:
-                pass
-        else:
-            setattr(owner, name, value)
+    tpu_system.put_back(_originals)

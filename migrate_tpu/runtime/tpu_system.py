@@ -223,3 +223,21 @@ def implementation_module(name):
         return __import__("tensorflow.python." + name, fromlist=["_"])
     except ImportError:
         return None
+
+
+#: What a patch records as the value before it where the attribute was not there.
+MISSING = object()
+
+
+def put_back(changes):
+    """Undo the patches ``changes`` records as ``(owner, name, value before or MISSING)``, the
+    last first, and empty it."""
+    while changes:
+        owner, name, value = changes.pop()
+        if value is MISSING:
+            try:
+                delattr(owner, name)
+            except AttributeError:
+                pass
+        else:
+            setattr(owner, name, value)
