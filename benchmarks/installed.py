@@ -80,7 +80,7 @@ def main() -> int:
     pythons = options.python
     if not pythons:
         sys.path.insert(0, str(ROOT))
-        from migrate_tpu.runtime import envs
+        from migrate_tpu.runtime.process import envs
 
         pythons = [name for name in sorted(envs.ENVS) if envs.interpreter(name)]
     for python in pythons:

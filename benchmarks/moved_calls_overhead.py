@@ -19,7 +19,8 @@ import sys
 import tempfile
 import time
 
-from migrate_tpu.runtime import moved_calls, runner
+from migrate_tpu.runtime.surfaces import moved_calls
+from migrate_tpu.runtime.process import runner
 
 
 def real_version(tf):

@@ -104,7 +104,7 @@ MUTANTS: List[Mutant] = [
     # coverage
     Mutant("comparator", "migrate_tpu/verify/changes.py", "    return any(line in seen for line in hunk.watch)", "    return bool(seen)", COMPARE_TESTS),
     # the TF 2.1 surface's reduce with an axis: a replica's Python number returned as a tensor
-    Mutant("reductions", "migrate_tpu/runtime/strategies.py", "        return tf.nest.map_structure(_as_tensor, fn(*args, **kwargs))",
+    Mutant("reductions", "migrate_tpu/runtime/tpu/strategies.py", "        return tf.nest.map_structure(_as_tensor, fn(*args, **kwargs))",
            "        return fn(*args, **kwargs)", ("tests/runtime/test_emulation.py::test_reduce_and_tensorflows_own_cross_replica_ops",)),
 ]
 

@@ -15,7 +15,8 @@ import sys
 import tempfile
 import time
 
-from migrate_tpu.runtime import recorder, runner
+from migrate_tpu.runtime.record import recorder
+from migrate_tpu.runtime.process import runner
 
 
 def main():

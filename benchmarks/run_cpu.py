@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 #: fork, time runner.main in the fork, print "cpu WALL CPU".
 CHILD = """
 import os, resource, sys, time
-from migrate_tpu.runtime import warm_server
+from migrate_tpu.runtime.process import warm_server
 warm_server._import_for_runs(False)
 argv = sys.argv[1:]
 to_exit = os.environ.get("RUN_CPU_TO_EXIT") == "1"
@@ -41,7 +41,7 @@ if pid == 0:
     devnull = os.open(os.devnull, os.O_WRONLY)
     saved = os.dup(1)
     os.dup2(devnull, 1)
-    from migrate_tpu.runtime import runner
+    from migrate_tpu.runtime.process import runner
     before = resource.getrusage(resource.RUSAGE_SELF)
     start = time.time()
     try:
@@ -76,7 +76,7 @@ def one_run(python, root, argv, to_exit=False):
 
 
 def main():
-    from migrate_tpu.runtime import envs
+    from migrate_tpu.runtime.process import envs
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--python", nargs="+", default=["tf2.1", "tf2.4", "tf2.21"])

@@ -23,7 +23,7 @@ PROGRAM = REPO / "tests" / "runtime" / "programs" / "replicated_training.py"
 REPORT = """
 import atexit
 def _report():
-    from migrate_tpu.runtime import tpu_replicate
+    from migrate_tpu.runtime.tpu import tpu_replicate
     print("COMPILE traces={traces} trace_s={trace_s:.3f} check_s={check_s:.3f} compile_s={compile_s:.3f}".format(
         **tpu_replicate.COST))
 atexit.register(_report)

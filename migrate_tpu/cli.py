@@ -476,9 +476,9 @@ def run(replicas, tf_api, python, no_emulation, hosts, tpu_env, gcs, timeout, ve
     run's own options go before SCRIPT; everything after it is the script's, as with
     `python SCRIPT ARGS...`.
     """
-    from migrate_tpu.runtime.launch import launch
+    from migrate_tpu.runtime.process.launch import launch
 
-    if gcs:  # the run's processes read it (runtime/tpu_machine.py), however launch starts them
+    if gcs:  # the run's processes read it (runtime/tpu/tpu_machine.py), however launch starts them
         os.environ["MIGRATE_TPU_GCS"] = os.path.abspath(gcs)
     status = launch(script, list(args), replicas=replicas, tf_api=tf_api, python=python, emulation=not no_emulation, hosts=hosts,
                     timeout=timeout, tpu_env=tpu_env, verbose=verbose, api_record=os.path.abspath(api_record) if api_record else None)
@@ -599,7 +599,7 @@ def envs(arguments) -> None:
     `--strict` to fail when one cannot be built, `--help` for the builder's own help.
     They take about 3.6 GB under ~/.cache/migrate-tpu/envs (MIGRATE_TPU_ENVS moves them).
     """
-    import migrate_tpu.runtime.envs as tf_envs
+    import migrate_tpu.runtime.process.envs as tf_envs
 
     sys.exit(tf_envs.build(arguments))
 

@@ -37,7 +37,7 @@ def installed_python(python: Optional[str], environ: Optional[Dict[str, str]] = 
     :class:`SettingsError` for one that is not there."""
     import shutil
 
-    from migrate_tpu.runtime import envs  # the standard library only: names and folders
+    from migrate_tpu.runtime.process import envs  # the standard library only: names and folders
     from migrate_tpu.settings import SettingsError
 
     environ = dict(os.environ) if environ is None else environ
@@ -73,7 +73,7 @@ def ask_interpreter(python: str) -> "Interpreter":
     """Where ``python`` keeps its installed distributions (the runtime's envs module runs it: the
     engine starts no process)."""
     from migrate_tpu.engine.installed import InstalledError, Interpreter
-    from migrate_tpu.runtime.envs import installation_folders
+    from migrate_tpu.runtime.process.envs import installation_folders
 
     try:
         version, folders = installation_folders(python)

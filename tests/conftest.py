@@ -177,7 +177,7 @@ def _fast_tier_environment(config) -> dict:
         import shutil
         import tempfile
 
-        from migrate_tpu.runtime import envs
+        from migrate_tpu.runtime.process import envs
 
         folder = Path(tempfile.mkdtemp(prefix="migrate-tpu-tests-"))
         config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
@@ -266,9 +266,9 @@ XDIST_VARIABLES = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_TESTRUNUID", "PYTEST_XDI
 
 
 def pytest_configure(config):
-    # Warm interpreters (migrate_tpu/runtime/warm.py) for the whole session: every run the tests
+    # Warm interpreters (migrate_tpu/runtime/process/warm.py) for the whole session: every run the tests
     # start, in this process or through the CLI, forks from them; they end with the session.
-    from migrate_tpu.runtime import warm
+    from migrate_tpu.runtime.process import warm
 
     if warm.available() and warm.wanted() and not os.environ.get(warm.POOL_VARIABLE):
         pool = warm.Pool.create()

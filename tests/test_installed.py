@@ -308,7 +308,7 @@ def test_fix_and_diff_refuse_installed_packages_and_env_names_resolve(cli, venv,
 
 @pytest.mark.tf
 def test_check_installed_on_a_tensorflow_env(cli):
-    from migrate_tpu.runtime import envs
+    from migrate_tpu.runtime.process import envs
 
     if envs.interpreter("tf2.4") is None:
         from conftest import missing_tf_env

@@ -80,9 +80,9 @@ def test_the_wheel_ships_the_env_builder(tmp_path):
     (wheel,) = tmp_path.glob("migrate_tpu-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
-        assert "migrate_tpu/runtime/tf-envs.sh" in names
-        assert "migrate_tpu/runtime/envs.py" in names
+        assert "migrate_tpu/runtime/process/tf-envs.sh" in names
+        assert "migrate_tpu/runtime/process/envs.py" in names
         # the rules' examples kept in files of their own: the catalogue does not load without them
         assert "migrate_tpu/_rules/examples/TPU101_1.py" in names
-        script = archive.read("migrate_tpu/runtime/tf-envs.sh").decode()
+        script = archive.read("migrate_tpu/runtime/process/tf-envs.sh").decode()
     assert "tensorflow-cpu==2.4.1" in script

@@ -10,7 +10,7 @@ import pytest
 
 pytestmark = pytest.mark.slow  # the script waits in half seconds while pip "runs"
 
-SCRIPT = Path(__file__).resolve().parents[1] / "migrate_tpu" / "runtime" / "tf-envs.sh"
+SCRIPT = Path(__file__).resolve().parents[1] / "migrate_tpu" / "runtime" / "process" / "tf-envs.sh"
 
 
 def pinned(name):

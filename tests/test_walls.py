@@ -36,11 +36,11 @@ FORBIDDEN = {
 # What verify may import of the runtime: the launcher, the recorder for its names, the TPU
 # machine for its refusals' words, the moves (all import TensorFlow only inside the interpreter that runs
 # the program).
-VERIFY_MAY_IMPORT_OF_RUNTIME = ("migrate_tpu.runtime.launch", "migrate_tpu.runtime.recorder", "migrate_tpu.runtime.tpu_machine",
+VERIFY_MAY_IMPORT_OF_RUNTIME = ("migrate_tpu.runtime.process.launch", "migrate_tpu.runtime.record.recorder", "migrate_tpu.runtime.tpu.tpu_machine",
                                 # and the catalogue's moves as data (blame tries other changes than renames first)
-                                "migrate_tpu.runtime.moves",
+                                "migrate_tpu.runtime.surfaces.moves",
                                 # and the launcher's half that starts a run in a process of its own (two runs at once)
-                                "migrate_tpu.runtime.launch_apart")
+                                "migrate_tpu.runtime.process.launch_apart")
 # Outside the runtime, whatever the part.
 NOWHERE_BUT_RUNTIME = ("tensorflow", "tf_keras")
 
@@ -119,7 +119,10 @@ def wall_breaks(source: str, module: str, is_package: bool = False) -> List[str]
     breaks = []
     for line, name in imports_of(source, module, is_package):
         forbidden = [prefix for prefix in FORBIDDEN.get(part, ()) if _within(name, prefix)]
-        if part == "verify" and _within(name, "migrate_tpu.runtime") and not any(_within(name, allowed) for allowed in VERIFY_MAY_IMPORT_OF_RUNTIME):
+        # (`from migrate_tpu.runtime.process import launch` names the folder too: a package, no code of its own)
+        allowed_folder = any(allowed.startswith(name + ".") for allowed in VERIFY_MAY_IMPORT_OF_RUNTIME)
+        if part == "verify" and _within(name, "migrate_tpu.runtime") and not allowed_folder and not any(
+                _within(name, allowed) for allowed in VERIFY_MAY_IMPORT_OF_RUNTIME):
             if _names_a_runtime_module(name):
                 forbidden.append("migrate_tpu.runtime")
         if forbidden:
@@ -157,14 +160,14 @@ def test_every_part_is_checked():
         ("migrate_tpu.codemod.migration.migrator", "def f():\n    from ...engine import source\n", "codemod imports migrate_tpu.engine"),
         ("migrate_tpu.codemod.rules.structural.eager_run.rule", "from .....runtime import launch\n", "codemod imports migrate_tpu.runtime"),
         ("migrate_tpu.codemod.migration.api", "from migrate_tpu import engine\n", "codemod imports migrate_tpu.engine"),
-        ("migrate_tpu.runtime.runner", "import libcst as cst\n", "runtime imports libcst"),
-        ("migrate_tpu.runtime.runner", "from migrate_tpu.codemod.analysis.names import x\n", "runtime imports migrate_tpu.codemod.analysis.names"),
+        ("migrate_tpu.runtime.process.runner", "import libcst as cst\n", "runtime imports libcst"),
+        ("migrate_tpu.runtime.process.runner", "from migrate_tpu.codemod.analysis.names import x\n", "runtime imports migrate_tpu.codemod.analysis.names"),
         ("migrate_tpu.engine.config", "import tensorflow as tf\n", "engine imports tensorflow"),
         ("migrate_tpu.engine.config", "PACKAGE = 'tensorflow-cpu'\n", "the engine names TensorFlow"),
         ("migrate_tpu.engine.pipeline", "import importlib\nimportlib.import_module('migrate_tpu.codemod.migration.api')\n", "engine imports migrate_tpu.codemod.migration.api"),
         ("migrate_tpu.cli", "import tensorflow\n", "tensorflow imported outside the runtime"),
         ("migrate_tpu.verify.plan", "from migrate_tpu.codemod.migration.api import migrate\n", "verify imports migrate_tpu.codemod.migration.api"),
-        ("migrate_tpu.verify.compare", "from migrate_tpu.runtime.emulation import install\n", "verify imports migrate_tpu.runtime.emulation"),
+        ("migrate_tpu.verify.compare", "from migrate_tpu.runtime.surfaces.emulation import install\n", "verify imports migrate_tpu.runtime.surfaces.emulation"),
     ],
 )
 def test_a_break_is_found(module, source, expected):
@@ -175,7 +178,7 @@ def test_a_break_is_found(module, source, expected):
 def test_what_the_walls_allow():
     assert wall_breaks('"""Knows no tensorflow: this docstring may say so."""\nimport re\n', "migrate_tpu.engine.pipeline") == []
     assert wall_breaks("from migrate_tpu.codemod.foundation.targets import TARGETS\nfrom migrate_tpu.engine.config import load_config\n", "migrate_tpu.compose") == []
-    assert wall_breaks("import tensorflow as tf\n", "migrate_tpu.runtime.emulation") == []
+    assert wall_breaks("import tensorflow as tf\n", "migrate_tpu.runtime.surfaces.emulation") == []
 
 
 def import_graph(modules) -> dict:
@@ -229,7 +232,7 @@ def import_circles(graph: dict) -> List[List[str]]:
 # What the command line may import of the package: the wiring (the composition root and
 # the other top-level modules), the engine's reporters, the runtime's own entry points.
 # Everything else (the codemod, the engine's pipeline) it reaches through compose.
-CLI_MAY_IMPORT = ("migrate_tpu.engine.report", "migrate_tpu.runtime.launch", "migrate_tpu.runtime.envs", "migrate_tpu.verify")
+CLI_MAY_IMPORT = ("migrate_tpu.engine.report", "migrate_tpu.runtime.process.launch", "migrate_tpu.runtime.process.envs", "migrate_tpu.verify")
 
 
 def cli_reaches_around(source: str) -> List[str]:
@@ -284,59 +287,109 @@ CODEMOD_LAYERS = (
 )
 CODEMOD_PACKAGES = tuple(package for package, _ in CODEMOD_LAYERS)
 
+# The runtime's layers, bottom first, as its folders (``migrate_tpu/runtime/__init__.py`` and
+# docs/architecture.md say the same). Beside them the package's own modules: ``__init__``
+# (constants, the standard library only) and ``__main__``.
+RUNTIME_LAYERS = (
+    # Whose code a frame runs, what a line calls, what AutoGraph converts.
+    ("program", "whose code a frame runs, what a line of it calls, what AutoGraph converts"),
+    # The emulated TPU and its machine: system calls, strategies, the compile step, its rules.
+    ("tpu", "the TPU system, topology, resolver, strategies, the compile step and its rules, the machine"),
+    # What the program sees of TensorFlow: the emulation installed, the releases' surfaces.
+    ("surfaces", "the emulation installed, API paths, the releases' surfaces, the record of moved APIs"),
+    # What verify records of a run.
+    ("record", "the recorder, the seeds, verify's power runs"),
+    # Processes: the runner, the launcher, warm interpreters, pods, the interpreters.
+    ("process", "the runner, the launcher, warm interpreters, pods, the interpreters, the noise"),
+)
+
+# part -> (its layer folders bottom first, the plain modules it may hold beside them)
+FOLDER_LAYERS = {
+    "codemod": (CODEMOD_PACKAGES, ["__init__.py"]),
+    "runtime": (tuple(folder for folder, _ in RUNTIME_LAYERS), ["__init__.py", "__main__.py"]),
+}
+
+
+def layer_of(module: str) -> int:
+    """The layer index of a module of a part whose folders are its layers: that of the folder
+    it is in (-1: the part's own modules, below every folder)."""
+    parts = module.split(".")
+    folders = FOLDER_LAYERS[parts[1]][0]
+    if parts[2:] == ["__main__"]:
+        return len(folders)  # the entry point, above them all
+    if len(parts) == 2 or (len(parts) == 3 and parts[2] not in folders and (PACKAGE / parts[1] / f"{parts[2]}.py").exists()):
+        return -1  # the package itself, or a plain module beside its folders
+    if parts[2] in folders:
+        return folders.index(parts[2])
+    raise AssertionError(f"{module} is in no layer of {parts[1]}: place it in one of the folders {', '.join(folders)}")
+
 
 def codemod_layer(module: str) -> int:
     """The layer index of a ``migrate_tpu.codemod`` module: that of the package it is in."""
-    parts = module.split(".")
-    if len(parts) == 2:
-        return -1  # the package itself: no code of its own
-    if parts[2] in CODEMOD_PACKAGES:
-        return CODEMOD_PACKAGES.index(parts[2])
-    raise AssertionError(f"{module} is in no layer of CODEMOD_LAYERS: place it in one of the packages {', '.join(CODEMOD_PACKAGES)}")
+    return layer_of(module)
 
 
-def test_the_codemod_folders_are_its_layers():
-    """``migrate_tpu/codemod/`` holds the layer packages and nothing else; each says, in its
-    ``__init__`` docstring and nothing more, what it holds and what it may import."""
-    codemod = PACKAGE / "codemod"
-    modules = sorted(path.name for path in codemod.glob("*.py"))
-    packages = sorted(path.name for path in codemod.iterdir() if path.is_dir() and (path / "__init__.py").exists())
-    assert modules == ["__init__.py"]
-    assert packages == sorted(CODEMOD_PACKAGES)
-    for package in CODEMOD_PACKAGES:
-        tree = ast.parse((codemod / package / "__init__.py").read_text("utf-8"))
-        assert ast.get_docstring(tree), f"codemod/{package}/__init__.py says nothing of what it holds"
-        assert len(tree.body) == 1, f"codemod/{package}/__init__.py holds more than its docstring"
-        assert "may import" in ast.get_docstring(tree), f"codemod/{package}/__init__.py does not say what it may import"
+@pytest.mark.parametrize("part", sorted(FOLDER_LAYERS))
+def test_the_folders_are_the_layers(part):
+    """``migrate_tpu/<part>/`` holds its layer packages and its plain modules and nothing else;
+    each package says, in its ``__init__`` docstring and nothing more, what it holds and what it
+    may import."""
+    root = PACKAGE / part
+    folders, plain = FOLDER_LAYERS[part]
+    modules = sorted(path.name for path in root.glob("*.py"))
+    packages = sorted(path.name for path in root.iterdir() if path.is_dir() and (path / "__init__.py").exists())
+    assert modules == sorted(plain)
+    assert packages == sorted(folders)
+    for package in folders:
+        tree = ast.parse((root / package / "__init__.py").read_text("utf-8"))
+        assert ast.get_docstring(tree), f"{part}/{package}/__init__.py says nothing of what it holds"
+        assert len(tree.body) == 1, f"{part}/{package}/__init__.py holds more than its docstring"
+        assert "may import" in ast.get_docstring(tree).lower(), f"{part}/{package}/__init__.py does not say what it may import"
+
+
+def test_the_runtime_package_module_imports_no_folder():
+    """The runtime's own module holds the constants every folder reads: it imports none of them
+    (or the bottom folder would load the top one)."""
+    graph = _package_graph()
+    assert sorted(target for target in graph["migrate_tpu.runtime"] if target.startswith("migrate_tpu.runtime.")) == []
 
 
 def back_edges(graph: dict) -> List[str]:
-    """``a -> b`` for each codemod module importing one of a layer above its own."""
+    """``a -> b`` for each module of a layered part importing one of a layer above its own."""
     found = []
     for module, targets in sorted(graph.items()):
-        if not module.startswith("migrate_tpu.codemod"):
+        part = module.split(".")[1] if module.count(".") else ""
+        if part not in FOLDER_LAYERS:
             continue
+        folders = FOLDER_LAYERS[part][0]
         for target in sorted(targets):
-            if target.startswith("migrate_tpu.codemod.") and codemod_layer(target) > codemod_layer(module):
-                found.append(f"{module} ({CODEMOD_PACKAGES[codemod_layer(module)]}) -> {target} ({CODEMOD_PACKAGES[codemod_layer(target)]})")
+            if target.startswith(f"migrate_tpu.{part}.") and layer_of(target) > layer_of(module):
+                found.append(f"{module} ({folders[layer_of(module)] if layer_of(module) >= 0 else part}) -> {target} ({folders[layer_of(target)]})")
     return found
 
 
-def test_codemod_layers_point_down():
-    assert back_edges(_package_graph()) == []
+@pytest.mark.parametrize("part", sorted(FOLDER_LAYERS))
+def test_layers_point_down(part):
+    assert [edge for edge in back_edges(_package_graph()) if edge.startswith(f"migrate_tpu.{part}.")] == []
 
 
 def test_a_back_edge_is_found():
     graph = import_graph([
         ("migrate_tpu.codemod.analysis.walk", "def f():\n    from migrate_tpu.codemod.framework.rule import Finding\n", False),
         ("migrate_tpu.codemod.framework.rule", "from migrate_tpu.codemod.analysis.walk import Analysis\n", False),
+        ("migrate_tpu.runtime.tpu.strategies", "def f():\n    from migrate_tpu.runtime.process import runner\n", False),
+        ("migrate_tpu.runtime.process.runner", "from migrate_tpu.runtime.tpu import strategies\n", False),
     ])
-    assert back_edges(graph) == ["migrate_tpu.codemod.analysis.walk (analysis) -> migrate_tpu.codemod.framework.rule (framework)"]
+    assert back_edges(graph) == ["migrate_tpu.codemod.analysis.walk (analysis) -> migrate_tpu.codemod.framework.rule (framework)",
+                                 "migrate_tpu.runtime.tpu.strategies (tpu) -> migrate_tpu.runtime.process.runner (process)"]
     with pytest.raises(AssertionError, match="in no layer"):
         codemod_layer("migrate_tpu.codemod.newcomer")
     with pytest.raises(AssertionError, match="in no layer"):
         codemod_layer("migrate_tpu.codemod.helpers.newcomer")
+    with pytest.raises(AssertionError, match="in no layer"):
+        layer_of("migrate_tpu.runtime.helpers.newcomer")
     assert codemod_layer("migrate_tpu.codemod.rules.structural.eager_run.rule") == CODEMOD_PACKAGES.index("rules")
+    assert layer_of("migrate_tpu.runtime.tpu.tpu_ops") == 1
 
 
 def test_an_import_circle_is_found():
@@ -348,8 +401,10 @@ def test_an_import_circle_is_found():
     assert import_circles(import_graph(modules)) == [["migrate_tpu.engine.notebook", "migrate_tpu.engine.pipeline"]]
 
 
-# The emulated TPU, bottom-up: each module imports only the ones before it.
-TPU_EMULATION_LAYERS = ("tpu_system", "releases", "topology", "resolver", "strategies", "emulation", "legacy")
+# The emulated TPU and the surfaces over it, bottom-up: each module imports only the ones before
+# it (inside a folder too).
+TPU_EMULATION_LAYERS = ("tpu.tpu_system", "tpu.topology", "tpu.resolver", "tpu.strategies", "surfaces.releases", "surfaces.emulation",
+                        "surfaces.legacy")
 
 
 def test_tpu_emulation_modules_import_only_those_below():
@@ -364,4 +419,4 @@ def test_tpu_emulation_modules_import_only_those_below():
               for target in graph.get(name, ()) if target in names[i:]]
     assert upward == []
     # the test sees the imports it checks
-    assert "migrate_tpu.runtime.tpu_system" in graph["migrate_tpu.runtime.strategies"]
+    assert "migrate_tpu.runtime.tpu.tpu_system" in graph["migrate_tpu.runtime.tpu.strategies"]

@@ -72,7 +72,7 @@ def default_python():
     """The tf2.4 interpreter of `migrate-tpu envs`, else this one."""
     sys.path.insert(0, str(REPO))
     try:
-        from migrate_tpu.runtime import envs
+        from migrate_tpu.runtime.process import envs
         return envs.interpreter("tf2.4") or sys.executable
     except ImportError:
         return sys.executable

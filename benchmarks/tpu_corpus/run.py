@@ -76,7 +76,7 @@ def applies(program, config):
 def interpreter(name):
     sys.path.insert(0, str(REPO))
     try:
-        from migrate_tpu.runtime import envs
+        from migrate_tpu.runtime.process import envs
         return envs.interpreter(name)
     finally:
         sys.path.remove(str(REPO))

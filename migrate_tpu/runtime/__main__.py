@@ -2,7 +2,7 @@
 
 import sys
 
-from migrate_tpu.runtime.runner import main
+from migrate_tpu.runtime.process.runner import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -7,7 +7,7 @@ module, in the order a verification passes through them:
 * :mod:`~migrate_tpu.verify.plan` -- the two copies in a temporary folder; the migrated one is
   what ``fix`` makes with this run's settings (through :mod:`migrate_tpu.migrated_copy`);
 * :mod:`~migrate_tpu.verify.running` -- each run through the runtime's launcher, with the
-  recorder (:mod:`migrate_tpu.runtime.recorder`) switched on;
+  recorder (:mod:`migrate_tpu.runtime.record.recorder`) switched on;
 * :mod:`~migrate_tpu.verify.compare` -- the verdict on the two records: pure, tested without
   TensorFlow;
 * :mod:`~migrate_tpu.verify.report` -- the verdict as text, JSON, markdown or GitHub annotations;

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from migrate_tpu import magics
-from migrate_tpu.runtime import tpu_machine  # the Node's refusals, in words (no TensorFlow)
+from migrate_tpu.runtime.tpu import tpu_machine  # the Node's refusals, in words (no TensorFlow)
 from migrate_tpu.verify.changes import code_cells
 from migrate_tpu.verify.plan import Copy
 from migrate_tpu.verify.verdict import BEFORE_API
@@ -24,7 +24,7 @@ _SHELL_CELLS = frozenset({"bash", "sh", "shell", "script", "system"})
 
 # The runtime refusing a surface newer than the interpreter's TensorFlow (launch/runner).
 _SURFACE_TOO_NEW = re.compile(r"--tf-api (\d+\.\d+) needs TensorFlow >= (\d+\.\d+); this interpreter has TensorFlow (\S+)")
-#: The releases `migrate-tpu envs` builds, by ``major.minor`` (runtime/tf-envs.sh).
+#: The releases `migrate-tpu envs` builds, by ``major.minor`` (runtime/process/tf-envs.sh).
 ENVS = ("2.1", "2.2", "2.3", "2.4", "2.21")
 
 
@@ -67,7 +67,7 @@ def stopped_for_lack_of_an_api(record: Optional[dict]) -> bool:
 
 
 #: Words only the emulated TPU's compile step (and a TPU) gives a failure: XLA's refusal of an op,
-#: the TPU worker's of a host op, the dynamic padder's of an input (runtime/tpu_ops.py).
+#: the TPU worker's of a host op, the dynamic padder's of an input (runtime/tpu/tpu_ops.py).
 _TPU_COMPILE_WORDS = ("TPU compilation failed", "From /job:worker/replica:0/task:0:\nNo registered")
 
 

@@ -210,7 +210,7 @@ def _exception_text(record: dict, runs: Tuple[RunResult, ...]) -> Optional[str]:
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 
 
-#: Where the TPU compile step says the op it refused was made (runtime/tpu_ops.py): raised when
+#: Where the TPU compile step says the op it refused was made (runtime/tpu/tpu_ops.py): raised when
 #: the step is traced, its traceback's innermost line of the program is the step's call.
 _CREATED_AT = re.compile(r"\(created at (.+?):(\d+)\)")
 

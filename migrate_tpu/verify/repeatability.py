@@ -6,7 +6,7 @@ gives other bits the second time, its nondeterminism is *found and removed, not 
 
 1. found: where the two runs first part (the step, the value, the line), from their records;
 2. removed where the runs can: every run again with TensorFlow's kernels on one thread each
-   (their partial sums added in one order; :mod:`migrate_tpu.runtime.power`), the original
+   (their partial sums added in one order; :mod:`migrate_tpu.runtime.record.power`), the original
    twice and the migration once.  If the original then repeats its bits, the migration is
    judged exactly against it, and the report names the source (kernel threads);
 3. where it cannot be removed, each value is judged within its own A/A spread
@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Dict, Optional, Tuple
 
-from migrate_tpu.runtime.recorder import ONE_THREAD_VARIABLE, PERTURB_VARIABLE  # names only (no TensorFlow)
+from migrate_tpu.runtime.record.recorder import ONE_THREAD_VARIABLE, PERTURB_VARIABLE  # names only (no TensorFlow)
 from migrate_tpu.verify.spread import measure_spread
 from migrate_tpu.verify.tolerance import NOISE_MARGIN, NOISE_SHARE, Spread
 from migrate_tpu.verify.verdict import DIVERGED, INCONCLUSIVE, SAME, TIMED_OUT, RunResult, Verdict

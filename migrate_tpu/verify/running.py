@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional
 
-from migrate_tpu.runtime import recorder as recording  # the record's variable names only (no TensorFlow)
-from migrate_tpu.runtime.launch import launch
+from migrate_tpu.runtime.record import recorder as recording  # the record's variable names only (no TensorFlow)
+from migrate_tpu.runtime.process.launch import launch
 from migrate_tpu.verify.arrays import attach_blobs
-from migrate_tpu.runtime.tpu_machine import GCS_VARIABLE  # the variable's name (no TensorFlow)
+from migrate_tpu.runtime.tpu.tpu_machine import GCS_VARIABLE  # the variable's name (no TensorFlow)
 from migrate_tpu.verify.plan import Copy, copy_tree
 from migrate_tpu.verify.verdict import RunResult
 
@@ -88,7 +88,7 @@ def run_one(request: RunRequest) -> RunResult:
 @dataclass
 class RunRequest:
     """One run of ``copy``'s program: ``watch``, a file of lines whose running the recorder
-    notes; ``environment``, what else verify asks of the run (:mod:`migrate_tpu.runtime.power`)."""
+    notes; ``environment``, what else verify asks of the run (:mod:`migrate_tpu.runtime.record.power`)."""
     copy: Copy
     args: List[str]
     tf_api: str

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from migrate_tpu.runtime import MIXED_TF_API, NATIVE_TF_API, TARGET_VARIABLE
-from migrate_tpu.runtime import recorder as recording  # the default seed only (no TensorFlow)
-from migrate_tpu.runtime.launch import builds_its_own_cluster, resolve_python
+from migrate_tpu.runtime.record import recorder as recording  # the default seed only (no TensorFlow)
+from migrate_tpu.runtime.process.launch import builds_its_own_cluster, resolve_python
 from migrate_tpu.verify.blame import blame, partial_copy
 from migrate_tpu.verify.changes import Hunk, apply, hunks_between, ran, shown_label, watch_list
 from migrate_tpu.verify.advice import moved_api_calls, stopped_for_lack_of_an_api

@@ -4,7 +4,7 @@ verify's runs are processes that mostly wait on one core each (the emulated core
 small; TensorFlow's start and tracing are single-threaded Python), so on two cores the original
 and its migration, or blame's baseline and its first test, take about the time of one run
 side by side.  The run in this process goes as :func:`running.run_one` runs it; the other runs
-in a process of its own (:mod:`migrate_tpu.runtime.launch_apart`), forked from the same warm
+in a process of its own (:mod:`migrate_tpu.runtime.process.launch_apart`), forked from the same warm
 servers, in its own copy of the folder as always.
 
 Room is what decides, never the verdict:
@@ -32,8 +32,8 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from migrate_tpu.runtime import launch_apart  # the caller's half: standard library only
-from migrate_tpu.runtime.launch import builds_its_own_cluster
+from migrate_tpu.runtime.process import launch_apart  # the caller's half: standard library only
+from migrate_tpu.runtime.process.launch import builds_its_own_cluster
 from migrate_tpu.verify.plan import copy_tree, put_in_place
 from migrate_tpu.verify.running import RunRequest, run_one
 from migrate_tpu.verify.verdict import RunResult

@@ -14,7 +14,7 @@ import tokenize
 from pathlib import Path
 from typing import Callable, List, Optional, Tuple
 
-from migrate_tpu.runtime.moves import MOVES
+from migrate_tpu.runtime.surfaces.moves import MOVES
 from migrate_tpu.verify.changes import Hunk, apply, code_cells
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from migrate_tpu.engine.pipeline import default_jobs
-from migrate_tpu.runtime import envs, launch
+from migrate_tpu.runtime.process import envs, launch
 from tests.conftest import missing_tf_env
 
 REPO = Path(__file__).resolve().parents[2]

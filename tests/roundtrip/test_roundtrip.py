@@ -61,7 +61,7 @@ def test_migrated_program_gives_the_same_results(name, tmp_path_factory):
         run = runs[key]
         # A migrated source that keeps `lr=` (TPU405 renames it only for --target latest) gives the
         # same results on TF 2.21 too: the 2.4 surface hands out TF 2.4.1's optimizers, which honour
-        # it, where Keras >= 2.11's own would ignore it (runtime/releases.py)
+        # it, where Keras >= 2.11's own would ignore it (runtime/surfaces/releases.py)
         if run.returncode != 0:
             pytest.fail("{}\n--- codemod exit {} report:\n{}\n--- migrated source:\n{}".format(
                 run.describe(), status, report, migrated_source))

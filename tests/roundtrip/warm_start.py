@@ -4,7 +4,7 @@ where that is safe, else as a new interpreter.
     python tests/roundtrip/warm_start.py PYTHON -m migrate_tpu.runtime [OPTIONS] SCRIPT
 
 The round-trip helpers build a run's argv and environment themselves (``launch.command``,
-``--quiet``, their variables); this process hands them to ``migrate_tpu.runtime.warm.launch``
+``--quiet``, their variables); this process hands them to ``migrate_tpu.runtime.process.warm.launch``
 with its own stdin, stdout and stderr (unfiltered: ``verbose``), and ends as the run ended, with
 its exit status or killed by its signal.  A run that must start cold (``warm.unsafe_reason``: no
 ``PYTHONHASHSEED``, not a run of the runtime, ...) replaces this process, so it is the very run
@@ -17,7 +17,7 @@ import os
 import signal
 import sys
 
-from migrate_tpu.runtime import warm
+from migrate_tpu.runtime.process import warm
 
 
 def main(argv):

@@ -14,7 +14,8 @@ import pytest
 
 from migrate_tpu.codemod.rules.catalogue import all_rules
 from migrate_tpu.codemod.rules.tables.table_rule import TableRule
-from migrate_tpu.runtime import call_sites, call_syntax, moved_calls, moves
+from migrate_tpu.runtime.program import call_sites, call_syntax
+from migrate_tpu.runtime.surfaces import moved_calls, moves
 
 
 def test_the_runtime_reads_the_codemods_catalogue_and_nothing_else():

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from migrate_tpu.runtime import launch, pod
+from migrate_tpu.runtime.process import launch, pod
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -43,7 +43,7 @@ def _host_program(tmp_path, body):
     script = tmp_path / "host.py"
     script.write_text(textwrap.dedent("""\
         import json, os, subprocess, sys, time
-        from migrate_tpu.runtime import pod
+        from migrate_tpu.runtime.process import pod
         pod.watch_launcher()
         finish_line = pod.FinishLine.take()
         k = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
@@ -74,7 +74,7 @@ def _supervise(tmp_path, body, hosts=3, timeout=None, cli_signals=False):
     script = _host_program(tmp_path, body)
     code = textwrap.dedent("""\
         import contextlib, os, sys
-        from migrate_tpu.runtime import launch, pod
+        from migrate_tpu.runtime.process import launch, pod
         hosts, folder, script = int(sys.argv[1]), sys.argv[2], sys.argv[3]
         timeout = float(sys.argv[4]) if sys.argv[4] != "-" else None
         envs = []
@@ -239,7 +239,7 @@ def test_a_host_writes_whole_lines(unbuffered):
     relayed line in between its pieces."""
     code = textwrap.dedent("""\
         import os, sys
-        from migrate_tpu.runtime import pod
+        from migrate_tpu.runtime.process import pod
         pod.whole_lines()
         print("host 0", "says", end="")
         os.write(1, b"[host 1] a relayed line\\n")  # the launcher, meanwhile

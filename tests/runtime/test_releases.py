@@ -46,7 +46,7 @@ SAME_ERROR_TYPE = {"LSO(opt)"}
 
 def releases_table():
     """``releases.RELEASES``, read without importing TensorFlow."""
-    path = Path(__file__).resolve().parents[2] / "migrate_tpu" / "runtime" / "releases.py"
+    path = Path(__file__).resolve().parents[2] / "migrate_tpu" / "runtime" / "surfaces" / "releases.py"
     for node in ast.parse(path.read_text()).body:
         if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "RELEASES":
             return ast.literal_eval(node.value)

@@ -16,7 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "roundtrip"))
 from roundtrip_helpers import REPO, TF24, TF221, require_python
 
-from migrate_tpu.runtime.noise import NoiseFilter, is_noise
+from migrate_tpu.runtime.process.noise import NoiseFilter, is_noise
 
 TF_2_21_START = (
     b"WARNING: All log messages before absl::InitializeLog() is called are written to STDERR\n"

@@ -13,8 +13,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "roundtrip"))
 from roundtrip_helpers import REPO, TF21, TF24, TF221, require_python, start
 
-from migrate_tpu.runtime import envs, launch, real_tpu_reachable
-from migrate_tpu.runtime.runner import _strip_magics, notebook_cells
+from migrate_tpu.runtime import real_tpu_reachable
+from migrate_tpu.runtime.process import envs, launch
+from migrate_tpu.runtime.process.runner import _strip_magics, notebook_cells
 
 RUNTIME = REPO / "migrate_tpu" / "runtime"
 TF = pytest.mark.roundtrip  # runs real TensorFlow interpreters
@@ -30,8 +31,8 @@ def test_runtime_sources_are_python_3_7_syntax():
 
 
 def test_package_and_launcher_do_not_import_tensorflow():
-    code = ("import sys, migrate_tpu.runtime, migrate_tpu.runtime.launch, migrate_tpu.runtime.runner, "
-            "migrate_tpu.runtime.envs; print(sorted(m for m in sys.modules if m.split('.')[0] in "
+    code = ("import sys, migrate_tpu.runtime, migrate_tpu.runtime.process.launch, migrate_tpu.runtime.process.runner, "
+            "migrate_tpu.runtime.process.envs; print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('tensorflow', 'libcst', 'click')))")
     done = subprocess.run([sys.executable, "-c", code], cwd=str(REPO), stdout=subprocess.PIPE,
                           universal_newlines=True, check=True)
@@ -265,7 +266,7 @@ def test_script_argv_path_and_exit_status(script_runs):
 def test_a_script_that_imports_tensorflow_compat_v2_gets_the_emulated_tpu(script_runs):
     run = script_runs[1]["compat_v2"]
     rc, out, err = run.wait()
-    assert (rc, out.strip().splitlines()[-1]) == (0, "compat.v2 2 migrate_tpu.runtime.resolver"), run.describe()
+    assert (rc, out.strip().splitlines()[-1]) == (0, "compat.v2 2 migrate_tpu.runtime.tpu.resolver"), run.describe()
 
 
 @TF
@@ -306,7 +307,7 @@ def test_script_arguments_pass_through_launch(tmp_path):
         sys.stderr.write("to stderr\\n")
         raise SystemExit(5)
         """)
-    code = ("import sys; from migrate_tpu.runtime.launch import launch; "
+    code = ("import sys; from migrate_tpu.runtime.process.launch import launch; "
             "sys.exit(launch(sys.argv[1], ['--lr', '0.1', 'x y'], replicas=2, python=sys.argv[2]))")
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
@@ -400,7 +401,7 @@ def test_interpreter_without_tensorflow_is_a_usage_error(tmp_path):
 
 
 def test_env_names_select_the_cached_interpreters(tmp_path, monkeypatch):
-    from migrate_tpu.runtime import envs
+    from migrate_tpu.runtime.process import envs
 
     monkeypatch.setenv("MIGRATE_TPU_ENVS", str(tmp_path))
     assert launch.resolve_python("tf2.4") is None
@@ -421,7 +422,7 @@ def test_installed_package_is_isolated_from_site_packages(tmp_path):
     folder = launch.isolated_root()
     try:
         assert sorted(os.listdir(folder)) == ["migrate_tpu"]
-        assert (Path(folder) / "migrate_tpu" / "runtime" / "runner.py").is_file()
+        assert (Path(folder) / "migrate_tpu" / "runtime" / "process" / "runner.py").is_file()
         assert launch.environment({}, root=folder)["PYTHONPATH"] == folder
     finally:
         import shutil

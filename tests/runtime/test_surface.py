@@ -20,7 +20,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "roundtrip"))
 from roundtrip_helpers import TF24, TF221, Run, require_python, start
 
-from migrate_tpu.runtime import envs
+from migrate_tpu.runtime.process import envs
 
 pytestmark = pytest.mark.roundtrip
 
@@ -84,15 +84,15 @@ def result(key):
 
 
 def recorded(module, name):
-    """A literal assigned in ``migrate_tpu/runtime/<module>.py``, read without importing TensorFlow."""
-    for node in ast.parse((RUNTIME / (module + ".py")).read_text()).body:
+    """A literal assigned in ``migrate_tpu/runtime/<folder>/<module>.py``, read without importing TensorFlow."""
+    for node in ast.parse((RUNTIME / (module.replace(".", "/") + ".py")).read_text()).body:
         if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == name:
             return ast.literal_eval(node.value)
     raise AssertionError("no {} in {}.py".format(name, module))
 
 
 def test_the_recorded_surface_is_tf_2_1_0s():
-    legacy_surface_data = recorded("legacy", "SURFACE_2_1")
+    legacy_surface_data = recorded("surfaces.legacy", "SURFACE_2_1")
     real = result("2.1")
     assert list(legacy_surface_data["distribute"]) == real["tf.distribute"]
     assert list(legacy_surface_data["distribute.experimental"]) == real["tf.distribute.experimental"]
@@ -113,7 +113,7 @@ def test_the_recorded_surface_is_tf_2_1_0s():
 
 @pytest.mark.parametrize("api", ["2.2", "2.3"])
 def test_the_recorded_surface_and_release_are_the_real_ones(api):
-    surface, real = recorded("legacy", "SURFACE_" + api.replace(".", "_")), result(api)
+    surface, real = recorded("surfaces.legacy", "SURFACE_" + api.replace(".", "_")), result(api)
     assert list(surface["distribute"]) == real["tf.distribute"]
     assert list(surface["distribute.experimental"]) == real["tf.distribute.experimental"]
     assert list(surface["Strategy"]) == real["TPUStrategy"] == real["MirroredStrategy"]
@@ -126,7 +126,7 @@ def test_the_recorded_surface_and_release_are_the_real_ones(api):
     assert classes["tf.compat.v1.distribute.experimental.TPUStrategy"] == list(surface["compat.v1 TPUStrategy"])
     assert classes["tf.distribute.TPUStrategy"] == real["TPUStrategyV2"]
     # what user code reads of the release (releases.RELEASES; verify compares these as versions)
-    release = recorded("releases", "RELEASES")[api]
+    release = recorded("surfaces.releases", "RELEASES")[api]
     assert real["facts"]["versions"] == [release["version"], release["version"], release["git_version"],
                                          release["keras_version"]]
     assert release["version"] == {"2.2": "2.2.3", "2.3": "2.3.4"}[api]
@@ -228,7 +228,7 @@ def test_the_2020_run_shim_does_what_it_did_on_the_release(name, api):
 
 @pytest.mark.parametrize("name", ["tf2.1", TF24, TF221])
 def test_the_shim_under_verify_s_recorder_is_recorded_and_still_hidden(name, tmp_path):
-    """verify records every run (runtime/recorder.py wraps TensorFlow's run where the class
+    """verify records every run (runtime/record/recorder.py wraps TensorFlow's run where the class
     defines it): under the 2.1 surface that is the surface's hiding descriptor, whose value the
     recorder wraps; the emulated TPU's run goes through that wrapper (so its steps are recorded)
     and never through the program's shim (which would call itself). The program sees what it

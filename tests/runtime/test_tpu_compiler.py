@@ -1,12 +1,12 @@
-"""XLA's verdict on the one trace (``migrate_tpu/runtime/tpu_compiler.py``): which of XLA's failures
+"""XLA's verdict on the one trace (``migrate_tpu/runtime/tpu/tpu_compiler.py``): which of XLA's failures
 are the TPU's refusals, and in whose words.  Lowering real traces, on TF 2.4.1 and 2.21, is the
 fidelity suite's (tests/runtime/fidelity: python_int_as_depth, loop_grows_tensor,
 while_gradient_unbounded)."""
 
 import pytest
 
-from migrate_tpu.runtime import tpu_compiler, tpu_ops
-from migrate_tpu.runtime.tpu_ops import Finding, judge
+from migrate_tpu.runtime.tpu import tpu_compiler, tpu_ops
+from migrate_tpu.runtime.tpu.tpu_ops import Finding, judge
 
 #: What TF 2.4.1's IR export raised for the three refusals (taken from the fidelity runs).
 CONSTANT = ("Failed getting HLO text: 'Input 1 to node `PartitionedCall/one_hot` with op OneHot must be a "

@@ -1,13 +1,12 @@
-"""The emulated TPU's machine (runtime/tpu_machine.py): which machine ``--tpu-env`` names, gs:// as a
+"""The emulated TPU's machine (runtime/tpu/tpu_machine.py): which machine ``--tpu-env`` names, gs:// as a
 local folder, the TPU worker's words and log.  Standard library only: the fast tier."""
 
 import os
 
 import pytest
 
-from migrate_tpu import runtime
-from migrate_tpu.runtime import tpu_machine
-from migrate_tpu.runtime.tpu_machine import NODE, VM
+from migrate_tpu.runtime.tpu import tpu_machine
+from migrate_tpu.runtime.tpu.tpu_machine import NODE, VM
 
 
 @pytest.fixture(autouse=True)
@@ -30,7 +29,7 @@ def test_the_default_is_colabs_tpu_node_of_2020():
 def test_each_choice_is_a_machine_and_what_announces_its_tpu(name, kind, announced):
     machine = tpu_machine.choose(name, environ={})
     assert machine.kind == kind and set(machine.announced) == announced
-    assert runtime.TPU_ENVIRONMENTS[name] == machine.announced  # what the runner sets, one table
+    assert tpu_machine.MACHINES[name].announced == machine.announced  # what the runner sets, one table
 
 
 def test_a_tpu_vm_names_its_tpu_local():
@@ -40,7 +39,7 @@ def test_a_tpu_vm_names_its_tpu_local():
 def test_the_environment_variable_chooses_and_the_option_wins():
     assert tpu_machine.choose(environ={"MIGRATE_TPU_ENVIRONMENT": "vm"}).name == "vm"
     assert tpu_machine.choose("node", environ={"MIGRATE_TPU_ENVIRONMENT": "vm"}).name == "node"
-    assert runtime.TPU_ENVIRONMENT_VARIABLE == tpu_machine.MACHINE_VARIABLE == "MIGRATE_TPU_ENVIRONMENT"
+    assert tpu_machine.MACHINE_VARIABLE == "MIGRATE_TPU_ENVIRONMENT"
 
 
 def test_an_unknown_machine_names_the_choices():

@@ -1,4 +1,4 @@
-"""TensorFlow's file and input entry points on the emulated machine (runtime/tpu_machine_io.py), on
+"""TensorFlow's file and input entry points on the emulated machine (runtime/tpu/tpu_machine_io.py), on
 the real interpreters (TF 2.1.0, 2.4.1, 2.21): every entry point that reaches a file maps gs:// to
 the folder of --gcs; on a TPU Node what the client's Python writes works, and so do ops the program
 puts on the client; without --gcs a gs:// path says what to pass.  The failure modes themselves

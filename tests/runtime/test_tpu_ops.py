@@ -1,4 +1,4 @@
-"""The TPU compiler's op rules of ``migrate_tpu/runtime/tpu_ops.py``: the releases' XLA op lists,
+"""The TPU compiler's op rules of ``migrate_tpu/runtime/tpu/tpu_ops.py``: the releases' XLA op lists,
 the verdict on a trace's ops, the messages, and the lists checked against the real interpreters.
 
 How the rules meet real programs (one trace, a refused op failing at the user's line, a host op
@@ -15,8 +15,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "roundtrip"))
 from roundtrip_helpers import require_python
 
-from migrate_tpu.runtime import tpu_ops
-from migrate_tpu.runtime.tpu_ops import Finding, judge, padded_input_refusal, release_of, xla_ops
+from migrate_tpu.runtime.tpu import tpu_ops
+from migrate_tpu.runtime.tpu.tpu_ops import Finding, judge, padded_input_refusal, release_of, xla_ops
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""The replica computation as a TPUStrategy runs it (``migrate_tpu/runtime/tpu_replicate.py``):
+"""The replica computation as a TPUStrategy runs it (``migrate_tpu/runtime/tpu/tpu_replicate.py``):
 one trace, run on every core with that core's copy of every variable and collective all-reduces,
 gives what MirroredStrategy's trace per replica gives (TensorFlow's own reference here), on every
 interpreter.  The TPU's behaviours themselves (one trace, a replica id without a static value, the

@@ -1,4 +1,4 @@
-"""The TPU's rules of ``migrate_tpu/runtime/tpu_rules.py``: its tables and messages (pure), the
+"""The TPU's rules of ``migrate_tpu/runtime/tpu/tpu_rules.py``: its tables and messages (pure), the
 tables checked against the real TensorFlow releases (their op and their source lines), and
 programs that are not TPU programs, or reduce where the TPU does not all-reduce, left alone.
 
@@ -18,7 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "roundtrip"))
 from roundtrip_helpers import require_python
 
-from migrate_tpu.runtime.tpu_rules import (ALL_REDUCE_TYPES, HOST_CORES, SLICE_CORES, all_reduce_refusal,
+from migrate_tpu.runtime.tpu.tpu_rules import (ALL_REDUCE_TYPES, HOST_CORES, SLICE_CORES, all_reduce_refusal,
                                            all_reduce_types, core_count_problem)
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,11 +1,11 @@
 """A line of AutoGraph's converted copy mapped back to the user's file and line
-(``migrate_tpu/runtime/user_code.py``), without TensorFlow: a converted function carries an
+(``migrate_tpu/runtime/program/user_code.py``), without TensorFlow: a converted function carries an
 ``ag_source_map`` from its generated lines to the user's."""
 
 from collections import namedtuple
 from types import SimpleNamespace
 
-from migrate_tpu.runtime import user_code
+from migrate_tpu.runtime.program import user_code
 
 Location = namedtuple("Location", "filename lineno")  # AutoGraph's LineLocation
 

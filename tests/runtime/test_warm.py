@@ -1,4 +1,4 @@
-"""Warm starts (runtime/warm.py): a run forked from a warm interpreter behaves as a cold start.
+"""Warm starts (runtime/process/warm.py): a run forked from a warm interpreter behaves as a cold start.
 
 Each test drives ``launch.launch`` from a plain interpreter (a driver process, as the CLI
 does), cold (``MIGRATE_TPU_WARM=0``) and warm, on the real TF 2.4.1 interpreter, and compares
@@ -21,13 +21,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "roundtrip"))
 from roundtrip_helpers import REPO, TF21, TF24, TF221, require_python
 
-from migrate_tpu.runtime import warm
+from migrate_tpu.runtime.process import warm
 
 pytestmark = pytest.mark.tf
 
 DRIVER = textwrap.dedent("""
     import json, os, sys
-    from migrate_tpu.runtime import launch, warm
+    from migrate_tpu.runtime.process import launch, warm
     runs = json.loads(sys.argv[1])
     results = []
     for run in runs:

@@ -2,7 +2,7 @@
 
 import sys
 
-from migrate_tpu.runtime import warm
+from migrate_tpu.runtime.process import warm
 
 RUN = [sys.executable, "-m", "migrate_tpu.runtime", "train.py"]
 

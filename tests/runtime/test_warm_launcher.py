@@ -1,4 +1,4 @@
-"""The launcher's side of a warm run (runtime/warm.py) against a stand-in server (no TensorFlow):
+"""The launcher's side of a warm run (runtime/process/warm.py) against a stand-in server (no TensorFlow):
 a run whose pid the server tells only after the launcher's timeout is stopped all the same, not
 left running after the launcher returns (verify's `--timeout 2` on a busy machine left one)."""
 
@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 
-from migrate_tpu.runtime import warm, warm_server
+from migrate_tpu.runtime.process import warm, warm_server
 
 
 def _server_telling_the_pid_late(sock_path, delay, runs):

@@ -41,7 +41,7 @@ def test_a_module_no_shell_command_names_is_a_package_the_interpreter_lacks(tmp_
 
 def test_an_original_a_tpu_node_refused_is_said_so():
     """The worker of a TPU Node (the machine emulated by default) refused a local path or Python input:
-    the original would not have run there, and nothing can be compared (runtime/tpu_machine.py)."""
+    the original would not have run there, and nothing can be compared (runtime/tpu/tpu_machine.py)."""
     for kind, message in (("UnimplementedError", "File system scheme '[local]' not implemented (file: 'train') [Op:CreateSummaryFileWriter]"),
                           ("NotFoundError", "No registered 'PyFunc' OpKernel for 'CPU' devices compatible with node {{node PyFunc}}"),
                           ("UnavailableError", "failed to connect to all addresses\nAdditional GRPC error information")):

@@ -1,7 +1,7 @@
 """Arrays compared past their first numbers and just past the tolerance (no TensorFlow):
 a difference a little over rtol or atol diverges, whether the array is stored as bytes
 beside the record (compared chunk by chunk with numpy) or kept in the record's JSON (compared
-number by number, every number). The records are shaped as runtime/recorder.py writes them."""
+number by number, every number). The records are shaped as runtime/record/recorder.py writes them."""
 
 import hashlib
 import struct

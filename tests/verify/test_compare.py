@@ -1,6 +1,6 @@
 """verify's comparison of two records (no TensorFlow): tolerances, what is and is not a
 divergence, and when tracing is a regression.  The records are shaped as
-migrate_tpu/runtime/recorder.py writes them."""
+migrate_tpu/runtime/record/recorder.py writes them."""
 
 from pathlib import Path
 
@@ -403,7 +403,7 @@ def test_an_error_excerpt_shows_the_users_frames_and_paths_not_the_copy_the_log_
     stderr = "\n".join([
         "2020-01-01 10:00:00.000001: I tensorflow/core/platform/cpu_feature_guard.cc:142] Your CPU supports",
         "Traceback (most recent call last):",
-        '  File "/venv/lib/python3.8/site-packages/migrate_tpu/runtime/runner.py", line 9, in run',
+        '  File "/venv/lib/python3.8/site-packages/migrate_tpu/runtime/process/runner.py", line 9, in run',
         "    exec(code, namespace)",
         f'  File "{copy}/train.py", line 100, in <module>',
         "    batch_loss = distributed_train_step(next(train_dataset))",

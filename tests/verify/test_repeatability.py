@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from migrate_tpu.runtime.recorder import ONE_THREAD_VARIABLE, PERTURB_VARIABLE
+from migrate_tpu.runtime.record.recorder import ONE_THREAD_VARIABLE, PERTURB_VARIABLE
 from migrate_tpu.verify import RunResult, compare
 from migrate_tpu.verify.repeatability import exact_power, judge_repeatability
 from migrate_tpu.verify.spread import measure_spread

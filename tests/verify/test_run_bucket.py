@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from migrate_tpu.runtime.tpu_machine import GCS_VARIABLE
+from migrate_tpu.runtime.tpu.tpu_machine import GCS_VARIABLE
 from migrate_tpu.verify.plan import Copy
 from migrate_tpu.verify.running import RunRequest
 

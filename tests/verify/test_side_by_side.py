@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from migrate_tpu.runtime import launch_apart
-from migrate_tpu.runtime.warm import _alive  # zombie-aware, as the pool checks its servers
+from migrate_tpu.runtime.process import launch_apart
+from migrate_tpu.runtime.process.warm import _alive  # zombie-aware, as the pool checks its servers
 from migrate_tpu.verify import side_by_side
 from migrate_tpu.verify.plan import Copy
 from migrate_tpu.verify.running import RunRequest
@@ -23,7 +23,7 @@ from migrate_tpu.verify.running import RunRequest
 #: first thing; a record is what the program writes itself.
 STAND_IN = f"""#!{sys.executable}
 import runpy, sys
-from migrate_tpu.runtime import pod
+from migrate_tpu.runtime.process import pod
 pod.watch_launcher()
 sys.argv = sys.argv[-1:]
 runpy.run_path(sys.argv[0], run_name="__main__")
@@ -290,10 +290,10 @@ def test_a_warm_run_takes_its_launchers_nice_value_as_a_cold_child_would():
     and the run's process takes it (only ever raised)."""
     import subprocess
 
-    from migrate_tpu.runtime import warm
+    from migrate_tpu.runtime.process import warm
 
     assert warm._request(["python"], {})["nice"] == os.getpriority(os.PRIO_PROCESS, 0)
-    taken = subprocess.run([sys.executable, "-c", "import os; from migrate_tpu.runtime.warm_server import _take_nice; "
+    taken = subprocess.run([sys.executable, "-c", "import os; from migrate_tpu.runtime.process.warm_server import _take_nice; "
                             "_take_nice(os.getpriority(os.PRIO_PROCESS, 0) + 3); _take_nice(0); print(os.getpriority(os.PRIO_PROCESS, 0))"],
                            stdout=subprocess.PIPE, universal_newlines=True, check=True,
                            env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2])))

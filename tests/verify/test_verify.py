@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from migrate_tpu.runtime import envs
+from migrate_tpu.runtime.process import envs
 from tests.conftest import missing_tf_env
 
 REPO = Path(__file__).resolve().parents[2]
@@ -209,7 +209,7 @@ def test_ctrl_c_leaves_no_process(tmp_path, tmp_path_factory):
     try:
         deadline = time.monotonic() + 120
         # wait for the original's TensorFlow process (cold: `-m migrate_tpu.runtime`; warm: forked
-        # from a `migrate_tpu.runtime.warm_server`)
+        # from a `migrate_tpu.runtime.process.warm_server`)
         while not any("migrate_tpu.runtime" in c for c in leftovers(tmp_path)) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert leftovers(tmp_path), "the original never started"

@@ -1,4 +1,4 @@
-"""verify on the emulated TPU's machine (runtime/tpu_machine.py): an original that a TPU Node of 2020
+"""verify on the emulated TPU's machine (runtime/tpu/tpu_machine.py): an original that a TPU Node of 2020
 stopped (a checkpoint to local disk) is said so, not called a divergence (an original stopped
 before its first step is an error with that advice: tests/verify/test_advice.py); as on a TPU VM
 (--tpu-env vm) the same program runs all its steps and verifies same."""
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from migrate_tpu.runtime import envs
+from migrate_tpu.runtime.process import envs
 from tests.conftest import missing_tf_env
 
 pytestmark = [pytest.mark.tf, pytest.mark.slow]

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-from migrate_tpu.runtime import emulation
+from migrate_tpu.runtime.surfaces import emulation
 
 obs = {}
 

@@ -1,12 +1,12 @@
 """The ops of this interpreter's registry whose string inputs name files, against the table of
-migrate_tpu.runtime.tpu_machine_io.PATH_OPS: prints `MISSING [...]` (ops the table lacks) and
+migrate_tpu.runtime.tpu.tpu_machine_io.PATH_OPS: prints `MISSING [...]` (ops the table lacks) and
 `STALE [...]` (its functions this TensorFlow lacks, which must be another release's)."""
 import re
 
 import tensorflow as tf  # noqa: F401 - registers the ops
 from tensorflow.core.framework import op_def_pb2
 
-from migrate_tpu.runtime import tpu_machine_io
+from migrate_tpu.runtime.tpu import tpu_machine_io
 
 try:
     from tensorflow.python.client import pywrap_tf_session as c_api

@@ -65,8 +65,8 @@ def read_as_a_library():  # code whose file is TensorFlow's reads the real versi
 
 
 probe("_real version, as TensorFlow reads it", read_as_a_library)
-if "migrate_tpu.runtime.emulation" in sys.modules:
-    from migrate_tpu.runtime import emulation
+if "migrate_tpu.runtime.surfaces.emulation" in sys.modules:
+    from migrate_tpu.runtime.surfaces import emulation
     probe("_runtime's version", lambda: emulation.tf_version())
 
 # --- Keras optimizers: by class, by name, in compile

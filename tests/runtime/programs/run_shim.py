@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-emulated = "migrate_tpu.runtime.emulation" in sys.modules
+emulated = "migrate_tpu.runtime.surfaces.emulation" in sys.modules
 CLASSES = (("tf.distribute.Strategy", lambda: tf.distribute.Strategy),
            ("tf.distribute.MirroredStrategy", lambda: tf.distribute.MirroredStrategy),
            ("tf.distribute.OneDeviceStrategy", lambda: tf.distribute.OneDeviceStrategy),

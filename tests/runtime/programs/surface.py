@@ -26,9 +26,9 @@ def outcome(fn):
         return {"error": type(error).__name__, "message": str(error).strip().splitlines()[-1].strip()}
 
 
-emulated = "migrate_tpu.runtime.emulation" in sys.modules
+emulated = "migrate_tpu.runtime.surfaces.emulation" in sys.modules
 if emulated:
-    from migrate_tpu.runtime import emulation
+    from migrate_tpu.runtime.surfaces import emulation
     api = emulation.STATE.tf_api
 else:
     api = "{}.{}".format(*tf.__version__.split(".")[:2])

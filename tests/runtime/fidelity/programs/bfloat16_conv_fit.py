@@ -1,7 +1,7 @@
 """A Keras convolutional model trained with the ``mixed_bfloat16`` policy, the one the mixed-precision
 guide names for TPUs: a TPU computes bfloat16 convolutions (its matrix unit multiplies bfloat16 and
 sums in float32); TF 2.4.1's CPU has no bfloat16 Conv2D kernel, so the emulation computes them in
-float32 and rounds back (``runtime/bfloat16_kernels.py``)."""
+float32 and rounds back (``runtime/tpu/bfloat16_kernels.py``)."""
 import numpy as np
 import tensorflow as tf
 
