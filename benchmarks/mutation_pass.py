@@ -62,8 +62,8 @@ class Mutant(NamedTuple):
     tests: Tuple[str, ...]
 
 
-COMPARE = "migrate_tpu/verify/compare.py"
-ARRAYS = "migrate_tpu/verify/arrays.py"
+COMPARE = "migrate_tpu/verify/judge/compare.py"
+ARRAYS = "migrate_tpu/verify/values/arrays.py"
 COMPARE_TESTS = ("tests/verify/test_array_tolerances.py", "tests/verify/test_compare.py", "tests/verify/test_changes_and_blame.py")
 
 MUTANTS: List[Mutant] = [
@@ -78,11 +78,11 @@ MUTANTS: List[Mutant] = [
            "        return bool(numpy.all(numpy.abs(x - y) <= 100 * (atol + rtol * numpy.abs(y))))", COMPARE_TESTS),
     # the original's difference from itself (verify's A/A run) taken as zero: every value judged at the
     # plain tolerance, as if the original reproduced its bits
-    Mutant("comparator", "migrate_tpu/verify/tolerance.py",
+    Mutant("comparator", "migrate_tpu/verify/values/tolerance.py",
            "        return self.rtol, max(self.atol, NOISE_MARGIN * difference), NOISE_MARGIN * self._relative",
            "        return self.rtol, self.atol, 0.0", ("tests/verify/test_repeatability.py",) + COMPARE_TESTS),
     # the default tolerance across releases
-    Mutant("comparator", "migrate_tpu/verify/verdict.py", "DEFAULT_RTOL = 1e-5", "DEFAULT_RTOL = 1e-4", COMPARE_TESTS),
+    Mutant("comparator", "migrate_tpu/verify/values/verdict.py", "DEFAULT_RTOL = 1e-5", "DEFAULT_RTOL = 1e-4", COMPARE_TESTS),
     # tracing
     Mutant("comparator", COMPARE, "        grew = before_count is not None and count > before_count", "        grew = False", COMPARE_TESTS),
     Mutant("comparator", COMPARE, "    if warm_after > warm_before:\n", "    if False:\n", COMPARE_TESTS),
@@ -102,7 +102,7 @@ MUTANTS: List[Mutant] = [
     Mutant("comparator", COMPARE, "        line = re.sub(r\"(?<![\\w.])\" + re.escape(version) + r\"(?![\\w.])\", _VERSION_MARK, line)",
            "        line = line", COMPARE_TESTS),
     # coverage
-    Mutant("comparator", "migrate_tpu/verify/changes.py", "    return any(line in seen for line in hunk.watch)", "    return bool(seen)", COMPARE_TESTS),
+    Mutant("comparator", "migrate_tpu/verify/values/changes.py", "    return any(line in seen for line in hunk.watch)", "    return bool(seen)", COMPARE_TESTS),
     # the TF 2.1 surface's reduce with an axis: a replica's Python number returned as a tensor
     Mutant("reductions", "migrate_tpu/runtime/tpu/strategies.py", "        return tf.nest.map_structure(_as_tensor, fn(*args, **kwargs))",
            "        return fn(*args, **kwargs)", ("tests/runtime/test_emulation.py::test_reduce_and_tensorflows_own_cross_replica_ops",)),

@@ -564,7 +564,7 @@ def verify(after, entry, steps, python, before_python, before_api, after_api, rt
     args = list(args)
     if args[:1] == ["--"]:
         args = args[1:]
-    if gcs:  # each run's bucket is a copy of it (verify/running.py), as for run however it is started
+    if gcs:  # each run's bucket is a copy of it (verify/runs/running.py), as for run however it is started
         os.environ["MIGRATE_TPU_GCS"] = os.path.abspath(gcs)
     fix_options = {"target": target, "unsafe_fixes": unsafe_fixes, "select": _split_ids(select), "ignore": _split_ids(ignore),
                    "config_file": config_file, "isolated": isolated}

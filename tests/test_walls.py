@@ -166,8 +166,8 @@ def test_every_part_is_checked():
         ("migrate_tpu.engine.config", "PACKAGE = 'tensorflow-cpu'\n", "the engine names TensorFlow"),
         ("migrate_tpu.engine.pipeline", "import importlib\nimportlib.import_module('migrate_tpu.codemod.migration.api')\n", "engine imports migrate_tpu.codemod.migration.api"),
         ("migrate_tpu.cli", "import tensorflow\n", "tensorflow imported outside the runtime"),
-        ("migrate_tpu.verify.plan", "from migrate_tpu.codemod.migration.api import migrate\n", "verify imports migrate_tpu.codemod.migration.api"),
-        ("migrate_tpu.verify.compare", "from migrate_tpu.runtime.surfaces.emulation import install\n", "verify imports migrate_tpu.runtime.surfaces.emulation"),
+        ("migrate_tpu.verify.runs.plan", "from migrate_tpu.codemod.migration.api import migrate\n", "verify imports migrate_tpu.codemod.migration.api"),
+        ("migrate_tpu.verify.judge.compare", "from migrate_tpu.runtime.surfaces.emulation import install\n", "verify imports migrate_tpu.runtime.surfaces.emulation"),
     ],
 )
 def test_a_break_is_found(module, source, expected):
@@ -303,11 +303,24 @@ RUNTIME_LAYERS = (
     ("process", "the runner, the launcher, warm interpreters, pods, the interpreters, the noise"),
 )
 
+# verify's layers, bottom first (``migrate_tpu/verify/__init__.py`` says the same). Its package
+# module is the door on top: it re-exports what the CLI calls, and no folder imports it.
+VERIFY_LAYERS = (
+    ("values", "the verdict's types, when two values agree, the changes as hunks"),
+    ("runs", "the two copies, one run, two runs at once, a program's own cluster"),
+    ("judge", "the verdict on two records, the spread, repeatability and power, the advice"),
+    ("blame", "which change is to blame, the suspects first"),
+    ("command", "the whole command, the report"),
+)
+
 # part -> (its layer folders bottom first, the plain modules it may hold beside them)
 FOLDER_LAYERS = {
     "codemod": (CODEMOD_PACKAGES, ["__init__.py"]),
     "runtime": (tuple(folder for folder, _ in RUNTIME_LAYERS), ["__init__.py", "__main__.py"]),
+    "verify": (tuple(folder for folder, _ in VERIFY_LAYERS), ["__init__.py"]),
 }
+# parts whose package module is above every folder (a door), not below (constants)
+DOOR_ON_TOP = ("verify",)
 
 
 def layer_of(module: str) -> int:
@@ -315,8 +328,8 @@ def layer_of(module: str) -> int:
     it is in (-1: the part's own modules, below every folder)."""
     parts = module.split(".")
     folders = FOLDER_LAYERS[parts[1]][0]
-    if parts[2:] == ["__main__"]:
-        return len(folders)  # the entry point, above them all
+    if parts[2:] == ["__main__"] or (len(parts) == 2 and parts[1] in DOOR_ON_TOP):
+        return len(folders)  # the entry point or the door, above them all
     if len(parts) == 2 or (len(parts) == 3 and parts[2] not in folders and (PACKAGE / parts[1] / f"{parts[2]}.py").exists()):
         return -1  # the package itself, or a plain module beside its folders
     if parts[2] in folders:
@@ -363,8 +376,9 @@ def back_edges(graph: dict) -> List[str]:
             continue
         folders = FOLDER_LAYERS[part][0]
         for target in sorted(targets):
-            if target.startswith(f"migrate_tpu.{part}.") and layer_of(target) > layer_of(module):
-                found.append(f"{module} ({folders[layer_of(module)] if layer_of(module) >= 0 else part}) -> {target} ({folders[layer_of(target)]})")
+            if _within(target, f"migrate_tpu.{part}") and layer_of(target) > layer_of(module):
+                found.append(f"{module} ({folders[layer_of(module)] if 0 <= layer_of(module) < len(folders) else part}) -> {target} "
+                             f"({folders[layer_of(target)] if layer_of(target) < len(folders) else part})")
     return found
 
 
@@ -390,6 +404,10 @@ def test_a_back_edge_is_found():
         layer_of("migrate_tpu.runtime.helpers.newcomer")
     assert codemod_layer("migrate_tpu.codemod.rules.structural.eager_run.rule") == CODEMOD_PACKAGES.index("rules")
     assert layer_of("migrate_tpu.runtime.tpu.tpu_ops") == 1
+    # verify's door is on top: a folder that imports it reaches up
+    door = import_graph([("migrate_tpu.verify.values.verdict", "from migrate_tpu.verify import compare\n", False),
+                         ("migrate_tpu.verify", "", True)])
+    assert back_edges(door) == ["migrate_tpu.verify.values.verdict (values) -> migrate_tpu.verify (verify)"]
 
 
 def test_an_import_circle_is_found():

@@ -3,7 +3,7 @@ shell command fetches or installs is named as such, not as a package the interpr
 
 import json
 
-from migrate_tpu.verify.advice import failure_advice
+from migrate_tpu.verify.judge.advice import failure_advice
 
 
 def notebook(tmp_path, *cells):

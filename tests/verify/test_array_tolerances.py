@@ -8,7 +8,7 @@ import struct
 from pathlib import Path
 
 from migrate_tpu.verify import RunResult, compare
-from migrate_tpu.verify.arrays import attach_blobs, arrays_close, numbers_close
+from migrate_tpu.verify.values.arrays import attach_blobs, arrays_close, numbers_close
 
 NUMBERS = [0.5 * k for k in range(100)]
 

@@ -1,8 +1,8 @@
 """The migration's changes as hunks (what coverage counts and blame takes apart) and delta
 debugging over them: pure, no TensorFlow."""
 
-from migrate_tpu.verify.blame import OutOfRuns, ddmin
-from migrate_tpu.verify.changes import apply, file_hunks
+from migrate_tpu.verify.blame.blame import OutOfRuns, ddmin
+from migrate_tpu.verify.values.changes import apply, file_hunks
 
 ORIGINAL = """import tensorflow as tf
 
@@ -129,7 +129,7 @@ def test_ddmin_returns_what_it_has_when_the_runs_are_spent():
 def test_a_hunk_ran_only_where_one_of_its_own_lines_ran():
     from pathlib import Path
 
-    from migrate_tpu.verify.changes import ran
+    from migrate_tpu.verify.values.changes import ran
 
     hunks = file_hunks("t.py", ORIGINAL, MIGRATED, FIXES)
     root = Path("/copy")

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from migrate_tpu.verify.cluster import reads_its_cluster
+from migrate_tpu.verify.runs.cluster import reads_its_cluster
 
 
 @pytest.mark.parametrize("line", [

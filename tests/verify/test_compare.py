@@ -217,7 +217,7 @@ def test_the_same_late_failure_in_both_runs_is_same_and_another_one_diverges_at_
 
 
 def test_release_drift_is_the_largest_difference_between_the_releases():
-    from migrate_tpu.verify.spread import release_drift
+    from migrate_tpu.verify.judge.spread import release_drift
 
     before = result(dict(record([1.0, 2.0], [("w:0", 4.0)]), tensorflow="2.1.0"))
     control = result(dict(record([1.0, 2.002], [("w:0", 4.0)]), tensorflow="2.4.1"))
@@ -252,7 +252,7 @@ def test_a_notebook_divergence_annotates_the_notebook_with_its_cell_and_both_val
 def test_arrays_stored_as_bytes_are_compared_number_by_number(tmp_path):
     import struct
 
-    from migrate_tpu.verify.arrays import attach_blobs
+    from migrate_tpu.verify.values.arrays import attach_blobs
 
     def stored(name, numbers):
         data = struct.pack("<%df" % len(numbers), *numbers)
@@ -276,7 +276,7 @@ def test_arrays_stored_as_bytes_are_compared_number_by_number(tmp_path):
     assert verdict.first_divergence["before"][:3] == [0.0, 0.5, 1.0] and verdict.first_divergence["before"][-1] == "..."
     assert compare(stored("a.bin", numbers), stored("c.bin", changed), 0.01, 0.0, "t.py").verdict == "same"  # 35.25 vs 35.0
     # how far two runs' stored arrays are apart (a release's drift, an original's own spread)
-    from migrate_tpu.verify.spread import release_drift
+    from migrate_tpu.verify.judge.spread import release_drift
     drift = release_drift(stored("a.bin", numbers), stored("c.bin", changed), 1)
     assert (drift["absolute"], drift["relative"], drift["where"]) == (0.25, 0.25 / 35.25, "variable kernel:0")
     nan = list(numbers)
@@ -323,7 +323,7 @@ def test_nan_agrees_only_with_nan():
 
 def test_the_documented_tolerance_across_releases():
     # docs/verify.md: the fallback across two releases compares within rtol=1e-5, atol=1e-6
-    from migrate_tpu.verify.verdict import DEFAULT_ATOL, DEFAULT_RTOL
+    from migrate_tpu.verify.values.verdict import DEFAULT_ATOL, DEFAULT_RTOL
 
     assert (DEFAULT_RTOL, DEFAULT_ATOL) == (1e-5, 1e-6)
 
@@ -346,7 +346,7 @@ def test_traces_that_come_later_once_warm_are_retraced_though_the_totals_agree()
 
 def test_a_run_that_stops_for_a_later_releases_name_is_told_from_a_program_error_at_any_step():
     # --before-api auto tries the next surface for such an original, also when it trained first
-    from migrate_tpu.verify.advice import stopped_for_lack_of_an_api
+    from migrate_tpu.verify.judge.advice import stopped_for_lack_of_an_api
 
     def stopped(steps, message, kind="AttributeError"):
         return {"steps": steps, "exit_status": 1, "exception": {"type": kind, "message": message}}
@@ -381,8 +381,8 @@ def test_a_missing_tensorboard_is_named_as_a_missing_package():
 def test_a_release_drift_is_called_rounding_only_while_it_is_small():
     # a Keras default that changed between releases (the batch size fit infers) puts the runs
     # far apart from the first step: the note must not call that rounding
-    from migrate_tpu.verify.session import _note_drift
-    from migrate_tpu.verify.verdict import Verdict
+    from migrate_tpu.verify.command.session import _note_drift
+    from migrate_tpu.verify.values.verdict import Verdict
 
     def drift_note(control_loss):
         verdict = Verdict("same", steps=1)
@@ -396,7 +396,7 @@ def test_a_release_drift_is_called_rounding_only_while_it_is_small():
 
 
 def test_an_error_excerpt_shows_the_users_frames_and_paths_not_the_copy_the_log_or_the_libraries():
-    from migrate_tpu.verify.session import _with_stderr_tail
+    from migrate_tpu.verify.command.session import _with_stderr_tail
 
     copy = Path("/tmp/migrate-tpu-verify-x/before")
     run = RunResult(1, 1.0, None, "", "", copy, shown_root="work", program=copy / "train.py", shown_program="work/train.py")

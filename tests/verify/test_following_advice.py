@@ -4,12 +4,12 @@ library paths without the interpreter's folders, the line a migrated run died on
 that differ."""
 
 
-from migrate_tpu.verify.advice import failure_advice
+from migrate_tpu.verify.judge.advice import failure_advice
 from pathlib import Path
 
 from migrate_tpu.verify import RunResult, compare
-from migrate_tpu.verify.advice import no_record_advice
-from migrate_tpu.verify.session import _with_stderr_tail
+from migrate_tpu.verify.judge.advice import no_record_advice
+from migrate_tpu.verify.command.session import _with_stderr_tail
 
 
 def test_an_original_of_a_later_release_on_an_older_interpreter_is_told_the_interpreter_that_runs_it():

@@ -5,10 +5,10 @@ folders and installed distributions."""
 
 from pathlib import Path
 
-from migrate_tpu.verify.advice import moved_api_calls, moved_api_line
-from migrate_tpu.verify.plan import Copy
-from migrate_tpu.verify.report import report
-from migrate_tpu.verify.verdict import DIVERGED, Verdict
+from migrate_tpu.verify.judge.advice import moved_api_calls, moved_api_line
+from migrate_tpu.verify.runs.plan import Copy
+from migrate_tpu.verify.command.report import report
+from migrate_tpu.verify.values.verdict import DIVERGED, Verdict
 
 
 def _call(file, line, rule="TPU101", old="experimental_run_v2", new="run", owner=None, failed=False, to_do=None):

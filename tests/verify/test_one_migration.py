@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from migrate_tpu.cli import main
-from migrate_tpu.verify.plan import plan
+from migrate_tpu.verify.runs.plan import plan
 
 PROGRAM = '''import tensorflow as tf
 

@@ -10,10 +10,10 @@ import pytest
 
 from migrate_tpu.runtime.record.recorder import ONE_THREAD_VARIABLE, PERTURB_VARIABLE
 from migrate_tpu.verify import RunResult, compare
-from migrate_tpu.verify.repeatability import exact_power, judge_repeatability
-from migrate_tpu.verify.spread import measure_spread
-from migrate_tpu.verify.tolerance import NOISE_MARGIN
-from migrate_tpu.verify.verdict import EXIT_STATUS
+from migrate_tpu.verify.judge.repeatability import exact_power, judge_repeatability
+from migrate_tpu.verify.judge.spread import measure_spread
+from migrate_tpu.verify.values.tolerance import NOISE_MARGIN
+from migrate_tpu.verify.values.verdict import EXIT_STATUS
 
 
 def scalar(x):

@@ -1,11 +1,11 @@
 """Each verify run's gs:// (``--gcs DIR`` / ``MIGRATE_TPU_GCS``) is a copy of DIR of its own
-(verify/running.py): DIR is never written, and the other run never sees what one wrote."""
+(verify/runs/running.py): DIR is never written, and the other run never sees what one wrote."""
 
 from __future__ import annotations
 
 from migrate_tpu.runtime.tpu.tpu_machine import GCS_VARIABLE
-from migrate_tpu.verify.plan import Copy
-from migrate_tpu.verify.running import RunRequest
+from migrate_tpu.verify.runs.plan import Copy
+from migrate_tpu.verify.runs.running import RunRequest
 
 
 def _request(tmp_path, name):

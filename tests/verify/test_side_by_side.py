@@ -1,4 +1,4 @@
-"""verify's two runs at once (migrate_tpu/verify/side_by_side.py), through the real launcher and
+"""verify's two runs at once (migrate_tpu/verify/runs/side_by_side.py), through the real launcher and
 real processes, with a stand-in interpreter that runs the program as plain Python (no
 TensorFlow): the pair really overlaps, gives what one run after the other gives, and a run that
 was killed, or stopped for want of memory, runs again alone from an untouched copy."""
@@ -14,9 +14,9 @@ import pytest
 
 from migrate_tpu.runtime.process import launch_apart
 from migrate_tpu.runtime.process.warm import _alive  # zombie-aware, as the pool checks its servers
-from migrate_tpu.verify import side_by_side
-from migrate_tpu.verify.plan import Copy
-from migrate_tpu.verify.running import RunRequest
+from migrate_tpu.verify.runs import side_by_side
+from migrate_tpu.verify.runs.plan import Copy
+from migrate_tpu.verify.runs.running import RunRequest
 
 #: Runs the program (the last argument) as plain Python, as `python -m migrate_tpu.runtime`
 #: would under the emulation, ending when its launcher is gone as the runtime's runner does
@@ -182,10 +182,10 @@ def test_the_side_runs_launcher_ends_with_the_process_that_started_it(world, tmp
     driver.write_text(
         "import os, sys, time\n"
         f"sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})\n"
-        "from migrate_tpu.verify import side_by_side\n"
+        "from migrate_tpu.verify.runs import side_by_side\n"
         "side_by_side.START_AVAILABLE = 0\n"
-        "from migrate_tpu.verify.plan import Copy\n"
-        "from migrate_tpu.verify.running import RunRequest\n"
+        "from migrate_tpu.verify.runs.plan import Copy\n"
+        "from migrate_tpu.verify.runs.running import RunRequest\n"
         "from pathlib import Path\n"
         f"root = Path({str(request.copy.root)!r})\n"
         f"request = RunRequest(Copy(root, 'first', root / 'program.py', root, 'program.py'), [], '2.4', {world[1].as_posix()!r}, None, 0,"

@@ -1,11 +1,11 @@
-"""Which changes blame tries first (``migrate_tpu/verify/suspects.py``) and how that orders
+"""Which changes blame tries first (``migrate_tpu/verify/blame/suspects.py``) and how that orders
 blame's runs (``blame._among_suspects_first``): pure, no TensorFlow."""
 
 import json
 
-from migrate_tpu.verify.blame import Copy, blame
-from migrate_tpu.verify.changes import file_hunks
-from migrate_tpu.verify.suspects import cosmetic, likely_neutral, renames_only
+from migrate_tpu.verify.blame.blame import Copy, blame
+from migrate_tpu.verify.values.changes import file_hunks
+from migrate_tpu.verify.blame.suspects import cosmetic, likely_neutral, renames_only
 
 ORIGINAL = '''"""A small custom training loop in TF 2.1 form."""
 import tensorflow as tf

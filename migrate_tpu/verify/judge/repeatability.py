@@ -10,7 +10,7 @@ gives other bits the second time, its nondeterminism is *found and removed, not 
    twice and the migration once.  If the original then repeats its bits, the migration is
    judged exactly against it, and the report names the source (kernel threads);
 3. where it cannot be removed, each value is judged within its own A/A spread
-   (:mod:`~migrate_tpu.verify.tolerance`): exactly where the original repeated it, within ten
+   (:mod:`~migrate_tpu.verify.values.tolerance`): exactly where the original repeated it, within ten
    times its own difference where that is small, and not at all (listed) where the noise is a
    sizeable part of the value.
 
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from typing import Callable, Dict, Optional, Tuple
 
 from migrate_tpu.runtime.record.recorder import ONE_THREAD_VARIABLE, PERTURB_VARIABLE  # names only (no TensorFlow)
-from migrate_tpu.verify.spread import measure_spread
-from migrate_tpu.verify.tolerance import NOISE_MARGIN, NOISE_SHARE, Spread
-from migrate_tpu.verify.verdict import DIVERGED, INCONCLUSIVE, SAME, TIMED_OUT, RunResult, Verdict
+from migrate_tpu.verify.judge.spread import measure_spread
+from migrate_tpu.verify.values.tolerance import NOISE_MARGIN, NOISE_SHARE, Spread
+from migrate_tpu.verify.values.verdict import DIVERGED, INCONCLUSIVE, SAME, TIMED_OUT, RunResult, Verdict
 
 #: Kinds of divergence that no rounding explains (an exception, a count of steps, an exit status).
 NOT_ROUNDING = frozenset({"exception", "steps", "exit"})

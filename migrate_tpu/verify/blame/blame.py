@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, FrozenSet, List, Sequence, TypeVar
 
-from migrate_tpu.verify.changes import Hunk, apply
-from migrate_tpu.verify.plan import Copy, copy_tree
+from migrate_tpu.verify.values.changes import Hunk, apply
+from migrate_tpu.verify.runs.plan import Copy, copy_tree
 
 T = TypeVar("T")
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import List, Optional
 
-from migrate_tpu.verify.advice import moved_api_line
-from migrate_tpu.verify.verdict import AFTER_API, DIVERGED, ERROR, INCONCLUSIVE, NOT_EXERCISED, RETRACED, SAME, Verdict
+from migrate_tpu.verify.judge.advice import moved_api_line
+from migrate_tpu.verify.values.verdict import AFTER_API, DIVERGED, ERROR, INCONCLUSIVE, NOT_EXERCISED, RETRACED, SAME, Verdict
 
 def _where_text(where: Optional[dict]) -> str:
     if not where:

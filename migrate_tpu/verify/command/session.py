@@ -23,19 +23,19 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from migrate_tpu.runtime import MIXED_TF_API, NATIVE_TF_API, TARGET_VARIABLE
 from migrate_tpu.runtime.record import recorder as recording  # the default seed only (no TensorFlow)
 from migrate_tpu.runtime.process.launch import builds_its_own_cluster, resolve_python
-from migrate_tpu.verify.blame import blame, partial_copy
-from migrate_tpu.verify.changes import Hunk, apply, hunks_between, ran, shown_label, watch_list
-from migrate_tpu.verify.advice import moved_api_calls, stopped_for_lack_of_an_api
-from migrate_tpu.verify.cluster import reads_its_cluster
-from migrate_tpu.verify.compare import compare, error, run_summary
-from migrate_tpu.verify.plan import Copy, Plan, changed_links, fresh_copy, plan, put_in_place
-from migrate_tpu.verify.repeatability import Judgement, exact_power, judge_repeatability, measure_power, runs_at_all, seeded_power
-from migrate_tpu.verify.running import RunRequest, run_one
-from migrate_tpu.verify.side_by_side import killed, run_pair, start_beside
-from migrate_tpu.verify.spread import release_drift
-from migrate_tpu.verify.tolerance import Spread
-from migrate_tpu.verify.suspects import likely_neutral
-from migrate_tpu.verify.verdict import AFTER_API, AUTO_API, BEFORE_APIS, DEFAULT_ATOL, DEFAULT_RTOL, DIVERGED, ERROR, NOT_EXERCISED, RETRACED, SAME, RunResult, Verdict
+from migrate_tpu.verify.blame.blame import blame, partial_copy
+from migrate_tpu.verify.values.changes import Hunk, apply, hunks_between, ran, shown_label, watch_list
+from migrate_tpu.verify.judge.advice import moved_api_calls, stopped_for_lack_of_an_api
+from migrate_tpu.verify.runs.cluster import reads_its_cluster
+from migrate_tpu.verify.judge.compare import compare, error, run_summary
+from migrate_tpu.verify.runs.plan import Copy, Plan, changed_links, fresh_copy, plan, put_in_place
+from migrate_tpu.verify.judge.repeatability import Judgement, exact_power, judge_repeatability, measure_power, runs_at_all, seeded_power
+from migrate_tpu.verify.runs.running import RunRequest, run_one
+from migrate_tpu.verify.runs.side_by_side import killed, run_pair, start_beside
+from migrate_tpu.verify.judge.spread import release_drift
+from migrate_tpu.verify.values.tolerance import Spread
+from migrate_tpu.verify.blame.suspects import likely_neutral
+from migrate_tpu.verify.values.verdict import AFTER_API, AUTO_API, BEFORE_APIS, DEFAULT_ATOL, DEFAULT_RTOL, DIVERGED, ERROR, NOT_EXERCISED, RETRACED, SAME, RunResult, Verdict
 
 #: Devices of the one worker a program that builds MultiWorkerMirroredStrategy itself runs
 #: on when neither --hosts nor --replicas is given: on a worker with its CPU alone the
@@ -58,7 +58,7 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
     """Migrate, run both (and the control, across releases), compare; ``after_api``: the
     migration's surface (``native``: the interpreter's own); ``power``: measure what an exact
     ``same`` could have caught (a tolerance's is always measured); ``jobs``: runs at once (1 or
-    2; default 2 where there is room: :mod:`~migrate_tpu.verify.side_by_side`)."""
+    2; default 2 where there is room: :mod:`~migrate_tpu.verify.runs.side_by_side`)."""
     before_python = before_python or python
     two_releases = (resolve_python(before_python) or None) != (resolve_python(python) or None)
     the_plan = plan(target, entry, after, fix_options or {}, control=two_releases)
@@ -147,7 +147,7 @@ def _first_runs(the_plan: Plan, hunks: List[Hunk], request: Callable[..., RunReq
                 noted: Callable[[str, RunResult, Copy], RunResult], before: Tuple[str, Optional[str]], after: Tuple[str, Optional[str]],
                 jobs: Optional[int]) -> _FirstRuns:
     """The original (then the control) with the migration beside it where there is room
-    (:mod:`~migrate_tpu.verify.side_by_side`): neither waits for the other.  A run of the two
+    (:mod:`~migrate_tpu.verify.runs.side_by_side`): neither waits for the other.  A run of the two
     that was killed (the memory may not have held both) runs again alone, in a fresh copy."""
     (before_api, before_python), (after_api, python) = before, after
     beside = start_beside(request(the_plan.after, after_api, python, "migrated"), jobs)
@@ -318,7 +318,7 @@ def _judgement(verdict: Verdict, baseline: RunResult, after_run: RunResult, reru
                judged: Callable[[RunResult, RunResult, Optional[Spread]], Verdict], rtol: Optional[float], atol: Optional[float],
                power: bool) -> Judgement:
     """The exact verdict, re-judged where the original does not repeat itself, with the power of
-    a ``same`` stated (:mod:`~migrate_tpu.verify.repeatability`)."""
+    a ``same`` stated (:mod:`~migrate_tpu.verify.judge.repeatability`)."""
     if rtol is not None or atol is not None:
         # the user's own tolerance: a `same` within it must still be able to catch a mistake
         if verdict.verdict == SAME and (rtol or atol):

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from migrate_tpu.verify.changes import FixPlace
-from migrate_tpu.verify.verdict import VerifyError
+from migrate_tpu.verify.values.changes import FixPlace
+from migrate_tpu.verify.values.verdict import VerifyError
 
 #: Files larger than this are linked, not copied (data sets, weights): 32 MiB.
 LINK_ABOVE = 32 * 1024 * 1024

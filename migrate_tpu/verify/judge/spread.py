@@ -1,6 +1,6 @@
 """How far two runs of one program lie apart: the original on two releases (the release
 drift a report states), and the original against itself on one (the A/A spread from which
-each value's tolerance follows, :mod:`~migrate_tpu.verify.tolerance`).  Pure: no TensorFlow."""
+each value's tolerance follows, :mod:`~migrate_tpu.verify.values.tolerance`).  Pure: no TensorFlow."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from typing import Any, Dict, Iterable, Iterator, List, Tuple
 
 import numpy
 
-from migrate_tpu.verify.arrays import array_chunks, is_array, numbers
-from migrate_tpu.verify.compare import describe_kind, same_kind, match_variables, numbered, pair_printed, printed_lines, version_strings
-from migrate_tpu.verify.tolerance import Key, Spread
-from migrate_tpu.verify.verdict import RunResult
+from migrate_tpu.verify.values.arrays import array_chunks, is_array, numbers
+from migrate_tpu.verify.judge.compare import describe_kind, same_kind, match_variables, numbered, pair_printed, printed_lines, version_strings
+from migrate_tpu.verify.values.tolerance import Key, Spread
+from migrate_tpu.verify.values.verdict import RunResult
 
 
 
@@ -109,7 +109,7 @@ def release_drift(before: RunResult, control: RunResult, steps: int) -> dict:
 
 def _leaf_pairs(before: Any, after: Any, key: Key) -> Iterator[Tuple[Key, dict, dict]]:
     """The numeric leaves (arrays, Python numbers) of two recorded values of one structure,
-    each with its key (the path :func:`~migrate_tpu.verify.compare._compare_plain` builds)."""
+    each with its key (the path :func:`~migrate_tpu.verify.judge.compare._compare_plain` builds)."""
     if not isinstance(before, dict) or not isinstance(after, dict):
         return
     if is_array(before) and is_array(after):

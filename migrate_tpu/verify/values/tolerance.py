@@ -15,7 +15,7 @@ Each value is therefore judged within :data:`NOISE_MARGIN` times the larger of i
 difference and the run's *relative* noise level (the largest relative A/A difference among
 the values that stay compared) times the value's own size: relative, so that no value lends
 an absolute tolerance to another.  Whether that still catches a mistake is measured, not
-assumed (:mod:`~migrate_tpu.verify.repeatability`).  Pure: no TensorFlow, no files.
+assumed (:mod:`~migrate_tpu.verify.judge.repeatability`).  Pure: no TensorFlow, no files.
 """
 
 from __future__ import annotations

@@ -34,9 +34,9 @@ from typing import Dict, List, Optional, Tuple
 
 from migrate_tpu.runtime.process import launch_apart  # the caller's half: standard library only
 from migrate_tpu.runtime.process.launch import builds_its_own_cluster
-from migrate_tpu.verify.plan import copy_tree, put_in_place
-from migrate_tpu.verify.running import RunRequest, run_one
-from migrate_tpu.verify.verdict import RunResult
+from migrate_tpu.verify.runs.plan import copy_tree, put_in_place
+from migrate_tpu.verify.runs.running import RunRequest, run_one
+from migrate_tpu.verify.values.verdict import RunResult
 
 #: ``MIGRATE_TPU_VERIFY_JOBS=1``: verify's runs one after the other (as ``--jobs 1``).
 JOBS_VARIABLE = "MIGRATE_TPU_VERIFY_JOBS"

@@ -17,7 +17,7 @@ import tokenize
 from pathlib import Path
 from typing import Iterator, Optional, Set, Tuple
 
-from migrate_tpu.verify.changes import code_cells
+from migrate_tpu.verify.values.changes import code_cells
 
 _IMPORTED = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+(?:\s*,\s*[\w.]+)*))", re.M)
 

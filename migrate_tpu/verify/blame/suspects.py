@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, List, Optional, Tuple
 
 from migrate_tpu.runtime.surfaces.moves import MOVES
-from migrate_tpu.verify.changes import Hunk, apply, code_cells
+from migrate_tpu.verify.values.changes import Hunk, apply, code_cells
 
 
 def _renames() -> List[Tuple["re.Pattern[str]", str]]:

@@ -15,10 +15,10 @@ from typing import Any, Dict, Iterator, List, Optional
 
 from migrate_tpu.runtime.record import recorder as recording  # the record's variable names only (no TensorFlow)
 from migrate_tpu.runtime.process.launch import launch
-from migrate_tpu.verify.arrays import attach_blobs
+from migrate_tpu.verify.values.arrays import attach_blobs
 from migrate_tpu.runtime.tpu.tpu_machine import GCS_VARIABLE  # the variable's name (no TensorFlow)
-from migrate_tpu.verify.plan import Copy, copy_tree
-from migrate_tpu.verify.verdict import RunResult
+from migrate_tpu.verify.runs.plan import Copy, copy_tree
+from migrate_tpu.verify.values.verdict import RunResult
 
 @contextmanager
 def _captured(stdout_path: Path, stderr_path: Path) -> Iterator[None]:

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
-from migrate_tpu.verify.advice import failure_advice, is_tpu_compile_failure, is_tpu_node_failure, no_record_advice
-from migrate_tpu.verify.arrays import array_chunks, arrays_close, is_array, numbers, numbers_close
-from migrate_tpu.verify.tolerance import NOISE_MARGIN, Judge, Key, Spread, path_words
-from migrate_tpu.verify.verdict import BEFORE_API, DIVERGED, ERROR, RETRACED, SAME, SURFACE_VERSIONS, TIMED_OUT, RunResult, Verdict
+from migrate_tpu.verify.judge.advice import failure_advice, is_tpu_compile_failure, is_tpu_node_failure, no_record_advice
+from migrate_tpu.verify.values.arrays import array_chunks, arrays_close, is_array, numbers, numbers_close
+from migrate_tpu.verify.values.tolerance import NOISE_MARGIN, Judge, Key, Spread, path_words
+from migrate_tpu.verify.values.verdict import BEFORE_API, DIVERGED, ERROR, RETRACED, SAME, SURFACE_VERSIONS, TIMED_OUT, RunResult, Verdict
 
 # A number in a printed line (the lowest-priority signal).
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")

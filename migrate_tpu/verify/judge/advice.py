@@ -14,9 +14,9 @@ from typing import List, Optional
 
 from migrate_tpu import magics
 from migrate_tpu.runtime.tpu import tpu_machine  # the Node's refusals, in words (no TensorFlow)
-from migrate_tpu.verify.changes import code_cells
-from migrate_tpu.verify.plan import Copy
-from migrate_tpu.verify.verdict import BEFORE_API
+from migrate_tpu.verify.values.changes import code_cells
+from migrate_tpu.verify.runs.plan import Copy
+from migrate_tpu.verify.values.verdict import BEFORE_API
 
 # Cell magics whose body is a shell script.
 _SHELL_CELLS = frozenset({"bash", "sh", "shell", "script", "system"})
