@@ -20,9 +20,10 @@ and survives when they all pass (a run whose tests are all skipped survives too)
 when every mutant was killed, 1 when one survived, 2 when the pass could not run.
 
 Groups: comparator (verify's verdict, no TensorFlow), safety (fix safety levels), notebooks
-(cell offsets, the cell's trailing newline) and reductions (the TF 2.1 surface's reduce).
+(cell offsets, the cell's trailing newline), moved_calls (the run's record of moved APIs, with a
+stand-in for TensorFlow) and reductions (the TF 2.1 surface's reduce).
 
-``--only comparator,safety,notebooks --fast`` (``NO_TENSORFLOW``, killed by the fast tier
+``--only comparator,safety,notebooks,moved_calls --fast`` (``NO_TENSORFLOW``, killed by the fast tier
 alone) is what the slow test runs (tests/test_mutation_pass.py, a few minutes on 2 cores); the
 groups that start TensorFlow take minutes a mutant.
 
@@ -81,6 +82,30 @@ MUTANTS: List[Mutant] = [
     Mutant("comparator", "migrate_tpu/verify/values/tolerance.py",
            "        return self.rtol, max(self.atol, NOISE_MARGIN * difference), NOISE_MARGIN * self._relative",
            "        return self.rtol, self.atol, 0.0", ("tests/verify/test_repeatability.py",) + COMPARE_TESTS),
+    # an original whose A/A pair parts in its steps or its exception re-judged as rounding: the migration's
+    # divergence called `same` by one-thread runs
+    Mutant("comparator", "migrate_tpu/verify/judge/repeatability.py",
+           "    if itself.verdict == SAME or (itself.first_divergence or {}).get(\"kind\") in NOT_ROUNDING:",
+           "    if itself.verdict == SAME:", ("tests/verify/test_repeatability.py",)),
+    # the A/A spread pairing events past the point where the two runs part: an invented spread drops a value
+    Mutant("comparator", "migrate_tpu/verify/judge/spread.py", "                break  # the runs part ways: what follows is not one value twice",
+           "                continue  # the runs part ways: what follows is not one value twice", ("tests/verify/test_repeatability.py",)),
+    # blame's suspects-first returning every suspect, not a 1-minimal set of them
+    Mutant("comparator", "migrate_tpu/verify/blame/blame.py", "                return ddmin(suspects, fails)  # (one suspect: itself, with no run)",
+           "                return suspects", ("tests/verify/test_suspects.py", "tests/verify/test_changes_and_blame.py")),
+    # the TPU Node's note on any one of its error's words, not all of them: an ordinary py_function error called the Node's
+    Mutant("comparator", "migrate_tpu/runtime/tpu/tpu_machine.py", "        if all(word in text for word in words):",
+           "        if any(word in text for word in words):",
+           ("tests/verify/test_compare.py", "tests/runtime/test_tpu_machine.py", "tests/verify/test_advice.py")),
+    # a `same` without its power: `--rtol` or `--atol` alone (the other None) taken for no tolerance; where
+    # the control fails, the run with the mistake asked of the migrated program's interpreter (which cannot
+    # run the original); an explicit `--rtol 0 --atol 0` stating nothing
+    Mutant("comparator", "migrate_tpu/verify/command/session.py", "    if any(within):", "    if all(within):",
+           ("tests/verify/test_power_on_every_path.py",)),
+    Mutant("comparator", "migrate_tpu/verify/command/session.py", "        _state_power(verdict, before, _on_its_own(rerun), judged, within, power)",
+           "        _state_power(verdict, before, rerun, judged, within, power)", ("tests/verify/test_power_on_every_path.py",)),
+    Mutant("comparator", "migrate_tpu/verify/command/session.py", "    exact_power(verdict)\n    if power:", "    if power:",
+           ("tests/verify/test_power_on_every_path.py",)),
     # the default tolerance across releases
     Mutant("comparator", "migrate_tpu/verify/values/verdict.py", "DEFAULT_RTOL = 1e-5", "DEFAULT_RTOL = 1e-4", COMPARE_TESTS),
     # tracing
@@ -144,8 +169,14 @@ MUTANTS += [
            "        if text.endswith(\"\\n\"):\n", NOTEBOOK_TESTS),
 ]
 
+MUTANTS += [
+    # compat.v1's experimental_make_numpy_dataset (kept by TensorFlow, left alone by TPU105) recorded as a moved API
+    Mutant("moved_calls", "migrate_tpu/runtime/surfaces/moved_calls.py", "_KEPT_BY_COMPAT_V1 = frozenset([\"experimental_make_numpy_dataset\"])",
+           "_KEPT_BY_COMPAT_V1 = frozenset()", ("tests/runtime/test_moved_calls.py",)),
+]
+
 # The groups that need no TensorFlow: what tests/test_mutation_pass.py's slow test runs.
-NO_TENSORFLOW = ("comparator", "safety", "notebooks")
+NO_TENSORFLOW = ("comparator", "safety", "notebooks", "moved_calls")
 
 
 def describe(number: int, mutant: Mutant) -> str:

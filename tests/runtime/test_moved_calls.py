@@ -199,3 +199,42 @@ def test_the_summary_names_each_place_its_rule_and_what_covers_it(tmp_path, monk
     assert lines[2].endswith("helpers/stepper.py:7: TPU101 `experimental_run_v2` -> `run`, 3 calls (your tree): "
                              "migrate-tpu fix helpers/stepper.py")
     assert moved_calls.summary({"calls": []}) == []
+
+
+def test_a_compat_v1_strategys_experimental_make_numpy_dataset_is_no_moved_api(tmp_path, record):
+    """Pins ``_KEPT_BY_COMPAT_V1``: TF keeps ``experimental_make_numpy_dataset`` on the
+    ``tf.compat.v1`` strategies (TF 2.4 removed it from the TF 2 ones alone, and TPU105 leaves
+    compat.v1's calls alone), so only a TF 2 strategy's call is recorded as a moved API; a
+    compat.v1 one recorded would tell the user to migrate a call that needs nothing.  A stand-in
+    for TensorFlow shaped as TF 2.1's (the method on the base both strategies share)."""
+    class StrategyBase:
+        def experimental_make_numpy_dataset(self, numpy_input):
+            return numpy_input
+
+    class Strategy(StrategyBase):
+        pass
+
+    class StrategyV1(StrategyBase):
+        pass
+
+    class MirroredStrategy(Strategy):
+        pass
+
+    class MirroredStrategyV1(StrategyV1):
+        pass
+
+    tf = types.SimpleNamespace(distribute=types.SimpleNamespace(Strategy=Strategy),
+                               compat=types.SimpleNamespace(v1=types.SimpleNamespace(distribute=types.SimpleNamespace(Strategy=StrategyV1))))
+    path = tmp_path / "train.py"
+    path.write_text("v1 = MirroredStrategyV1().experimental_make_numpy_dataset(1)\n"
+                    "v2 = MirroredStrategy().experimental_make_numpy_dataset(2)\n")
+    try:
+        for move in moved_calls.moves_for("2.4"):
+            if move.kind == "method":
+                moved_calls._watch_method(tf, move)
+        namespace = {"MirroredStrategy": MirroredStrategy, "MirroredStrategyV1": MirroredStrategyV1}
+        exec(compile(path.read_text(), str(path), "exec"), namespace)
+    finally:
+        moved_calls.uninstall()
+    assert (namespace["v1"], namespace["v2"]) == (1, 2)
+    assert [(site.line, site.move.old) for site in record.sites.values()] == [(2, "experimental_make_numpy_dataset")]

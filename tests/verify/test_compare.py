@@ -422,3 +422,21 @@ def test_an_error_excerpt_shows_the_users_frames_and_paths_not_the_copy_the_log_
     assert any("affine_transformations.py" in line for line in lines)  # where it raised
     assert not any("iterator.py" in line or "migrate_tpu" in line or "cpu_feature_guard" in line for line in lines)
     assert str(copy) not in excerpt and not lines[-1].startswith("ImportError")  # the headline is not said twice
+
+
+def test_the_tpu_node_note_needs_the_nodes_own_error_words_all_of_them():
+    """Pins tpu_machine.node_refusal's ``all(word in text for word in words)``, which verify's
+    Node words (the ``error`` of an original, the note of two runs stopped alike) stand on: a
+    py_function that raised (its op is ``EagerPyFunc``) or a custom op with no CPU kernel is no
+    TPU Node's worker refusing local files or Python; a looser match would send the user off to
+    gs:// and --tpu-env vm for an ordinary error."""
+    def failing(losses, kind, message):
+        return dict(record(losses), exit_status=1, exception={"type": kind, "message": message})
+
+    node = ("NotFoundError", "No registered 'PyFunc' OpKernel for 'CPU' devices compatible with node {{node PyFunc}}")
+    others = [("InvalidArgumentError", "ValueError: bad row\nTraceback (most recent call last):\n  [[{{node EagerPyFunc}}]]"),
+              ("NotFoundError", "No registered 'MyOp' OpKernel for 'CPU' devices compatible with node {{node MyOp}}")]
+    for error, named in [(node, True)] + [(other, False) for other in others]:
+        at_once = compare(result(failing([], *error)), result(record([1.0])), 0.0, 0.0, "t.py")
+        alike = compare(result(failing([1.0], *error)), result(failing([1.0], *error)), 0.0, 0.0, "t.py")
+        assert ("TPU Node" in at_once.error, "TPU Node" in alike.notes[0]) == (named, named), error

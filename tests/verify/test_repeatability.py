@@ -236,3 +236,35 @@ def test_a_value_judged_across_its_replicas_where_one_replica_agreed_by_chance()
     spread = measure_spread(first, again, 1)
     assert judged(first, result(counts(144.0, 120.0)), spread).verdict == "same"
     assert judged(first, result(counts(160.0, 120.0)), spread).verdict == "diverged"
+
+
+@pytest.mark.parametrize("again", [
+    record([0.5, 0.25, 0.125]),  # one step more: the A/A pair parts in its steps
+    dict(record([0.5, 0.25]), exit_status=1, exception={"type": "ValueError", "message": "boom"})])  # in its exception
+def test_an_original_that_differs_from_itself_in_more_than_rounding_leaves_the_divergence_standing(again):
+    """Pins judge_repeatability's ``(itself.first_divergence or {}).get("kind") in NOT_ROUNDING``:
+    an original whose A/A pair parts in its steps or its exception does not repeat itself in a way
+    rounding explains, so the migration's divergence stands (``diverged``, after that one rerun)
+    and is never re-judged by one-thread runs that could call it ``same``."""
+    original, migrated = record([0.5, 0.25]), record([0.5, 0.3])
+    runs = Runs({("original", "plain"): again,
+                 ("original", "one thread"): [record([0.5, 0.25]), record([0.5, 0.25])],
+                 ("migrated", "one thread"): record([0.5, 0.25])})
+    judgement = judge_repeatability(judged(result(original), result(migrated), None), result(original), result(migrated), runs, judged)
+    assert judgement.verdict.verdict == "diverged", judgement.verdict.notes
+    assert judgement.verdict.first_divergence["step"] == 2
+    assert [call[:2] for call in runs.calls] == [("original", "original-again")]
+
+
+def test_the_spread_pairs_no_events_after_the_original_s_two_runs_part():
+    """Pins measure_spread's ``break`` where two events' kinds differ: once one run records an
+    event the other does not, the events after it are not one value twice; pairing them (2.0
+    with 1.0) would invent a 50 % spread, which drops step 2's value from the comparison and
+    lets a wrong migrated value through."""
+    first = record([1.0, 2.0])
+    again = record([1.0, 2.0])
+    again["events"].insert(0, {"step": 1, "kind": "keras", "where": "/nowhere/t.py:12", "value": scalar(7.0)})
+    spread = measure_spread(result(first), result(again), 2)
+    assert spread.values == {}
+    wrong = judged(result(first), result(record([1.0, 2.5])), spread)
+    assert (wrong.verdict, wrong.first_divergence["step"], wrong.values_not_compared) == ("diverged", 2, [])

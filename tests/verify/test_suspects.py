@@ -99,3 +99,14 @@ def test_blame_falls_back_to_all_the_changes_when_the_suspects_do_not_show_it(tm
     found, tried = _blame_with(tmp_path, hunks, "tf.distribute.TPUStrategy(")
     assert found["changes"] == [hunks[1].place()]
     assert "ReduceOp.MEAN" in tried[0] and "tf.distribute.TPUStrategy(" not in tried[0]
+
+
+def test_blame_among_several_suspects_returns_the_culprit_not_every_suspect(tmp_path):
+    """Pins _among_suspects_first's ddmin over the suspects: where the suspects together show the
+    failure, blame still narrows them down to a 1-minimal set; returning every suspect would
+    blame a harmless batch size beside the SUM -> MEAN."""
+    hunks = _hunks(tmp_path, ORIGINAL, WRONG.replace("BATCH = 64", "BATCH = 128"))
+    neutral = likely_neutral(tmp_path)
+    assert [neutral(hunk) for hunk in hunks] == [True, True, False, False]  # docstring, rename, run+MEAN, batch
+    found, tried = _blame_with(tmp_path, hunks, "ReduceOp.MEAN")
+    assert found["changes"] == [hunks[2].place()] and found["runs"] == 2 == len(tried)

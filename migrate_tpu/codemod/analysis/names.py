@@ -147,12 +147,6 @@ def possible_names(expr: cst.CSTNode, scope: Scope, _depth: int = 0) -> Set[str]
     return names
 
 
-def tensorflow_name(expr: cst.CSTNode, scope: Scope) -> Optional[str]:
-    """Like :func:`qualified_name`, but only for names inside TensorFlow."""
-    name = qualified_name(expr, scope)
-    return name if is_tensorflow(name) else None
-
-
 def _own_aliases(scope: Scope) -> List[Tuple[str, str]]:
     """Names this scope itself binds to an imported module or symbol (and nothing else)."""
     cached = cast("Optional[List[Tuple[str, str]]]", scope.memo.get("own aliases"))

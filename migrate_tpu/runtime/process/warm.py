@@ -422,17 +422,6 @@ def _close_own(found):
         found.close()
 
 
-def close_pool():
-    """End this process' own pool now (its servers too); the next run makes a new one."""
-    with _POOL_LOCK:
-        found = _POOL.pop("pool", None)
-    if found is not None:
-        _close_own(found)
-        if not found.owner:
-            for process in found.started.values():
-                process.poll()
-
-
 def _send_request(sock_path, request, fds=()):
     """A connected socket to the server at ``sock_path`` that has been sent ``request`` (with
     ``fds``), or ``None`` when nothing answers there."""

@@ -560,11 +560,6 @@ def restrict_to(release):
                            _family(tf.distribute.Strategy, v1_base, replica_base))
 
 
-def restrict_to_2_1():
-    """:func:`restrict_to` TF 2.1.0's names."""
-    restrict_to("2.1")
-
-
 def uninstall():
     """Remove what :func:`install` and :func:`restrict_to` added."""
     releases.uninstall()

@@ -28,7 +28,6 @@ import collections
 import os
 import re
 import tempfile
-import threading
 import time
 
 NODE = "node"
@@ -184,8 +183,6 @@ def python_on_worker(op, api_version):
 # The TPU worker's log
 # --------------------------------------------------------------------------
 
-_LOG_LOCK = threading.Lock()
-
 
 def worker_log():
     """The file that plays a TPU Node's worker log for this run (what ran on the TPU host and
@@ -204,20 +201,6 @@ def _user():
         return str(os.getuid())
     except AttributeError:  # pragma: no cover - Windows
         return "user"
-
-
-def write_worker_log(text):
-    """Append ``text`` to :func:`worker_log` (from any thread); False on a TPU VM."""
-    path = worker_log()
-    if path is None:
-        return False
-    with _LOG_LOCK:
-        folder = os.path.dirname(path)
-        if folder and not os.path.isdir(folder):
-            os.makedirs(folder)
-        with open(path, "a") as handle:
-            handle.write(text)
-    return True
 
 
 # --------------------------------------------------------------------------

@@ -47,6 +47,10 @@ SINGLE_WORKER_DEVICES = 2
 #: Worker processes of such a program when one worker cannot run it because it reads its
 #: cluster (TF_CONFIG) itself.
 DEFAULT_CLUSTER_HOSTS = 2
+#: Which original a rerun runs: on the migrated program's interpreter (as the control runs), or
+#: on its own interpreter (where it cannot run on the migrated program's); "migrated" reruns the
+#: migration.
+ORIGINAL, ORIGINAL_ON_ITS_OWN = "original", "original-on-its-own"
 
 
 
@@ -101,10 +105,12 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
             return verdict
 
         def rerun(side: str, name: str, environment: Dict[str, str]) -> RunResult:
-            # the original (on the migrated program's interpreter, as the control is) or the
-            # migration again, each in a fresh copy of the user's folder
-            copy = fresh_copy(the_plan, name) if side == "original" else _fresh_migration(the_plan, hunks, name)
-            return run(copy, api if side == "original" else after_api, python, name, environment=environment)
+            # the original (on the migrated program's interpreter, as the control is; on its own
+            # where it cannot run there) or the migration again, each in a fresh copy of the user's folder
+            original = side in (ORIGINAL, ORIGINAL_ON_ITS_OWN)
+            copy = fresh_copy(the_plan, name) if original else _fresh_migration(the_plan, hunks, name)
+            return run(copy, api if original else after_api, before_python if side == ORIGINAL_ON_ITS_OWN else python, name,
+                       environment=environment)
 
         def judged(reference: RunResult, other: RunResult, spread: Optional[Spread],
                    tolerance: Optional[Tuple[float, float]] = None) -> Verdict:
@@ -207,9 +213,12 @@ def _judge_the_runs(before: RunResult, control: Optional[RunResult], after_run: 
     releases within the default tolerance)."""
     rtol, atol = tolerance
     if control is not None and not runs_at_all(control):
-        verdict = judged(before, after_run, None, (DEFAULT_RTOL if rtol is None else rtol, DEFAULT_ATOL if atol is None else atol))
+        within = (DEFAULT_RTOL if rtol is None else rtol, DEFAULT_ATOL if atol is None else atol)
+        verdict = judged(before, after_run, None, within)
         notes.append(f"the original does not run under the TF {verdict.before_api} surface on the migrated program's interpreter "
                      f"({_last_line(control.stderr)}): compared across the two releases within the tolerance")
+        # its power as well: the original's own interpreter runs it with the mistake
+        _state_power(verdict, before, _on_its_own(rerun), judged, within, power)
         return Judgement(verdict)
     baseline = control if control is not None else before
     judgement = _judgement(judged(baseline, after_run, None), baseline, after_run, rerun, judged, rtol, atol, power)
@@ -321,8 +330,7 @@ def _judgement(verdict: Verdict, baseline: RunResult, after_run: RunResult, reru
     a ``same`` stated (:mod:`~migrate_tpu.verify.judge.repeatability`)."""
     if rtol is not None or atol is not None:
         # the user's own tolerance: a `same` within it must still be able to catch a mistake
-        if verdict.verdict == SAME and (rtol or atol):
-            measure_power(verdict, baseline, rerun, judged, None, {})
+        _state_power(verdict, baseline, rerun, judged, (rtol or 0.0, atol or 0.0), power)
         return Judgement(verdict)
     judgement = judge_repeatability(verdict, baseline, after_run, rerun, judged)
     if judgement.spread is None:
@@ -331,6 +339,27 @@ def _judgement(verdict: Verdict, baseline: RunResult, after_run: RunResult, reru
             reference = baseline if judgement.environment is None else rerun("original", "original-reference", judgement.environment)
             seeded_power(judgement.verdict, reference, rerun, judged, judgement.environment)
     return judgement
+
+
+def _state_power(verdict: Verdict, reference: RunResult, rerun: Callable[[str, str, Dict[str, str]], RunResult],
+                 judged: Callable[..., Verdict], within: Tuple[float, float], power: bool) -> None:
+    """Every ``same`` states its power, whichever way it was reached: within a tolerance, what a
+    run with the learning rates scaled shows under it (measured); exactly, any changed bit of
+    what was compared (measured too with ``--power``)."""
+    if verdict.verdict != SAME:
+        return
+    if any(within):
+        measure_power(verdict, reference, rerun, lambda first, other, spread: judged(first, other, spread, within), None, {})
+        return
+    exact_power(verdict)
+    if power:
+        seeded_power(verdict, reference, rerun, judged, None)
+
+
+def _on_its_own(rerun: Callable[[str, str, Dict[str, str]], RunResult]) -> Callable[[str, str, Dict[str, str]], RunResult]:
+    """``rerun`` with the original run on its own interpreter (where it cannot run on the
+    migrated program's)."""
+    return lambda side, name, environment: rerun(ORIGINAL_ON_ITS_OWN if side == ORIGINAL else side, name, environment)
 
 
 def _fresh_migration(the_plan: Plan, hunks: List[Hunk], name: str) -> Copy:
