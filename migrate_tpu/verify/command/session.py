@@ -76,9 +76,7 @@ def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None
         watch = the_plan.workdir / "watch.json"
         watch.write_text(json.dumps(watch_list(hunks, the_plan.after.root)), "utf-8")
         exact_rtol, exact_atol = 0.0 if rtol is None else rtol, 0.0 if atol is None else atol
-        # the moves the runs' record of moved APIs watches for: those of the migration's target
-        fix_target = (fix_options or {}).get("target")
-        moves = {TARGET_VARIABLE: fix_target if fix_target in ("2.4", "latest") else "latest" if after_api == NATIVE_TF_API else "2.4"}
+        moves = _moves_watched(fix_options or {}, after_api)
 
         def request(copy: Copy, api: str, interpreter: Optional[str], name: str, until: Optional[int] = None,
                     environment: Optional[Dict[str, str]] = None) -> RunRequest:
@@ -339,6 +337,12 @@ def _judgement(verdict: Verdict, baseline: RunResult, after_run: RunResult, reru
             reference = baseline if judgement.environment is None else rerun("original", "original-reference", judgement.environment)
             seeded_power(judgement.verdict, reference, rerun, judged, judgement.environment)
     return judgement
+
+
+def _moves_watched(fix_options: dict, after_api: str) -> Dict[str, str]:
+    """The moves the runs' record of moved APIs watches for: those of the migration's target."""
+    fix_target = fix_options.get("target")
+    return {TARGET_VARIABLE: fix_target if fix_target in ("2.4", "latest") else "latest" if after_api == NATIVE_TF_API else "2.4"}
 
 
 def _state_power(verdict: Verdict, reference: RunResult, rerun: Callable[[str, str, Dict[str, str]], RunResult],
