@@ -40,7 +40,9 @@ VERIFY_MAY_IMPORT_OF_RUNTIME = ("migrate_tpu.runtime.process.launch", "migrate_t
                                 # and the catalogue's moves as data (blame tries other changes than renames first)
                                 "migrate_tpu.runtime.surfaces.moves",
                                 # and the launcher's half that starts a run in a process of its own (two runs at once)
-                                "migrate_tpu.runtime.process.launch_apart")
+                                "migrate_tpu.runtime.process.launch_apart",
+                                # and the one reading of a program's code (does it read its cluster itself?)
+                                "migrate_tpu.runtime.program.program_code")
 # Outside the runtime, whatever the part.
 NOWHERE_BUT_RUNTIME = ("tensorflow", "tf_keras")
 

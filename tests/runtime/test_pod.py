@@ -272,3 +272,23 @@ def test_only_a_script_that_builds_mwms_itself_is_multi_client(tmp_path):
         (tmp_path / name).write_text(source)
         assert pod.is_multi_client_script(str(tmp_path / name)) is expected, name
     assert pod.is_multi_client_script(str(tmp_path / "missing.py")) is False
+
+
+def test_multi_client_is_read_from_the_code_as_verify_reads_it(tmp_path):
+    """One reading of a program's code for `run` and verify (runtime/program/program_code.py): a
+    comment, a string or a notebook's output that names the strategy is no code that builds it
+    (the run would have been split into workers for a word); a helper module of the program's
+    folder that builds it is (the program ran once per worker, and looked like one client)."""
+    (tmp_path / "commented.py").write_text("# unlike MultiWorkerMirroredStrategy, one worker\nprint('MultiWorkerMirroredStrategy')\n")
+    assert pod.is_multi_client_script(str(tmp_path / "commented.py")) is False
+    (tmp_path / "helpers").mkdir()
+    (tmp_path / "helpers" / "dist.py").write_text("import tensorflow as tf\n\ndef make():\n    return tf.distribute.MultiWorkerMirroredStrategy()\n")
+    (tmp_path / "main.py").write_text("from helpers.dist import make\nstrategy = make()\n")
+    assert pod.is_multi_client_script(str(tmp_path / "main.py")) is True
+    cells = [{"cell_type": "code", "source": "print(1)", "outputs": [{"text": "MultiWorkerMirroredStrategy"}]},
+             {"cell_type": "markdown", "source": "tf.distribute.MultiWorkerMirroredStrategy()"},
+             {"cell_type": "code", "source": ["!pip list\n", "s = tf.distribute.experimental.MultiWorkerMirroredStrategy()\n"]}]
+    (tmp_path / "nb.ipynb").write_text(json.dumps({"cells": cells[:2], "nbformat": 4, "nbformat_minor": 5, "metadata": {}}))
+    assert pod.is_multi_client_script(str(tmp_path / "nb.ipynb")) is False
+    (tmp_path / "nb.ipynb").write_text(json.dumps({"cells": cells, "nbformat": 4, "nbformat_minor": 5, "metadata": {}}))
+    assert pod.is_multi_client_script(str(tmp_path / "nb.ipynb")) is True

@@ -45,6 +45,7 @@ from types import FrameType
 from typing import IO, Any, Callable, Dict, List, Mapping, MutableMapping, NoReturn, Optional, Sequence, Union, cast
 
 from migrate_tpu.runtime.process import noise
+from migrate_tpu.runtime.program import program_code
 
 #: How long a stopped host may take to exit after SIGTERM before it is killed.
 GRACE_SECONDS = 3.0
@@ -73,15 +74,16 @@ def is_multi_client_worker(environ: Optional[Mapping[str, str]] = None) -> bool:
 
 
 def is_multi_client_script(path: Union[str, "os.PathLike[str]"]) -> bool:
-    """Whether the script at ``path`` builds ``MultiWorkerMirroredStrategy`` itself and no
-    TPU strategy: TensorFlow runs such a program once per worker.  A TPU program runs once,
-    on a pod's one client, whatever the number of hosts."""
+    """Whether the script at ``path`` (or a module of its folder it imports) builds
+    ``MultiWorkerMirroredStrategy`` itself and no TPU strategy: TensorFlow runs such a program
+    once per worker.  A TPU program runs once, on a pod's one client, whatever the number of
+    hosts.  Read as :mod:`~migrate_tpu.runtime.program.program_code` reads a program for verify
+    too: a comment or a string that names the strategy does not count."""
     try:
-        with io.open(path, "rb") as handle:
-            text = handle.read()
-    except (OSError, TypeError):
+        script = os.fspath(path)
+    except TypeError:
         return False
-    return b"MultiWorkerMirroredStrategy" in text and b"TPUStrategy" not in text
+    return program_code.names(script, "MultiWorkerMirroredStrategy") and not program_code.names(script, "TPUStrategy")
 
 
 def tf_config_workers(environ: Optional[Mapping[str, str]] = None) -> List[str]:
