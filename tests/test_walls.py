@@ -318,7 +318,7 @@ VERIFY_LAYERS = (
 # part -> (its layer folders bottom first, the plain modules it may hold beside them)
 FOLDER_LAYERS = {
     "codemod": (CODEMOD_PACKAGES, ["__init__.py"]),
-    "runtime": (tuple(folder for folder, _ in RUNTIME_LAYERS), ["__init__.py", "__main__.py"]),
+    "runtime": (tuple(folder for folder, _ in RUNTIME_LAYERS), ["__init__.py", "__main__.py", "patches.py"]),
     "verify": (tuple(folder for folder, _ in VERIFY_LAYERS), ["__init__.py"]),
 }
 # parts whose package module is above every folder (a door), not below (constants)

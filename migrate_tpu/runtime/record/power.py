@@ -28,6 +28,8 @@ import importlib
 import os
 import sys
 
+from migrate_tpu.runtime import patches
+
 #: "1": TensorFlow's kernels on one thread each; a number F: every learning rate scaled by F.
 ONE_THREAD_VARIABLE = "MIGRATE_TPU_ONE_THREAD_KERNELS"
 PERTURB_VARIABLE = "MIGRATE_TPU_PERTURB_LEARNING_RATE"
@@ -44,14 +46,14 @@ _LEARNING_RATE_READS = (
 )
 
 
-def as_asked(recorder, tf, undo):
+def as_asked(recorder, tf):
     """Kernels on one thread, or learning rates scaled, where the environment asks (the
     recorder's ``ONE_THREAD_VARIABLE`` and ``PERTURB_VARIABLE``); noted in ``recorder``."""
     if os.environ.get(ONE_THREAD_VARIABLE) == "1":
         recorder.one_thread_kernels = one_thread_kernels(tf)
     factor = os.environ.get(PERTURB_VARIABLE)
     if factor:
-        perturb_learning_rates(tf, float(factor), recorder.perturbed, undo)
+        perturb_learning_rates(tf, float(factor), recorder.perturbed)
 
 
 def one_thread_kernels(tf):
@@ -63,9 +65,9 @@ def one_thread_kernels(tf):
         return False
 
 
-def perturb_learning_rates(tf, factor, counter, undo):
+def perturb_learning_rates(tf, factor, counter):
     """Scale every learning rate read for an update by ``factor``; ``counter[0]`` counts the
-    reads scaled; ``undo`` receives ``(owner, name, original)``."""
+    reads scaled; the replacements go through the ledger (``patches``, as "power")."""
     for module_name, class_name, attribute in _LEARNING_RATE_READS:
         if module_name.split(".", 1)[0] not in ("tensorflow",) and module_name.split(".", 1)[0] not in sys.modules:
             continue  # a Keras the program has not imported: it updates nothing
@@ -83,8 +85,7 @@ def perturb_learning_rates(tf, factor, counter, undo):
             replacement = _scaled_property(tf, original, factor, counter)
         else:
             replacement = _scaled_method(tf, original, factor, counter)
-        undo.append((klass, attribute, original))
-        setattr(klass, attribute, replacement)
+        patches.patch("power", klass, attribute, replacement)
 
 
 def _scaled_method(tf, original, factor, counter):

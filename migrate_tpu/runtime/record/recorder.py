@@ -44,8 +44,9 @@ import sys
 import threading
 import time
 import traceback
-from typing import Any, Dict, List, Set, Tuple
+from typing import Any, Dict, Set
 
+from migrate_tpu.runtime import patches
 from migrate_tpu.runtime.program.user_code import (called_from_user_code, is_library_file,
                                          traced_user_line, user_frame)
 
@@ -318,7 +319,6 @@ def _pod_task():
 # --------------------------------------------------------------------------
 
 RECORDER = None
-_wrapped: List[Tuple[Any, str, Any]] = []  # (owner, name, original) for uninstall
 
 
 def _defining_class(klass, name):
@@ -341,8 +341,7 @@ def _wrap(owner, name, make):
     replacement._migrate_tpu_wraps = original  # what it records (the emulation calls TensorFlow's own run through it)
     replacement.__name__ = getattr(original, "__name__", name)
     replacement.__doc__ = getattr(original, "__doc__", None)
-    _wrapped.append((owner, name, original))
-    setattr(owner, name, replacement)
+    patches.patch("recorder", owner, name, replacement)
 
 
 def _is_hidden(attribute):
@@ -541,7 +540,7 @@ def _seed(tf, seed):
     numpy = sys.modules.get("numpy")
     if numpy is not None:
         numpy.random.seed(seed)
-    seeding.seed_tensorflow(tf, seed, _wrapped)
+    seeding.seed_tensorflow(tf, seed)
 
 
 def watch_lines(recorder, watched):
@@ -631,7 +630,7 @@ def install(path, steps=None, seed=DEFAULT_SEED):
                 _wrap(owner, name, _keras_wrapper(recorder, name))
     _record_prints(recorder)
     from migrate_tpu.runtime.record import power
-    power.as_asked(recorder, tf, _wrapped)  # kernels on one thread, learning rates scaled, where verify asks
+    power.as_asked(recorder, tf)  # kernels on one thread, learning rates scaled, where verify asks
     RECORDER = recorder
     return recorder
 
@@ -662,8 +661,7 @@ def _record_prints(recorder):
         recorder.printed.append({"step": recorder.step, "where": where, "text": text})
 
     print_.__dict__["_migrate_tpu_recorded"] = True
-    _wrapped.append((builtins, "print", real_print))
-    builtins.print = print_
+    patches.patch("recorder", builtins, "print", print_)
 
 
 def from_environment(environ=None):
@@ -692,7 +690,6 @@ def note_exception(error):
 
 def uninstall():
     global RECORDER
-    while _wrapped:
-        owner, name, original = _wrapped.pop()
-        setattr(owner, name, original)
+    for part in ("power", "recorder", "seeding"):
+        patches.undo(part)
     RECORDER = None

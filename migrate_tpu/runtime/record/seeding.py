@@ -37,11 +37,12 @@ import os
 import sys
 from typing import Any, List, Tuple
 
+from migrate_tpu.runtime import patches
 
-def seed_tensorflow(tf, seed, undo=None):
-    """Seed TensorFlow's randomness sources (see the module's docstring) with ``seed``.
-    ``undo`` (a list) receives ``(owner, name, original)`` for what was replaced."""
-    undo = [] if undo is None else undo
+
+def seed_tensorflow(tf, seed):
+    """Seed TensorFlow's randomness sources (see the module's docstring) with ``seed``; what it
+    replaces goes through the ledger (``patches``, as "seeding"), undone with the recorder."""
     tf.random.set_seed(seed)
     # Deterministic kernels where this TensorFlow has the switch (TF >= 2.9; before it,
     # TF_DETERMINISTIC_OPS asks the same of the GPU kernels that honour it).
@@ -52,14 +53,13 @@ def seed_tensorflow(tf, seed, undo=None):
             enable()
         except Exception:
             pass
-    _global_generator_from(tf, seed, undo)
-    _non_deterministic_states_from(tf, seed, undo)
-    _keep_distributed_shuffle_seeds(tf, undo)
-    _sequential_maps(tf, undo)
-    return undo
+    _global_generator_from(tf, seed)
+    _non_deterministic_states_from(tf, seed)
+    _keep_distributed_shuffle_seeds(tf)
+    _sequential_maps(tf)
 
 
-def _sequential_maps(tf, undo):
+def _sequential_maps(tf):
     """``Dataset.map`` without its parallel calls (see the module's docstring)."""
     dataset: Any = getattr(getattr(tf, "data", None), "Dataset", None)
     real = getattr(dataset, "map", None) if dataset is not None else None
@@ -71,8 +71,7 @@ def _sequential_maps(tf, undo):
         return real(self, map_func, None, *args, **kwargs)
 
     map.__dict__["_migrate_tpu_sequential"] = True
-    undo.append((dataset, "map", real))
-    dataset.map = map
+    patches.patch("seeding", dataset, "map", map)
 
 
 def _random_modules(tf):
@@ -88,7 +87,7 @@ def _random_modules(tf):
     return found
 
 
-def _global_generator_from(tf, seed, undo):
+def _global_generator_from(tf, seed):
     """``get_global_generator()`` made, on first use, ``Generator.from_seed(seed)`` (in the
     caller's context, under ``init_scope``, where TensorFlow makes its own): not at once,
     which would start TensorFlow's context before a script configures collective ops."""
@@ -118,8 +117,7 @@ def _global_generator_from(tf, seed, undo):
     if home is not None and getattr(home, "get_global_generator", None) is real:
         owners.append((home, "get_global_generator"))  # TensorFlow's own callers
     for owner, name in owners:
-        undo.append((owner, name, real))
-        setattr(owner, name, get_global_generator)
+        patches.patch("seeding", owner, name, get_global_generator)
 
 
 #: Spreads the seeds of successive ``from_non_deterministic_state`` generators apart, away
@@ -127,7 +125,7 @@ def _global_generator_from(tf, seed, undo):
 _STATE_SEED_STRIDE = 0x9E3779B97F4A7C15
 
 
-def _non_deterministic_states_from(tf, seed, undo):
+def _non_deterministic_states_from(tf, seed):
     """``Generator.from_non_deterministic_state(alg=None)`` made ``from_seed`` with the n-th
     call's seed (see the module's docstring)."""
     classes: List[Any] = []
@@ -147,11 +145,10 @@ def _non_deterministic_states_from(tf, seed, undo):
 
         from_non_deterministic_state.__doc__ = real.__func__.__doc__
         from_non_deterministic_state._migrate_tpu_seeded = True  # type: ignore[attr-defined]
-        undo.append((klass, "from_non_deterministic_state", real))
-        klass.from_non_deterministic_state = classmethod(from_non_deterministic_state)
+        patches.patch("seeding", klass, "from_non_deterministic_state", classmethod(from_non_deterministic_state))
 
 
-def _keep_distributed_shuffle_seeds(tf, undo):
+def _keep_distributed_shuffle_seeds(tf):
     """Leave tf.data's ``make_stateless`` rewrite out where a release has it (TF 2.1)."""
     options = getattr(tf.data, "Options", None)
     distribute = getattr(getattr(tf.data, "experimental", None), "DistributeOptions", None)
@@ -166,5 +163,4 @@ def _keep_distributed_shuffle_seeds(tf, undo):
         return [name for name in real(self) if name != "make_stateless"]
 
     _static_optimizations._migrate_tpu_seeded = True  # type: ignore[attr-defined]
-    undo.append((options, "_static_optimizations", real))
-    options._static_optimizations = _static_optimizations
+    patches.patch("seeding", options, "_static_optimizations", _static_optimizations)

@@ -23,9 +23,8 @@ from __future__ import absolute_import, division, print_function
 import importlib.abc
 import sys
 import types
-from typing import Any, List, Tuple
 
-from migrate_tpu.runtime.tpu.tpu_system import MISSING, put_back
+from migrate_tpu.runtime import patches
 
 _ROOTS = ("tensorflow", "tensorflow_core")
 #: where TensorFlow's generated API modules live (``tensorflow_core`` in TF 2.1.0's wheel)
@@ -87,8 +86,6 @@ _FINDER = ApiModuleFinder()
 #: could import what the program never asked for)
 _NOT_API = _API_PACKAGES + tuple("tensorflow." + name + "." for name in
                                  ("python", "core", "compiler", "tsl", "lite", "include", "security", "dtensor"))
-_TWINS_CHANGED: List[Tuple[Any, str, Any]] = []  # (module, name, value before or _MISSING): what uninstall puts back
-_MISSING = MISSING
 
 
 def _align_twins():
@@ -107,10 +104,8 @@ def _align_twins():
         for name, value in list(vars(seen).items()):
             if name.startswith("_") or isinstance(value, types.ModuleType):
                 continue
-            current = getattr(twin, name, _MISSING)
-            if current is not value:
-                _TWINS_CHANGED.append((twin, name, current))
-                setattr(twin, name, value)
+            if getattr(twin, name, patches.MISSING) is not value:
+                patches.patch("api_paths", twin, name, value)
 
 
 def install():
@@ -125,4 +120,4 @@ def uninstall():
     """Take the finder off ``sys.meta_path`` and put the twins back."""
     while _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
-    put_back(_TWINS_CHANGED)
+    patches.undo("api_paths")

@@ -71,16 +71,14 @@ from migrate_tpu.runtime.tpu.strategies import (LOGICAL_DEVICE_HELPERS, _Emulate
 from migrate_tpu.runtime.tpu.topology import DeviceAssignment, Topology
 from migrate_tpu.runtime.tpu.tpu_rules import (check_core_count, keras_loss_scaling_patches, mirrored_replica_context_class,
                                           relay_refusals)
-from migrate_tpu.runtime.tpu.tpu_system import (MISSING, STATE, api_modules, api_version, configure_devices, configure_pod,
-                                            cores_per_host, default_tf_api, implementation_module, local_devices, put_back,
-                                            tf_version)
+from migrate_tpu.runtime import patches
+from migrate_tpu.runtime.tpu.tpu_system import (STATE, api_modules, api_version, configure_devices, configure_pod,
+                                            cores_per_host, default_tf_api, implementation_module, local_devices, tf_version)
 
 # What other modules and programs reach through this entry point.
 __all__ = ["STATE", "api_version", "configure_devices", "configure_pod", "cores_per_host", "default_tf_api",
            "describe", "install", "local_devices", "tf_version", "uninstall"]
 
-
-_MISSING = MISSING
 
 
 # --------------------------------------------------------------------------
@@ -143,15 +141,14 @@ def _patch(module, name, value, only_if_present=True):
     if module is None:
         return
     if isinstance(module, type):
-        current = module.__dict__.get(name, _MISSING)
-        if current is _MISSING and only_if_present and not hasattr(module, name):
+        current = module.__dict__.get(name, patches.MISSING)
+        if current is patches.MISSING and only_if_present and not hasattr(module, name):
             return
     else:
-        current = getattr(module, name, _MISSING)
-        if current is _MISSING and only_if_present:
+        current = getattr(module, name, patches.MISSING)
+        if current is patches.MISSING and only_if_present:
             return
-    STATE.originals.append((module, name, current))
-    setattr(module, name, value)
+    patches.patch("emulation", module, name, value)
 
 
 def import_compat_packages():
@@ -282,7 +279,10 @@ def install(replicas=None, tf_api=None):
 
 def uninstall():
     """Put back what :func:`install` replaced (the logical devices stay)."""
-    put_back(STATE.originals)
+    # what install patched, itself and through the parts it installs (which wrap each other's
+    # patches: tpu_machine_io's connect wraps the emulated one), newest first; the compile step's
+    # first-copy readers of variables too
+    patches.undo("emulation", "releases", "tpu_machine_io", "tpu_worker_input", "api_paths", "tpu_replicate")
     api_paths.uninstall()
     tpu_worker_input.uninstall()
     tpu_machine_io.uninstall()

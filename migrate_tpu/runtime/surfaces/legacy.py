@@ -51,22 +51,20 @@ from __future__ import absolute_import, division, print_function
 import sys
 import threading
 import types
-from typing import Any, Dict, FrozenSet, List, Set, Tuple
+from typing import Any, Dict, FrozenSet, List, Set
 
 import tensorflow as tf
 
+from migrate_tpu.runtime import patches
 from migrate_tpu.runtime.tpu import strategies, tpu_system
 from migrate_tpu.runtime.surfaces import releases
 
-_originals: List[Tuple[Any, str, Any]] = []  # (owner, name, its value before or _MISSING): what uninstall puts back
-_MISSING = tpu_system.MISSING
+_MISSING = patches.MISSING
 _INSTALLED: List[str] = []  # the release whose names install() added, once it ran
 
 
 def _set(owner, name, value):
-    _originals.append((owner, name, owner.__dict__.get(name, _MISSING)
-                       if isinstance(owner, type) else getattr(owner, name, _MISSING)))
-    setattr(owner, name, value)
+    patches.patch("legacy", owner, name, value)
 
 
 def _is_tpu_strategy(strategy):
@@ -537,8 +535,7 @@ def restrict_to(release):
                 continue  # a lazy loader or wrapper: left as it is
             _HIDDEN_MODULE_NAMES[id(module)] = frozenset(
                 n for n in types.ModuleType.__dir__(module) if not n.startswith("_") and n not in keep)
-            _originals.append((module, "__class__", types.ModuleType))
-            module.__class__ = _SurfaceModule
+            patches.patch("legacy", module, "__class__", _SurfaceModule)
     # compat.v1 strategies (TPUStrategy with steps_per_run) derive from tf.distribute.Strategy
     # on TF 2.1 but not on later releases: the most specific root first, and what a program of
     # TF 2.1 assigns on tf.distribute.Strategy (its shim's run) reaches them as on TF 2.1.0
@@ -565,4 +562,4 @@ def uninstall():
     releases.uninstall()
     del _INSTALLED[:]
     _RESTRICTED_CLASSES.clear()
-    tpu_system.put_back(_originals)
+    patches.undo("legacy")

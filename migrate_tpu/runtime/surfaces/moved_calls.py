@@ -43,7 +43,7 @@ import sys
 import types
 from typing import Any, Dict, List, Optional, Tuple
 
-from migrate_tpu.runtime import TARGET_VARIABLE
+from migrate_tpu.runtime import TARGET_VARIABLE, patches
 from migrate_tpu.runtime.program import call_sites, call_syntax
 from migrate_tpu.runtime.surfaces import moves
 from migrate_tpu.runtime.program.call_sites import AUTOGRAPH, GENERATED, OTHER, RUNTIME, file_kind, owner
@@ -107,8 +107,6 @@ class Record(object):
 
 RECORD: Optional[Record] = None
 _WATCH_CODES: set = set()  # the code objects of the watches below: a watch called through another is not a new call
-_originals: List[Tuple[Any, str, Any]] = []  # (owner, name, its value before or _MISSING): what uninstall puts back
-_MISSING = object()
 _UNKNOWN = object()
 
 
@@ -155,9 +153,10 @@ def _note(move, frame, looked_up=False):
 
 
 def _set(owner, name, value):
-    current = owner.__dict__.get(name, _MISSING) if isinstance(owner, type) else getattr(owner, name, _MISSING)
-    _originals.append((owner, name, current))
-    setattr(owner, name, value)
+    # a class's own __new__ taken away leaves object's, which refuses arguments: put an inherited one
+    put_back = (lambda: setattr(owner, name, _inherited_new(owner))) if (
+        name == "__new__" and isinstance(owner, type) and "__new__" not in owner.__dict__) else None
+    patches.patch("moved_calls", owner, name, value, put_back)
 
 
 class _WatchedMethod(object):
@@ -375,17 +374,7 @@ def _inherited_new(klass):
 
 def uninstall():
     global RECORD
-    while _originals:
-        owner, name, value = _originals.pop()
-        if value is _MISSING and name == "__new__":
-            setattr(owner, name, _inherited_new(owner))
-        elif value is _MISSING:
-            try:
-                delattr(owner, name)
-            except AttributeError:
-                pass
-        else:
-            setattr(owner, name, value)
+    patches.undo("moved_calls")
     _WATCHED_CLASSES.clear()
     RECORD = None
 

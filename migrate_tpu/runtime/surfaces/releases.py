@@ -39,7 +39,7 @@ from typing import Any, Dict, List, Tuple
 
 import tensorflow as tf
 
-from migrate_tpu.runtime import RUNTIME_FOLDER
+from migrate_tpu.runtime import RUNTIME_FOLDER, patches
 from migrate_tpu.runtime.tpu.tpu_system import api_version, default_tf_api, tf_version
 
 #: What each surface's release says of itself, read on the real TF 2.1.0, 2.2.3, 2.3.4 and 2.4.1
@@ -57,18 +57,14 @@ OPTIMIZERS = ("Adadelta", "Adagrad", "Adam", "Adamax", "Ftrl", "Nadam", "Optimiz
 
 
 
-_MISSING = object()
-_originals: List[Tuple[Any, Any, Any]] = []  # (owner, name or key, its value before or _MISSING): what uninstall puts back
 _INSTALLED: List[str] = []  # the surface installed, once installed
 
 
 def _set(owner, name, value):
     if isinstance(owner, dict):
-        _originals.append((owner, name, owner.get(name, _MISSING)))
-        owner[name] = value
-        return
-    _originals.append((owner, name, getattr(owner, name, _MISSING)))
-    setattr(owner, name, value)
+        patches.patch_item("releases", owner, name, value)
+    else:
+        patches.patch("releases", owner, name, value)
 
 
 # --------------------------------------------------------------------------
@@ -190,9 +186,8 @@ def _show(module, values):
             _set_class(module, klass)
         except TypeError:  # a module type whose layout a subclass cannot take
             return
-        _originals.append((module, "__class__", base))
-    _originals.append((_SHOWN, id(module), _SHOWN.get(id(module), _MISSING)))
-    _SHOWN[id(module)] = values
+        patches.note("releases", module, "__class__", base, lambda: _set_class(module, base))
+    patches.patch_item("releases", _SHOWN, id(module), values)
 
 
 def _has(module, name):
@@ -567,21 +562,6 @@ def installed():
 
 def uninstall():
     """Put back what :func:`install` changed."""
-    while _originals:
-        owner, name, value = _originals.pop()
-        if isinstance(owner, dict):
-            if value is _MISSING:
-                owner.pop(name, None)
-            else:
-                owner[name] = value
-        elif value is _MISSING:
-            try:
-                delattr(owner, name)
-            except AttributeError:
-                pass
-        elif name == "__class__":
-            _set_class(owner, value)
-        else:
-            setattr(owner, name, value)
+    patches.undo("releases")
     del _INSTALLED[:]
 

@@ -34,12 +34,13 @@ import os
 import re
 import sys
 import threading
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict
 
 import numpy as np
 import tensorflow as tf
 from tensorflow.python.framework import errors_impl, ops
 
+from migrate_tpu.runtime import patches
 from migrate_tpu.runtime.tpu import tpu_machine
 from migrate_tpu.runtime.tpu.tpu_system import api_modules, implementation_module
 
@@ -133,7 +134,6 @@ CLIENT_FUNCTIONS = (
 CLIENT, WORKER = "client", "worker"
 
 _LOCAL = threading.local()
-_ORIGINALS: List[Tuple[Any, str, Any]] = []  # (owner, name, value) to put back
 
 
 class _Connection(object):
@@ -362,13 +362,8 @@ def _client_function(original, names, writes):
     return client_function
 
 
-def _remember(owner, name, value):
-    _ORIGINALS.append((owner, name, value))
-
-
 def _set(owner, name, value):
-    _remember(owner, name, owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name))
-    setattr(owner, name, value)
+    patches.patch("tpu_machine_io", owner, name, value)
 
 
 def rebind_everywhere(replacements):
@@ -388,8 +383,7 @@ def _rebind_everywhere(replacements):
         for attribute, value in list(namespace.items()):
             hit = replacements.get(id(value))
             if hit is not None and hit[0] is value:
-                _remember(module, attribute, value)
-                setattr(module, attribute, hit[1])
+                patches.patch("tpu_machine_io", module, attribute, hit[1])
 
 
 # --------------------------------------------------------------------------
@@ -529,7 +523,7 @@ def _install_file_functions():
 
 def install():
     """Make TensorFlow's file entry points follow :mod:`tpu_machine`.  Idempotent."""
-    if _ORIGINALS:
+    if patches.entries("tpu_machine_io"):
         return
     _install_file_functions()
     core = implementation_module("eager.core")
@@ -555,7 +549,5 @@ def install():
 
 def uninstall():
     """Put back what :func:`install` replaced."""
-    while _ORIGINALS:
-        owner, name, value = _ORIGINALS.pop()
-        setattr(owner, name, value)
+    patches.undo("tpu_machine_io")
     _CONNECTION.worker = False

@@ -37,6 +37,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 import tensorflow as tf
 
+from migrate_tpu.runtime import patches
 from migrate_tpu.runtime.tpu import tpu_compiler, tpu_contexts, tpu_ops, tpu_rules
 from migrate_tpu.runtime.program.autograph_scope import converted_as_run_converts
 from migrate_tpu.runtime.tpu.tpu_system import STATE
@@ -314,7 +315,7 @@ def _variables_read_the_first_copy():
                 return 0
             return original()
         read._migrate_tpu_first_copy = True  # type: ignore[attr-defined]
-        setattr(module, name, read)
+        patches.patch("tpu_replicate", module, name, read)  # undone with the emulation
 
 
 def make_compilable(extended, num_replicas):

@@ -88,7 +88,6 @@ class _State(object):
         self.device_type = "CPU"
         self.topology = None       # set by initialize_tpu_system
         self.connected = None      # resolver given to experimental_connect_to_cluster
-        self.originals = []        # (module, name, value or _MISSING) for uninstall
         self.shared_gpu = False    # logical GPUs split from one physical GPU
 
     @property
@@ -223,21 +222,3 @@ def implementation_module(name):
         return __import__("tensorflow.python." + name, fromlist=["_"])
     except ImportError:
         return None
-
-
-#: What a patch records as the value before it where the attribute was not there.
-MISSING = object()
-
-
-def put_back(changes):
-    """Undo the patches ``changes`` records as ``(owner, name, value before or MISSING)``, the
-    last first, and empty it."""
-    while changes:
-        owner, name, value = changes.pop()
-        if value is MISSING:
-            try:
-                delattr(owner, name)
-            except AttributeError:
-                pass
-        else:
-            setattr(owner, name, value)

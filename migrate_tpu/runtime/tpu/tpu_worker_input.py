@@ -13,12 +13,13 @@ datasets on the worker (their file ops then fail by themselves, :mod:`tpu_machin
 from __future__ import absolute_import, division, print_function
 
 import os
-from typing import Dict, List, Set, Tuple
+from typing import Dict, Set
 
 import numpy as np
 import tensorflow as tf
 from tensorflow.python.framework import errors_impl, ops
 
+from migrate_tpu.runtime import patches
 from migrate_tpu.runtime.tpu import tpu_machine
 from migrate_tpu.runtime.tpu.tpu_machine_io import CLIENT, WORKER, Placed, on_worker
 from migrate_tpu.runtime.tpu.tpu_system import api_version
@@ -32,7 +33,6 @@ READER_OPS = ("TFRecordDataset", "TFRecordDatasetV2", "TextLineDataset", "FixedL
 DISTRIBUTING = ("experimental_distribute_dataset", "experimental_distribute_datasets_from_function",
                 "distribute_datasets_from_function")
 
-_ADDED: List[Tuple[type, str]] = []  # (class, name) this module put on a class
 
 
 def _upstream(dataset):
@@ -163,7 +163,6 @@ def python_in(dataset):
     return None
 
 
-_ITER: List[Tuple[type, object]] = []  # (Dataset class, its __iter__ before install)
 _ITER_NAME = "__iter__"  # set on the class by name: the type checkers know no __iter__ on a type
 
 
@@ -186,18 +185,16 @@ def _iterated_where_it_runs(original):
 def install(emulated_strategy_class):
     """The emulated TPUStrategies (subclasses of ``emulated_strategy_class``) distribute their
     input on the machine; only the methods the running TensorFlow has.  Idempotent."""
-    if _ADDED:
+    if patches.entries("tpu_worker_input"):
         return
     from tensorflow.python.data.ops import dataset_ops
     dataset_class = dataset_ops.DatasetV2
-    _ITER.append((dataset_class, dataset_class.__dict__[_ITER_NAME]))
-    setattr(dataset_class, _ITER_NAME, _iterated_where_it_runs(dataset_class.__dict__[_ITER_NAME]))
+    patches.patch("tpu_worker_input", dataset_class, _ITER_NAME, _iterated_where_it_runs(dataset_class.__dict__[_ITER_NAME]))
     base = tf.distribute.MirroredStrategy
     for name in DISTRIBUTING:
         if hasattr(base, name) and name not in emulated_strategy_class.__dict__:
             wrap = _distributes_dataset if name == "experimental_distribute_dataset" else _distributes_datasets_from_function
-            setattr(emulated_strategy_class, name, wrap(_next_after(emulated_strategy_class, name)))
-            _ADDED.append((emulated_strategy_class, name))
+            patches.patch("tpu_worker_input", emulated_strategy_class, name, wrap(_next_after(emulated_strategy_class, name)))
 
 
 def _next_after(klass, name):
@@ -209,12 +206,4 @@ def _next_after(klass, name):
 
 def uninstall():
     """Take back what :func:`install` added."""
-    while _ITER:
-        klass, original = _ITER.pop()
-        setattr(klass, _ITER_NAME, original)
-    while _ADDED:
-        klass, name = _ADDED.pop()
-        try:
-            delattr(klass, name)
-        except AttributeError:
-            pass
+    patches.undo("tpu_worker_input")
