@@ -18,7 +18,8 @@ such a function).  Steps are numbered from 1.  Recorded:
 * Keras ``fit`` history, ``evaluate`` results and ``predict`` outputs;
 * at the end, or at step N (``MIGRATE_TPU_RECORD_STEPS``, after which the
   program is stopped by :class:`StopAfterSteps`), every variable created under
-  a strategy's scope: name, shape, dtype and each replica's value;
+  a strategy's scope while recording, held from its creation on (whether or not
+  the program still holds it then): name, shape, dtype and each replica's value;
 * how many times each of the user's ``tf.function`` s was traced, in total and
   per step;
 * the exit status and the uncaught exception.
@@ -44,9 +45,10 @@ import sys
 import threading
 import time
 import traceback
-from typing import Any, Dict, Set
+from typing import Any, Dict, List, Set
 
 from migrate_tpu.runtime import patches
+from migrate_tpu.runtime.record import lines_ran
 from migrate_tpu.runtime.program.user_code import (called_from_user_code, is_library_file,
                                          traced_user_line, user_frame)
 
@@ -143,6 +145,10 @@ class Recorder(object):
         self.tf = None
         self.one_thread_kernels = False  # kernels asked to run on one thread each (power.py)
         self.perturbed = [0]  # learning-rate reads scaled on purpose (power.py), when asked
+        # every distributed variable made while recording, in creation order, held until the end:
+        # the record is what the program created, not what happens to be left in memory when
+        # it ends (_track_distributed_variables)
+        self.created: List[Any] = []
 
     # ---- values ---------------------------------------------------------------------
 
@@ -235,13 +241,21 @@ class Recorder(object):
         if self.variables is not None or self.tf is None:
             return
         found = []
-        for obj in gc.get_objects():
+        seen: Set[int] = set()
+        # The variables made while recording (held since), then any other still in memory. The
+        # scan alone saw what happened to be left: a variable of an object the program had
+        # dropped (a trainer local to a function) was there only while a reference cycle held it
+        # and the cyclic collector had not yet run, which differs from run to run.
+        for obj in list(self.created) + gc.get_objects():
+            if id(obj) in seen:
+                continue
             try:
                 names = [k.__name__ for k in type(obj).__mro__]
             except Exception:
                 continue
             if "DistributedVariable" not in names:
                 continue
+            seen.add(id(obj))
             try:
                 parts: Any = getattr(obj, "_values", None) or getattr(obj, "values", ())  # TensorFlow's
                 replicas = [self.plain(part.read_value() if hasattr(part, "read_value") else part)
@@ -347,6 +361,25 @@ def _wrap(owner, name, make):
 def _is_hidden(attribute):
     """Whether a class attribute is a surface's hiding descriptor (legacy._Hidden)."""
     return type(attribute).__name__ in ("_Hidden", "_HiddenData") and hasattr(attribute, "surface")
+
+
+def _track_distributed_variables(recorder):
+    """Hold every distributed variable made from now on in ``recorder.created`` (TensorFlow's
+    ``values.DistributedVariable``, whose subclasses are every strategy's: 2.1 to 2.21)."""
+    try:
+        from tensorflow.python.distribute import values
+    except ImportError:  # pragma: no cover - every release here has it
+        return
+    klass = getattr(values, "DistributedVariable", None)
+    if not isinstance(klass, type) or "__init__" not in klass.__dict__:
+        return
+
+    def make(original):
+        def __init__(self, *args, **kwargs):
+            original(self, *args, **kwargs)
+            recorder.created.append(self)
+        return __init__
+    _wrap(klass, "__init__", make)
 
 
 def _on_main_thread(recorder):
@@ -486,7 +519,7 @@ def _function_wrapper(recorder, tf):
             if code is not None and not is_library_file(code.co_filename):
                 recorder.functions.setdefault(id(self), (self, name, where))
                 if recorder.watching:
-                    _note_function_lines(recorder, code)
+                    lines_ran.note_function_lines(recorder, code)
             if recorder.depth or not tf.executing_eagerly() or not _on_main_thread(recorder):
                 return original(self, *args, **kwargs)
             caller = user_frame()
@@ -543,57 +576,6 @@ def _seed(tf, seed):
     seeding.seed_tensorflow(tf, seed)
 
 
-def watch_lines(recorder, watched):
-    """Note in ``recorder.lines_ran`` which of the ``watched`` lines run (``{file: lines}``).
-
-    A trace function sees only frames of the watched files (one dict lookup a call for the
-    others), and lets go of a file once all its lines were seen."""
-    remaining = recorder.watching
-    remaining.update((name, set(lines)) for name, lines in watched.items() if lines)
-
-    def local(frame, event, arg):
-        if event == "line":
-            name = frame.f_code.co_filename
-            lines = remaining.get(name)
-            if lines is not None and frame.f_lineno in lines:
-                lines.discard(frame.f_lineno)
-                recorder.lines_ran.setdefault(name, set()).add(frame.f_lineno)
-                if not lines:
-                    del remaining[name]
-                    return None
-        return local
-
-    def on_call(frame, event, arg):
-        if frame.f_code.co_filename in remaining:
-            return local
-        return None
-
-    if remaining:
-        threading.settrace(on_call)
-        sys.settrace(on_call)
-
-
-def _note_function_lines(recorder, code):
-    """A tf.function's lines (its nested functions' too) count as run once it is called:
-    AutoGraph runs a converted copy of them from a generated file, which no trace of the
-    user's file sees."""
-    if code in recorder.codes_seen or code.co_filename not in recorder.watching:
-        return
-    recorder.codes_seen.add(code)
-    import dis
-    lines: Set[int] = set()
-    stack = [code]
-    while stack:
-        current = stack.pop()
-        lines.update(line for _, line in dis.findlinestarts(current) if line)
-        stack.extend(c for c in current.co_consts if hasattr(c, "co_code"))
-    remaining = recorder.watching[code.co_filename]
-    found = remaining & lines
-    if found:
-        recorder.lines_ran.setdefault(code.co_filename, set()).update(found)
-        remaining -= found
-
-
 def install(path, steps=None, seed=DEFAULT_SEED):
     """Start recording into ``path``; TensorFlow must be importable.  Returns the recorder."""
     global RECORDER
@@ -615,6 +597,7 @@ def install(path, steps=None, seed=DEFAULT_SEED):
             owner = _defining_class(klass, name)
             if owner is not None:
                 _wrap(owner, name, _result_wrapper(recorder, tf, _KIND.get(name, name)))
+    _track_distributed_variables(recorder)
     function_class = type(tf.function(lambda: None))
     owner = _defining_class(function_class, "__call__")
     if owner is not None:
@@ -678,7 +661,7 @@ def from_environment(environ=None):
     recorder = install(path, int(steps) if steps else None, int(seed) if seed else DEFAULT_SEED)
     if env.get(WATCH_VARIABLE):
         with open(env[WATCH_VARIABLE]) as handle:
-            watch_lines(recorder, json.load(handle))
+            lines_ran.watch_lines(recorder, json.load(handle))
     return recorder
 
 

@@ -5,5 +5,5 @@ moved APIs it calls (``moves``: the catalogue's moves as data; ``moved_calls``).
 
 A new surface (a release's names, an old API path) goes here.
 
-May import: ``tpu/``, ``program/``, the runtime package's constants and this folder.
+May import: ``tpu/``, ``program/``, the runtime package's constants and ledger of patches and this folder.
 """

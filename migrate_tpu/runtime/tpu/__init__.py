@@ -10,5 +10,5 @@ on it; ``tpu_worker_input``: the input pipeline on a Node's worker).
 A new TPU rule goes here: an op the release's compiler refuses into ``tpu_ops``'s table, a
 check of TPUStrategy or Keras into ``tpu_rules``.
 
-May import: ``program/``, the runtime package's constants and this folder.
+May import: ``program/``, the runtime package's constants and ledger of patches and this folder.
 """
