@@ -361,7 +361,7 @@ def fix(paths, exit_zero, show_fixes, installed, installed_python, installed_ten
                                                                           "`migrate-tpu envs` (tf2.4, ...); default: the active virtualenv's, else this one.")
 @click.option("--include-tensorflow", is_flag=True, help="With --installed: also check TensorFlow's own distributions (tensorflow, keras, tf-keras, "
                                                          "tensorflow-estimator, tensorboard), which define the APIs rather than call them.")
-def check(paths, exit_zero, output_format, output_file, statistics, show_fixes, installed, python, include_tensorflow, **options) -> None:
+def check(paths, exit_zero, output_format, output_file, statistics, show_fixes, installed, python, include_tensorflow, **options) -> None:  # noqa: PLR0915
     """List findings (fixable and manual) with rule id, file, line and column. PATHS default to `.`."""
     if statistics and output_format != "text":
         _fail("--statistics works with --format text only")

@@ -222,7 +222,7 @@ class EngineMigrator:
             raise FileError(error.message, line=error.line) from None
 
 
-def build_migrator(settings: Settings, paths: Sequence[str] = (), mode: str = "diff", want_edits: bool = False, notebook_diff: str = "json",
+def build_migrator(settings: Settings, paths: Sequence[str] = (), mode: str = "diff", want_edits: bool = False, notebook_diff: str = "json",  # noqa: PLR0913
                    seen_as: Optional[Tuple[str, str]] = None, tops: Tuple[Tuple[str, ...], Tuple[str, ...]] = ((), ())) -> EngineMigrator:
     """The engine-side migrator for these settings; ``paths`` are the run's paths (folders among them are import roots);
     ``seen_as``: a copy's folder and the user's folder it copies; ``tops``: folders each a project of its own (:class:`ProjectFiles`)."""
@@ -304,7 +304,7 @@ def settings_for(paths: Sequence[str], cli: CommandLine, config_file: Optional[s
 class Run:
     """One invocation's files and results, once its settings are known."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913
         self,
         paths: Sequence[str],
         settings: Settings,

@@ -181,7 +181,7 @@ def _identity(path: str) -> Optional[_Identity]:
     return (status.st_dev, status.st_ino)
 
 
-def _walk(
+def _walk(  # noqa: PLR0913, PLR0915
     top: Path,
     real: str,
     root: Path,

@@ -554,7 +554,7 @@ def _migrate_program(program: _Program, migrator: Migrator, path: str) -> Option
         raise FileError(error.message, line=line, cell=cell)
 
 
-def migrate_notebook(
+def migrate_notebook(  # noqa: PLR0915
     data: bytes, migrator: Migrator, path: str, name: str, want_diff: bool = False, cell_errors: Optional[List[FileError]] = None
 ) -> Tuple[bytes, List[FileFinding], str]:
     """``(new bytes, reports with cells, diff)`` for one notebook (the diff: see :func:`notebook_diff`).
@@ -628,7 +628,7 @@ def migrate_notebook(
     return new_data, reports, diff_text
 
 
-def notebook_diff(text: str, new_text: str, by_number: Dict[int, "Cell"], changed: Dict[int, str], name: str, style: str = "json", bom: str = "") -> str:
+def notebook_diff(text: str, new_text: str, by_number: Dict[int, "Cell"], changed: Dict[int, str], name: str, style: str = "json", bom: str = "") -> str:  # noqa: PLR0913
     """The notebook's diff: ``json``, a unified diff of the file's own text, which
     ``git apply`` and ``patch`` take (only the changed source lines differ, so
     it stays as small as the change); ``cells``, one diff per changed cell's

@@ -38,7 +38,7 @@ def comma() -> cst.Comma:
 class RewriteRule(Rule):
     """A rule whose fixes name TensorFlow symbols in the code they write."""
 
-    def propose(
+    def propose(  # noqa: PLR0913
         self,
         node: cst.CSTNode,
         message: str,

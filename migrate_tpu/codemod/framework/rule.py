@@ -210,7 +210,7 @@ class Rule:
         for instance an import that stays because another rule left one of its uses to a person."""
         return ()
 
-    def report(
+    def report(  # noqa: PLR0913
         self,
         node: cst.CSTNode,
         message: str,

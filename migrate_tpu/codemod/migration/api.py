@@ -148,7 +148,7 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
     return Outcome(code, merged)
 
 
-def _keep_legacy_doctests(
+def _keep_legacy_doctests(  # noqa: PLR0913
     source: str, options: Options, edits: list, reports: List[Report], *, lookup=None, path: str = "", analysis: Optional[Analysis] = None
 ) -> list:
     """The doctest edits outside the legacy branches of the module's guards; a doctest finding in
@@ -192,7 +192,7 @@ def _keep_legacy_doctests(
     return [edit for edit in edits if edit.line not in left]
 
 
-def _migrate_code(
+def _migrate_code(  # noqa: PLR0913
     source: str,
     options: Options,
     *,
@@ -231,7 +231,7 @@ def _migrate_code(
     return _migrate_parsed(source, tree, options, rule_classes, lookup=lookup, path=path, analysed=analysed, wrap=wrap)
 
 
-def _migrate_parsed(
+def _migrate_parsed(  # noqa: PLR0913
     source: str,
     tree: Optional[ast.AST],
     options: Options,
@@ -295,7 +295,7 @@ def _migrate_parsed(
     return Outcome(code, reports)
 
 
-def _locate(
+def _locate(  # noqa: PLR0913
     analysis: Analysis,
     findings: Sequence[Finding],
     source: str,
@@ -344,7 +344,7 @@ def _unsuppressed(findings: Sequence[Finding], located: Dict[int, Span], directi
     return kept
 
 
-def _fixed_code(
+def _fixed_code(  # noqa: PLR0913
     analysis: Analysis,
     chosen: Sequence[Finding],
     source: str,

@@ -318,7 +318,7 @@ def _compiles(text: str) -> bool:
         return False
 
 
-def migrate_doctests(source: str, migrate_code: Callable, tree: Optional[ast.Module] = None) -> Tuple[List[DoctestEdit], List[Report]]:
+def migrate_doctests(source: str, migrate_code: Callable, tree: Optional[ast.Module] = None) -> Tuple[List[DoctestEdit], List[Report]]:  # noqa: PLR0915
     """The edits and reports for the doctests of ``source``. ``migrate_code(snippet, select, ignore=())``
     runs the rules (less ``ignore``): (findings, fixed code) with ``select`` None, else the code
     fixed by those rules only. ``tree``: the module's ``ast`` tree, when the caller has it."""

@@ -227,7 +227,7 @@ class _Facts:
         self.words = words
 
 
-def leave_out(source: str, tree: Optional[ast.AST], rule_classes: Sequence[type]) -> Optional[PartialText]:
+def leave_out(source: str, tree: Optional[ast.AST], rule_classes: Sequence[type]) -> Optional[PartialText]:  # noqa: PLR0915
     """The text LibCST need parse for ``rule_classes`` to find what they find in ``source``
     (``tree``: its ``ast`` tree), or None when every statement must be parsed."""
     if not isinstance(tree, ast.Module) or "\r" in source or ":=" in source or MARKER in source:

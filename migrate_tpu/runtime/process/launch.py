@@ -26,7 +26,7 @@ def package_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(migrate_tpu.__file__)))
 
 
-def command(script: ScriptPath, args: Sequence[object] = (), replicas: Optional[int] = None,
+def command(script: ScriptPath, args: Sequence[object] = (), replicas: Optional[int] = None,  # noqa: PLR0913
             tf_api: Optional[str] = None, python: Optional[str] = None, emulation: bool = True,
             hosts: Optional[int] = None, quiet: bool = False, tpu_env: Optional[str] = None,
             verbose: bool = False, api_record: Optional[str] = None) -> List[str]:
@@ -107,7 +107,7 @@ def pod_replicas(hosts: int, replicas: Optional[int] = None) -> int:
     return DEFAULT_REPLICAS * int(hosts) if replicas is None else int(replicas)
 
 
-def launch(script: ScriptPath, args: Sequence[object], replicas: Optional[int] = None,
+def launch(script: ScriptPath, args: Sequence[object], replicas: Optional[int] = None,  # noqa: PLR0913
            tf_api: Optional[str] = None, python: Optional[str] = None, emulation: bool = True,
            hosts: Optional[int] = None, timeout: Optional[float] = None, tpu_env: Optional[str] = None,
            verbose: bool = False, api_record: Optional[str] = None) -> int:

@@ -22,7 +22,7 @@ import time
 SIDE_NICE = 10
 
 
-def start(script, args, launch_options, cwd, env, stdout, stderr, result, log):
+def start(script, args, launch_options, cwd, env, stdout, stderr, result, log):  # noqa: PLR0913
     """Start a run of ``script`` as :func:`~migrate_tpu.runtime.process.launch.launch` would with
     ``launch_options``, in folder ``cwd`` with environment ``env`` (all of it), its output into
     the files ``stdout`` and ``stderr``, its outcome into ``result``, this module's own into

@@ -374,7 +374,7 @@ def pod_task(hosts, environ=None):
     return index
 
 
-def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, tpu_env=None,
+def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, tpu_env=None,  # noqa: PLR0913, PLR0915
           verbose=False, gcs=None):
     """Import TensorFlow and switch on what was asked for.  Returns a description."""
     prepare_environment(emulation, verbose)

@@ -623,7 +623,7 @@ def _stop(run, replies, first_signal, say):
         return None
 
 
-def _run_on(sock, argv, env, timeout, verbose, label, run):
+def _run_on(sock, argv, env, timeout, verbose, label, run):  # noqa: PLR0913
     """One run on the server at ``sock``; ``None`` when the server did not start it."""
     from migrate_tpu.runtime.process import pod  # the launcher's side only
 

@@ -104,7 +104,7 @@ def serve(options):
             _clean_up(server, options)
 
 
-def _serve(server, options):
+def _serve(server, options):  # noqa: PLR0915
     owner = options.owner
     lifeline = os.open(options.lifeline, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     server.lifeline = lifeline
@@ -243,7 +243,7 @@ def _import_for_runs(verbose):
     runner.settle_what_is_loaded()
 
 
-def _supervise(server, conn):
+def _supervise(server, conn):  # noqa: PLR0915
     """In a supervisor: start the run's process, report its pid and exit status, and end."""
     try:
         server_pid = os.getppid()
@@ -303,7 +303,7 @@ def _supervise(server, conn):
     os._exit(0)
 
 
-def _become_run(server, conn, request, fds):
+def _become_run(server, conn, request, fds):  # noqa: PLR0915
     """In the run's process: take the run's descriptors, folder, environment and argv; the
     runner's argv."""
     os.setpgid(0, 0)

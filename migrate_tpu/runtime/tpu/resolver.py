@@ -59,7 +59,7 @@ class TPUClusterResolver(tf.distribute.cluster_resolver.ClusterResolver):
     and the local TPU, ``master() == ''``, from 2.4 on.
     """
 
-    def __init__(self, tpu=None, zone=None, project=None, job_name="worker",
+    def __init__(self, tpu=None, zone=None, project=None, job_name="worker",  # noqa: PLR0913
                  coordinator_name=None, coordinator_address=None,
                  credentials="default", service=None, discovery_url=None):
         if isinstance(tpu, bytes):

@@ -120,7 +120,7 @@ def _headline(verdict: Verdict, label: str) -> str:
     return f"{label}: error: {verdict.error.splitlines()[0] if verdict.error else ''}"
 
 
-def report(verdict: Verdict, output_format: str, label: str) -> str:
+def report(verdict: Verdict, output_format: str, label: str) -> str:  # noqa: PLR0915
     if output_format == "json":
         return json.dumps(verdict.as_json(), indent=2) + "\n"
     lines = [_headline(verdict, label)]

@@ -54,7 +54,7 @@ ORIGINAL, ORIGINAL_ON_ITS_OWN = "original", "original-on-its-own"
 
 
 
-def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None, after: Optional[str] = None, steps: Optional[int] = None,
+def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None, after: Optional[str] = None, steps: Optional[int] = None,  # noqa: PLR0913
            python: Optional[str] = None, before_python: Optional[str] = None, rtol: Optional[float] = None, atol: Optional[float] = None,
            replicas: Optional[int] = None, hosts: Optional[int] = None, tpu_env: Optional[str] = None, timeout: Optional[float] = None,
            seed: int = recording.DEFAULT_SEED, fix_options: Optional[dict] = None, find_blame: bool = True,
@@ -147,7 +147,7 @@ class _FirstRuns:
     migrated: Optional[RunResult]
 
 
-def _first_runs(the_plan: Plan, hunks: List[Hunk], request: Callable[..., RunRequest], run: Callable[..., RunResult],
+def _first_runs(the_plan: Plan, hunks: List[Hunk], request: Callable[..., RunRequest], run: Callable[..., RunResult],  # noqa: PLR0913
                 noted: Callable[[str, RunResult, Copy], RunResult], before: Tuple[str, Optional[str]], after: Tuple[str, Optional[str]],
                 jobs: Optional[int]) -> _FirstRuns:
     """The original (then the control) with the migration beside it where there is room
@@ -190,7 +190,7 @@ def _moved_apis(verdict: Verdict, after_run: RunResult, the_plan: Plan) -> None:
         verdict.advice = f"the migrated run stopped at {failed['where']}, a moved API ({failed['rule']}): {failed['to_do']}"
 
 
-def _without_an_original(before: RunResult, the_plan: Plan, rtol: float, atol: float, hosts: Optional[int], api: str,
+def _without_an_original(before: RunResult, the_plan: Plan, rtol: float, atol: float, hosts: Optional[int], api: str,  # noqa: PLR0913
                          api_reason: Optional[str]) -> Verdict:
     """The verdict where the original does not run at all: an error, with its advice."""
     verdict = compare(before, RunResult(-1, 0.0, None, "", "", the_plan.after.root), rtol, atol, the_plan.original_label, hosts, api)
@@ -202,7 +202,7 @@ def _without_an_original(before: RunResult, the_plan: Plan, rtol: float, atol: f
     return verdict
 
 
-def _judge_the_runs(before: RunResult, control: Optional[RunResult], after_run: RunResult,
+def _judge_the_runs(before: RunResult, control: Optional[RunResult], after_run: RunResult,  # noqa: PLR0913
                     rerun: Callable[[str, str, Dict[str, str]], RunResult],
                     judged: Callable[..., Verdict], tolerance: Tuple[Optional[float], Optional[float]], power: bool,
                     notes: List[str]) -> Judgement:
@@ -248,7 +248,7 @@ def _original_run(the_plan: Plan, run: Callable[..., RunResult], before_api: str
     return first, BEFORE_APIS[0], None
 
 
-def _find_blame(verdict: Verdict, hunks: List[Hunk], the_plan: Plan, request: Callable[..., RunRequest],
+def _find_blame(verdict: Verdict, hunks: List[Hunk], the_plan: Plan, request: Callable[..., RunRequest],  # noqa: PLR0913
                 noted: Callable[[str, RunResult, Copy], RunResult], python: Optional[str], rtol: float, atol: float,
                 hosts: Optional[int], judgement: Judgement, jobs: Optional[int]) -> None:
     """Delta debugging over the changes, each test a short run up to the failing step, run
@@ -321,7 +321,7 @@ def _cover(verdict: Verdict, hunks: List[Hunk], after: RunResult, copy: Copy) ->
                              "nothing the migration changed was proved; verify more steps (--steps), or the path that uses them")
 
 
-def _judgement(verdict: Verdict, baseline: RunResult, after_run: RunResult, rerun: Callable[[str, str, Dict[str, str]], RunResult],
+def _judgement(verdict: Verdict, baseline: RunResult, after_run: RunResult, rerun: Callable[[str, str, Dict[str, str]], RunResult],  # noqa: PLR0913
                judged: Callable[[RunResult, RunResult, Optional[Spread]], Verdict], rtol: Optional[float], atol: Optional[float],
                power: bool) -> Judgement:
     """The exact verdict, re-judged where the original does not repeat itself, with the power of

@@ -31,7 +31,7 @@ class _Mismatch(Exception):
         self.keys: List[str] = []  # the dict keys (a Keras log's 'loss') from the outside in
 
 
-def _compare_plain(before: Any, after: Any, judge: Judge, key: Key, replica: Optional[int] = None) -> None:
+def _compare_plain(before: Any, after: Any, judge: Judge, key: Key, replica: Optional[int] = None) -> None:  # noqa: PLR0915
     """Raise :class:`_Mismatch` where the two recorded values differ (``key``: where ``before``
     sits in its record, for the judge's tolerance of it)."""
     if before is None or after is None:
@@ -241,7 +241,7 @@ def _steps_done(record: dict) -> int:
 KILLED = (137, -9)
 
 
-def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label: str, hosts: Optional[int] = None,
+def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label: str, hosts: Optional[int] = None,  # noqa: PLR0913
             before_api: str = BEFORE_API, spread: Optional[Spread] = None) -> Verdict:
     """The verdict on two runs' records (``label``: the original as the user named it;
     ``before_api``: the surface it ran under; ``spread``: where the original differs from
@@ -273,7 +273,7 @@ def _both_stopped_note(failure: str, steps: int) -> str:
     return f"both runs stopped with the same exception after step {steps}: {failure}{node}; the {steps} steps before it are compared"
 
 
-def _judged(verdict: Verdict, judge: Judge, before: RunResult, after: RunResult, label: str, hosts: Optional[int],
+def _judged(verdict: Verdict, judge: Judge, before: RunResult, after: RunResult, label: str, hosts: Optional[int],  # noqa: PLR0913, PLR0915
             before_api: str) -> Verdict:
     verdict.before = run_summary(before)
     verdict.after = run_summary(after)
@@ -378,7 +378,7 @@ def run_summary(run: RunResult) -> dict:
             "replicas": record.get("replicas"), "hosts": 1 + len(run.host_records)}
 
 
-def _first_event_divergence(b: dict, a: dict, before: RunResult, after: RunResult, judge: Judge,
+def _first_event_divergence(b: dict, a: dict, before: RunResult, after: RunResult, judge: Judge,  # noqa: PLR0913
                             steps: int, host: int = 0) -> Optional[dict]:
     b_events = [e for e in b.get("events", []) if e["step"] <= steps]
     a_events = [e for e in a.get("events", []) if e["step"] <= steps]

@@ -120,7 +120,7 @@ class ClassGates(TreeReader):
         traced = {*LIBRARY_TRACED_METHODS, *LIBRARY_MAYBE_TRACED_METHODS}
         return self._bases_may(path, class_def, bindings, traced.__contains__, self._may_trace_methods, seen, made_by_call=False)
 
-    def _bases_may(
+    def _bases_may(  # noqa: PLR0913
         self,
         path: str,
         class_def: ast.ClassDef,

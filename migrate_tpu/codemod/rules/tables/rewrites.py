@@ -73,7 +73,7 @@ class TableRewrites(TableWalk):
             return entry.manual_message or "extra positional arguments have no equivalent in the new API"
         return None
 
-    def _rename_reference(
+    def _rename_reference(  # noqa: PLR0913
         self,
         node: Union[cst.Attribute, cst.Name],
         scope: Scope,

@@ -194,7 +194,7 @@ class TableRule(TableRewrites):
         for node, scope in self._imports:
             self._rewrite_import(node, scope, import_follows, uses, analysis)
 
-    def _handle(
+    def _handle(  # noqa: PLR0913
         self, node: Union[cst.Attribute, cst.Name], scope: Scope, call: Optional[cst.Call], entry: Entry, position: str, analysis: Analysis, in_place: bool
     ) -> None:
         action = self.action(entry, position)

@@ -226,7 +226,7 @@ def _fallback_errors(handler: cst.ExceptHandler) -> List[str]:
     return [e.value for e in elements if isinstance(e, cst.Name) and e.value in _FALLBACK_ERRORS]
 
 
-def find_guards(analysis: Analysis) -> List["Guard"]:
+def find_guards(analysis: Analysis) -> List["Guard"]:  # noqa: PLR0915
     """The guards among the branch points the walk noted, outer ones first."""
     guards: List[Guard] = []
     target_versions = TARGET_VERSIONS.get(analysis.target, TARGET_VERSIONS["2.4"])

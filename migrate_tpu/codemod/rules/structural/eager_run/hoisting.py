@@ -42,7 +42,7 @@ class Hoisting:
         self._made_per_call = per_call.why
         self._taken_names = taken_names
 
-    def before_loop(
+    def before_loop(  # noqa: PLR0913
         self, call: cst.Call, fn: cst.Arg, label: str, scope: Scope, loops: Sequence[Loop], resolved: RunCallable, base: str, analysis: Analysis
     ) -> bool:
         """Make the callable once, right before the outermost loop that keeps every name it
@@ -102,7 +102,7 @@ class Hoisting:
             return self._code(value), False, None
         return None
 
-    def _outermost_loop_keeping(
+    def _outermost_loop_keeping(  # noqa: PLR0913
         self, names: Set[str], fn: cst.Arg, label: str, scope: Scope, loops: Sequence[Loop], base: str, analysis: Analysis
     ) -> Optional[Loop]:
         """The outermost of ``loops`` (innermost first) that, with every loop inside it, changes none
@@ -195,7 +195,7 @@ class Hoisting:
                 return index, statement
         return None
 
-    def _assignment_before_loop(
+    def _assignment_before_loop(  # noqa: PLR0913
         self,
         fn: cst.Arg,
         label: str,
@@ -257,7 +257,7 @@ class Hoisting:
     ) -> List[str]:
         return hoist_reasons(value, resolved, moved_def, scope, analysis, self._code)
 
-    def made_in_loop(self, fn: cst.Arg, label: str, scope: Scope, resolved: RunCallable, base: str, analysis: Analysis, anew: bool = True) -> None:
+    def made_in_loop(self, fn: cst.Arg, label: str, scope: Scope, resolved: RunCallable, base: str, analysis: Analysis, anew: bool = True) -> None:  # noqa: PLR0913
         """A callable built on every iteration: a tf.function made there would be traced on every call."""
         try:
             text, _ = expression_for("tensorflow.function", scope)
@@ -284,7 +284,7 @@ class Hoisting:
             suggestion=suggestion,
         )
 
-    def out_of_function(
+    def out_of_function(  # noqa: PLR0913
         self,
         fn: cst.Arg,
         function: cst.FunctionDef,

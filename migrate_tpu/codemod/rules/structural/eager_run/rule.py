@@ -301,7 +301,7 @@ lambda that only calls a parameter: `lambda x: model(x)` is `model`).
             return None
         return f"{label_of(self._callables.code(binding.value.func))}(...)"
 
-    def _handle(self, call: cst.Call, fn: cst.Arg, scope: Scope, loops: Sequence[Loop], graph: Set[int], decorators: Decorators, analysis: Analysis) -> None:
+    def _handle(self, call: cst.Call, fn: cst.Arg, scope: Scope, loops: Sequence[Loop], graph: Set[int], decorators: Decorators, analysis: Analysis) -> None:  # noqa: PLR0913
         loop = loops[0] if loops else None
         resolved = self._callables.resolve(fn.value, scope)
         if resolved.kind == "compiled":
