@@ -106,6 +106,8 @@ MUTANTS: List[Mutant] = [
            "        _state_power(verdict, before, rerun, judged, within, power)", ("tests/verify/test_power_on_every_path.py",)),
     Mutant("comparator", "migrate_tpu/verify/command/session.py", "    exact_power(verdict)\n    if power:", "    if power:",
            ("tests/verify/test_power_on_every_path.py",)),
+    # a value's tolerance hanging on how it was stored: an int array kept in the record compared within rtol
+    Mutant("comparator", COMPARE, "        if not is_real(before[\"dtype\"]):", "        if False:", ("tests/verify/test_array_tolerances.py",)),
     # the default tolerance across releases
     Mutant("comparator", "migrate_tpu/verify/values/verdict.py", "DEFAULT_RTOL = 1e-5", "DEFAULT_RTOL = 1e-4", COMPARE_TESTS),
     # tracing

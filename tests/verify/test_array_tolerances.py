@@ -75,3 +75,37 @@ def test_arrays_kept_in_the_record_are_compared_to_their_last_number():
     for index in (0, 63, 64, 80, 99):
         verdict = compare(kept(NUMBERS), kept(_changed(index, -1.0)), 0.0, 0.0, "t.py")
         assert (verdict.verdict, verdict.first_divergence["what"]) == ("diverged", "variable kernel:0"), index
+
+
+# ---------------------------------------------------------------- one tolerance, however stored
+
+
+def _int_record(numbers, folder=None, name=""):
+    if folder is None:
+        return _result(_record({"dtype": "int64", "shape": [len(numbers)], "value": list(numbers)}))
+    data = struct.pack("<%dq" % len(numbers), *numbers)
+    (folder / name).write_bytes(data)
+    record = _record({"dtype": "int64", "shape": [len(numbers)], "blob": [0, len(data)], "sha1": hashlib.sha1(data).hexdigest()})
+    record["blob_file"] = str(folder / name)
+    attach_blobs(record)
+    return _result(record)
+
+
+def test_integers_are_compared_exactly_whether_stored_or_kept(tmp_path):
+    """A count off by one is no rounding: an int64 array kept in the record once passed within
+    rtol where the same array stored beside it diverged (a value's tolerance hung on its storage)."""
+    counts, off_by_one = list(range(1000, 1100)), list(range(1000, 1099)) + [1100]
+    kept_verdict = compare(_int_record(counts), _int_record(off_by_one), 0.01, 0.0, "t.py").verdict
+    stored_verdict = compare(_int_record(counts, tmp_path, "a.bin"), _int_record(off_by_one, tmp_path, "b.bin"), 0.01, 0.0, "t.py").verdict
+    assert (kept_verdict, stored_verdict) == ("diverged", "diverged")
+
+
+def test_a_values_size_is_its_largest_magnitude_over_all_of_it_however_stored(tmp_path):
+    """The part of a value's own size its spread tolerates is taken over the whole array: for an
+    array stored beside the record it once came from the one chunk (1 MiB) that differed."""
+    from migrate_tpu.verify.values.arrays import largest_magnitude
+    numbers = [0.001] * 300_000 + [1000.0]  # past the first MiB of float32: the large number in the second chunk
+    run = stored(tmp_path, "a.bin", numbers)
+    variable = run.record["variables"][0]["replicas"][0]
+    assert largest_magnitude(variable) == 1000.0
+    assert largest_magnitude(kept(numbers).record["variables"][0]["replicas"][0]) == 1000.0

@@ -6,7 +6,6 @@ from __future__ import annotations
 import difflib
 import itertools
 import json
-import math
 import os
 import re
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
 from migrate_tpu.verify.judge.advice import failure_advice, is_tpu_compile_failure, is_tpu_node_failure, no_record_advice
-from migrate_tpu.verify.values.arrays import array_chunks, arrays_close, is_array, numbers, numbers_close
+from migrate_tpu.verify.values.arrays import array_chunks, arrays_close, is_array, is_real, largest_magnitude, numbers, numbers_close
 from migrate_tpu.verify.values.tolerance import NOISE_MARGIN, Judge, Key, Spread, path_words
 from migrate_tpu.verify.values.verdict import BEFORE_API, DIVERGED, ERROR, RETRACED, SAME, SURFACE_VERSIONS, TIMED_OUT, RunResult, Verdict
 
@@ -49,16 +48,19 @@ def _compare_plain(before: Any, after: Any, judge: Judge, key: Key, replica: Opt
         rtol, atol, share = tolerance
         if before.get("sha1") is not None and before.get("sha1") == after.get("sha1"):
             return  # the same bytes: the same numbers, at any tolerance
+        # one tolerance whether the array was stored beside the record or kept in it: integers and
+        # booleans exactly, and a part of the value's own size over all of it (never one chunk's)
+        if not is_real(before["dtype"]):
+            rtol = atol = share = 0.0
+        if share:
+            atol = max(atol, share * largest_magnitude(before))
         chunks = array_chunks(before, after)
         if chunks is not None:
             for chunk_b, chunk_a in chunks:
-                if not arrays_close(chunk_b, chunk_a, rtol, atol, share):
+                if not arrays_close(chunk_b, chunk_a, rtol, atol):
                     raise _Mismatch(replica, before, after)
             return
         pairs = list(itertools.zip_longest(numbers(before), numbers(after)))
-        if share:  # a part of the value's own size (its largest magnitude) is tolerated too
-            sizes = [abs(b) for b, _ in pairs if isinstance(b, (int, float)) and not isinstance(b, bool) and math.isfinite(b)]
-            atol, share = max(atol, share * max(sizes, default=0.0)), 0.0
         for b, a in pairs:
             if not numbers_close(b, a, rtol, atol):
                 raise _Mismatch(replica, before, after)

@@ -98,9 +98,8 @@ def array_chunks(before: dict, after: dict) -> Optional[Iterator[Tuple["numpy.nd
     return differing()
 
 
-def arrays_close(before: "numpy.ndarray", after: "numpy.ndarray", rtol: float, atol: float, share: float = 0.0) -> bool:
-    """:func:`numbers_close` for every pair of two arrays' numbers; ``share``: a part of the
-    largest magnitude of ``before`` (of this chunk) that is tolerated too."""
+def arrays_close(before: "numpy.ndarray", after: "numpy.ndarray", rtol: float, atol: float) -> bool:
+    """:func:`numbers_close` for every pair of two arrays' numbers."""
     if before.dtype.kind not in "fc":
         return bool(numpy.array_equal(before, after))
     x, y = before.astype(numpy.float64), after.astype(numpy.float64)
@@ -108,12 +107,32 @@ def arrays_close(before: "numpy.ndarray", after: "numpy.ndarray", rtol: float, a
     if not numpy.array_equal(nan_x, nan_y):
         return False
     x, y = x[~nan_x], y[~nan_y]
-    if share and x.size:
-        atol = max(atol, share * float(numpy.max(numpy.abs(x[numpy.isfinite(x)]), initial=0.0)))
     if rtol == 0 and atol == 0:
         return bool(numpy.array_equal(x, y))
     with numpy.errstate(invalid="ignore"):
         return bool(numpy.all(numpy.abs(x - y) <= atol + rtol * numpy.abs(y)))
+
+
+def is_real(dtype: str) -> bool:
+    """Whether an array of ``dtype`` holds real (or complex) numbers, which a tolerance applies to;
+    integers and booleans are compared exactly, however the array was stored."""
+    return any(kind in str(dtype) for kind in ("float", "complex", "half"))
+
+
+def largest_magnitude(plain: dict) -> float:
+    """The largest finite magnitude among an array's numbers, over all of it (stored as bytes or
+    kept in the record alike): the size a part of which a value's own spread tolerates."""
+    largest = 0.0
+    if "blob" in plain and plain["dtype"] in _STRUCT_FORMAT:
+        dtype = numpy.dtype(plain["dtype"]).newbyteorder("<")
+        for chunk in _blob_chunks(plain):
+            values = numpy.abs(numpy.frombuffer(chunk, dtype=dtype).astype(numpy.float64))
+            largest = max(largest, float(numpy.max(values[numpy.isfinite(values)], initial=0.0)))
+        return largest
+    for number in numbers(plain):
+        if isinstance(number, (int, float)) and not isinstance(number, bool) and math.isfinite(number):
+            largest = max(largest, abs(number))
+    return largest
 
 
 def numbers(plain: dict) -> Iterator[object]:
