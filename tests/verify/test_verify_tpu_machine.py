@@ -62,6 +62,8 @@ def test_an_original_a_tpu_node_stopped_is_said_so(tmp_path):
     assert note.startswith("both runs stopped with the same exception after step 1: UnimplementedError: File system scheme "
                            "'[local]' not implemented (file: './ckpts/ckpt-1_temp"), note
     assert "a TPU Node of that release stopped the original there too" in note, note
+    # with what `migrate-tpu run` advises about it: the data on gs:// with --gcs, or a TPU VM
+    assert "--gcs DIR of `migrate-tpu run` and `migrate-tpu verify`" in note and "--tpu-env vm" in note, note
 
 
 def test_on_a_tpu_vm_it_verifies_same(tmp_path):

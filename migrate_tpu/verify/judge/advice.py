@@ -81,6 +81,12 @@ def is_tpu_node_failure(message: str) -> bool:
     return tpu_machine.node_refusal(message or "") is not None
 
 
+def node_advice(message: str) -> str:
+    """What `migrate-tpu run` advises about a TPU Node worker's error (gs:// with --gcs, the I/O
+    device, or --tpu-env vm), for verify to say where it reports one; "" for any other error."""
+    return tpu_machine.node_refusal(message or "") or ""
+
+
 def failure_advice(record: dict, label: str, before_api: str = BEFORE_API, program: Optional[Path] = None) -> str:
     """What would help an original that fails before its first step."""
     exception = record.get("exception") or {}

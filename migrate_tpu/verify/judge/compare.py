@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
-from migrate_tpu.verify.judge.advice import failure_advice, is_tpu_compile_failure, is_tpu_node_failure, no_record_advice
+from migrate_tpu.verify.judge.advice import failure_advice, is_tpu_compile_failure, is_tpu_node_failure, no_record_advice, node_advice
 from migrate_tpu.verify.values.arrays import array_chunks, arrays_close, is_array, is_real, largest_magnitude, numbers, numbers_close
 from migrate_tpu.verify.values.tolerance import NOISE_MARGIN, Judge, Key, Spread, path_words
 from migrate_tpu.verify.values.verdict import BEFORE_API, DIVERGED, ERROR, RETRACED, SAME, SURFACE_VERSIONS, TIMED_OUT, RunResult, Verdict
@@ -265,13 +265,13 @@ def _original_failure(failure: str, before_api: str) -> str:
         return f"the original does not compile for the TPU of the TF {before_api} surface: {failure}"
     if is_tpu_node_failure(failure):
         return (f"the original would not run on a TPU Node of the TF {before_api} surface either (the machine emulated: "
-                f"Colab's and Cloud TPU's of 2020 unless --tpu-env vm): {failure}")
+                f"Colab's and Cloud TPU's of 2020 unless --tpu-env vm): {failure}; {node_advice(failure)}")
     return f"the original fails under the TF {before_api} surface: {failure}"
 
 
 def _both_stopped_note(failure: str, steps: int) -> str:
     node = (" (a TPU Node of that release stopped the original there too, the machine emulated unless --tpu-env vm: "
-            "its TPU worker reaches no local disk and runs no Python)") if is_tpu_node_failure(failure) else ""
+            f"its TPU worker reaches no local disk and runs no Python; {node_advice(failure)})") if is_tpu_node_failure(failure) else ""
     return f"both runs stopped with the same exception after step {steps}: {failure}{node}; the {steps} steps before it are compared"
 
 
