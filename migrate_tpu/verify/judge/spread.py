@@ -19,34 +19,17 @@ from migrate_tpu.verify.values.verdict import RunResult
 
 def _number_pairs(before: Any, after: Any) -> Iterator[Tuple[object, object]]:
     """The numbers of two recorded values of one structure, pair by pair (none where the
-    structures differ: that is no rounding)."""
-    if not isinstance(before, dict) or not isinstance(after, dict):
-        return
-    if is_array(before) and is_array(after):
-        if before.get("shape") == after.get("shape") and before.get("dtype") == after.get("dtype"):
-            chunks = array_chunks(before, after)
-            if chunks is not None:
-                yield from chunks  # numpy arrays: release_drift takes them whole
-            else:
-                yield from zip(numbers(before), numbers(after))
-        return
-    if set(before) != set(after):
-        return
-    for key in ("replicas", "list"):
-        if key in before:
-            if len(before[key]) == len(after[key]):
-                for b, a in zip(before[key], after[key]):
-                    yield from _number_pairs(b, a)
-            return
-    if "dict" in before:
-        for (kb, b), (ka, a) in zip(before["dict"], after["dict"]):
-            if kb == ka:
-                yield from _number_pairs(b, a)
-        return
-    if is_array(before) and is_array(after) and before.get("shape") == after.get("shape"):
-        yield from zip(numbers(before), numbers(after))
-    elif "python" in before:
-        yield before["python"], after["python"]
+    structures differ: that is no rounding), leaf by leaf as :func:`_leaf_pairs` walks them: the
+    one walk of the record's values that the release drift and the A/A spread share."""
+    for _, leaf_before, leaf_after in _leaf_pairs(before, after, ()):
+        if "python" in leaf_before:
+            yield leaf_before["python"], leaf_after["python"]
+            continue
+        chunks = array_chunks(leaf_before, leaf_after)
+        if chunks is not None:
+            yield from chunks  # numpy arrays: release_drift takes them whole
+        else:
+            yield from zip(numbers(leaf_before), numbers(leaf_after))
 
 
 def release_drift(before: RunResult, control: RunResult, steps: int) -> dict:
