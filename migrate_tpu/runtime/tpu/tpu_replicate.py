@@ -509,10 +509,7 @@ def _unchained_resolver(op, resource_reads, resource_writes):
 
 
 def _register_unchained_resolver():
-    try:
-        from tensorflow.python.framework import auto_control_deps
-    except ImportError:  # pragma: no cover - every release here has it
-        return
+    from tensorflow.python.framework import auto_control_deps  # TF 2.1.0 to 2.21 have it
     register = getattr(auto_control_deps, "register_acd_resource_resolver", None)
     if register is None:  # TF 2.1: no resolvers, and an Identity hides the resource
         return
