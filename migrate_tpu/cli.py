@@ -570,10 +570,11 @@ def verify(after, entry, steps, python, before_python, before_api, after_api, rt
                    "config_file": config_file, "isolated": isolated}
     label = os.path.join(target_path, entry) if entry else target_path
     try:
-        verdict = verifying.verify(target_path, args, entry=entry, after=after, steps=steps, python=python, before_python=before_python,
-                                   rtol=rtol, atol=atol, replicas=replicas, hosts=hosts, tpu_env=tpu_env, timeout=timeout, seed=seed,
-                                   fix_options=fix_options, find_blame=not no_blame, before_api=before_api, after_api=after_api,
-                                   power=power, jobs=jobs)
+        options = verifying.VerifyOptions(entry=entry, after=after, steps=steps, python=python, before_python=before_python, rtol=rtol,
+                                          atol=atol, replicas=replicas, hosts=hosts, tpu_env=tpu_env, timeout=timeout, seed=seed,
+                                          fix_options=fix_options, find_blame=not no_blame, before_api=before_api,
+                                          after_api=after_api, power=power, jobs=jobs)
+        verdict = verifying.verify(target_path, args, options)
     except verifying.VerifyError as error:
         if output_format != "json":
             _fail(str(error))

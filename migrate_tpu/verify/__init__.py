@@ -23,8 +23,9 @@ Verdicts: ``same`` (exit 0), ``diverged`` and ``retraced`` (1), ``error`` (2).
 """
 
 from migrate_tpu.verify.judge.compare import compare
+from migrate_tpu.verify.command.options import VerifyOptions
 from migrate_tpu.verify.command.report import report
 from migrate_tpu.verify.command.session import verify
 from migrate_tpu.verify.values.verdict import ERROR, EXIT_STATUS, FORMATS, RunResult, Verdict, VerifyError
 
-__all__ = ["ERROR", "EXIT_STATUS", "FORMATS", "RunResult", "Verdict", "VerifyError", "compare", "report", "verify"]
+__all__ = ["ERROR", "EXIT_STATUS", "FORMATS", "RunResult", "Verdict", "VerifyError", "VerifyOptions", "compare", "report", "verify"]

@@ -18,12 +18,12 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from migrate_tpu.runtime import MIXED_TF_API, NATIVE_TF_API, TARGET_VARIABLE
-from migrate_tpu.runtime.record import recorder as recording  # the default seed only (no TensorFlow)
 from migrate_tpu.runtime.process.launch import builds_its_own_cluster, resolve_python
 from migrate_tpu.verify.blame.blame import blame, partial_copy
+from migrate_tpu.verify.command.options import VerifyOptions
 from migrate_tpu.verify.values.changes import Hunk, apply, hunks_between, ran, shown_label, watch_list
 from migrate_tpu.verify.judge.advice import moved_api_calls, stopped_for_lack_of_an_api
 from migrate_tpu.verify.runs.cluster import reads_its_cluster
@@ -35,7 +35,7 @@ from migrate_tpu.verify.runs.side_by_side import killed, run_pair, start_beside
 from migrate_tpu.verify.judge.spread import release_drift
 from migrate_tpu.verify.values.tolerance import Spread
 from migrate_tpu.verify.blame.suspects import likely_neutral
-from migrate_tpu.verify.values.verdict import AFTER_API, AUTO_API, BEFORE_APIS, DEFAULT_ATOL, DEFAULT_RTOL, DIVERGED, ERROR, NOT_EXERCISED, RETRACED, SAME, RunResult, Verdict
+from migrate_tpu.verify.values.verdict import AUTO_API, BEFORE_APIS, DEFAULT_ATOL, DEFAULT_RTOL, DIVERGED, ERROR, NOT_EXERCISED, RETRACED, SAME, RunResult, Verdict
 
 #: Devices of the one worker a program that builds MultiWorkerMirroredStrategy itself runs
 #: on when neither --hosts nor --replicas is given: on a worker with its CPU alone the
@@ -54,86 +54,102 @@ ORIGINAL, ORIGINAL_ON_ITS_OWN = "original", "original-on-its-own"
 
 
 
-def verify(target: str, args: Sequence[str] = (), *, entry: Optional[str] = None, after: Optional[str] = None, steps: Optional[int] = None,  # noqa: PLR0913
-           python: Optional[str] = None, before_python: Optional[str] = None, rtol: Optional[float] = None, atol: Optional[float] = None,
-           replicas: Optional[int] = None, hosts: Optional[int] = None, tpu_env: Optional[str] = None, timeout: Optional[float] = None,
-           seed: int = recording.DEFAULT_SEED, fix_options: Optional[dict] = None, find_blame: bool = True,
-           before_api: str = AUTO_API, after_api: str = AFTER_API, power: bool = False, jobs: Optional[int] = None) -> Verdict:
-    """Migrate, run both (and the control, across releases), compare; ``after_api``: the
-    migration's surface (``native``: the interpreter's own); ``power``: measure what an exact
-    ``same`` could have caught (a tolerance's is always measured); ``jobs``: runs at once (1 or
-    2; default 2 where there is room: :mod:`~migrate_tpu.verify.runs.side_by_side`)."""
-    before_python = before_python or python
-    two_releases = (resolve_python(before_python) or None) != (resolve_python(python) or None)
-    the_plan = plan(target, entry, after, fix_options or {}, control=two_releases)
-    notes: List[str] = []
+def verify(target: str, args: Sequence[str] = (), options: Optional[VerifyOptions] = None, **asked: Any) -> Verdict:
+    """Migrate, run both (and the control, across releases), compare: ``options``, or the same
+    asked by name (:class:`~migrate_tpu.verify.command.options.VerifyOptions`)."""
+    session = _Session(target, tuple(args), options or VerifyOptions(**asked))
     try:
-        cluster = _cluster_from_the_code(the_plan, hosts, replicas)
+        return session.verdict()
+    finally:
+        shutil.rmtree(session.plan.workdir, ignore_errors=True)
+
+
+class _Session:
+    """One verification: the plan of its copies, the machine its runs share, the notes it
+    gathers, and how each of its runs is asked for, run, run again and judged (what the stages
+    below are handed, one object in place of five closures)."""
+
+    def __init__(self, target: str, args: Tuple[str, ...], options: VerifyOptions) -> None:
+        self.options, self.args = options, args
+        self.before_python = options.before_python or options.python
+        two_releases = (resolve_python(self.before_python) or None) != (resolve_python(options.python) or None)
+        self.plan = plan(target, options.entry, options.after, options.fix_options or {}, control=two_releases)
+        self.notes: List[str] = []
+        self.replicas, self.hosts = options.replicas, options.hosts
+        self.exact = (0.0 if options.rtol is None else options.rtol, 0.0 if options.atol is None else options.atol)
+        self.moves = _moves_watched(options.fix_options or {}, options.after_api)
+        self.watch = self.plan.workdir / "watch.json"
+        self.hunks: List[Hunk] = []
+        self.api = options.before_api  # the original's surface, once its run chose it
+
+    # ---- the runs ---------------------------------------------------------------------
+
+    def request(self, copy: Copy, api: str, interpreter: Optional[str], name: str, until: Optional[int] = None,
+                environment: Optional[Dict[str, str]] = None) -> RunRequest:
+        options = self.options
+        return RunRequest(copy, list(self.args), api, interpreter, until or options.steps, options.seed, self.replicas, self.hosts,
+                          options.tpu_env, options.timeout, self.plan.workdir / f"{name}.json",
+                          self.watch if name in ("migrated", "migrated-alone") else None, dict(self.moves, **(environment or {})))
+
+    def noted(self, name: str, result: RunResult, copy: Copy) -> RunResult:
+        for path in changed_links(copy):
+            self.notes.append(f"warning: the {name} run changed {path}, a large file verify linked from your folder instead of copying")
+        return result
+
+    def run(self, copy: Copy, api: str, interpreter: Optional[str], name: str, until: Optional[int] = None,
+            environment: Optional[Dict[str, str]] = None) -> RunResult:
+        return self.noted(name, run_one(self.request(copy, api, interpreter, name, until, environment)), copy)
+
+    def rerun(self, side: str, name: str, environment: Dict[str, str]) -> RunResult:
+        """The original (on the migrated program's interpreter, as the control is; on its own where
+        it cannot run there) or the migration again, each in a fresh copy of the user's folder."""
+        original = side in (ORIGINAL, ORIGINAL_ON_ITS_OWN)
+        copy = fresh_copy(self.plan, name) if original else _fresh_migration(self.plan, self.hunks, name)
+        interpreter = self.before_python if side == ORIGINAL_ON_ITS_OWN else self.options.python
+        return self.run(copy, self.api if original else self.options.after_api, interpreter, name, environment=environment)
+
+    def judged(self, reference: RunResult, other: RunResult, spread: Optional[Spread],
+               tolerance: Optional[Tuple[float, float]] = None) -> Verdict:
+        rtol, atol = tolerance or self.exact
+        return compare(reference, other, rtol, atol, self.plan.original_label, self.hosts, self.api, spread)
+
+    # ---- the verification -------------------------------------------------------------
+
+    def verdict(self) -> Verdict:
+        options = self.options
+        cluster = _cluster_from_the_code(self.plan, self.hosts, self.replicas)
         if cluster is not None:
-            replicas, hosts = cluster.get("replicas"), cluster.get("hosts")
-            notes.append(cluster["note"])
-        hunks = hunks_between(the_plan.before.root, the_plan.after.root, the_plan.fixes)
-        watch = the_plan.workdir / "watch.json"
-        watch.write_text(json.dumps(watch_list(hunks, the_plan.after.root)), "utf-8")
-        exact_rtol, exact_atol = 0.0 if rtol is None else rtol, 0.0 if atol is None else atol
-        moves = _moves_watched(fix_options or {}, after_api)
-
-        def request(copy: Copy, api: str, interpreter: Optional[str], name: str, until: Optional[int] = None,
-                    environment: Optional[Dict[str, str]] = None) -> RunRequest:
-            return RunRequest(copy, list(args), api, interpreter, until or steps, seed, replicas, hosts, tpu_env, timeout,
-                              the_plan.workdir / f"{name}.json", watch if name in ("migrated", "migrated-alone") else None,
-                              dict(moves, **(environment or {})))
-
-        def noted(name: str, result: RunResult, copy: Copy) -> RunResult:
-            for path in changed_links(copy):
-                notes.append(f"warning: the {name} run changed {path}, a large file verify linked from your folder instead of copying")
-            return result
-
-        def run(copy: Copy, api: str, interpreter: Optional[str], name: str, until: Optional[int] = None,
-                environment: Optional[Dict[str, str]] = None) -> RunResult:
-            return noted(name, run_one(request(copy, api, interpreter, name, until, environment)), copy)
-
-        first = _first_runs(the_plan, hunks, request, run, noted, (before_api, before_python), (after_api, python), jobs)
-        before, api, api_reason, control, after_run = first.before, first.api, first.api_reason, first.control, first.migrated
+            self.replicas, self.hosts = cluster.get("replicas"), cluster.get("hosts")
+            self.notes.append(cluster["note"])
+        self.hunks = hunks_between(self.plan.before.root, self.plan.after.root, self.plan.fixes)
+        self.watch.write_text(json.dumps(watch_list(self.hunks, self.plan.after.root)), "utf-8")
+        first = _first_runs(self)
+        before, after_run = first.before, first.migrated
+        self.api = first.api
         if after_run is None:
             # no point comparing the migrated program with an original that does not run
-            verdict = _without_an_original(before, the_plan, exact_rtol, exact_atol, hosts, api, api_reason)
-            verdict.notes[:0] = notes
+            verdict = _without_an_original(before, self.plan, self.exact, self.hosts, first.api, first.api_reason)
+            verdict.notes[:0] = self.notes
             verdict.cluster = cluster and {k: v for k, v in cluster.items() if k != "note"}
             return verdict
-
-        def rerun(side: str, name: str, environment: Dict[str, str]) -> RunResult:
-            # the original (on the migrated program's interpreter, as the control is; on its own
-            # where it cannot run there) or the migration again, each in a fresh copy of the user's folder
-            original = side in (ORIGINAL, ORIGINAL_ON_ITS_OWN)
-            copy = fresh_copy(the_plan, name) if original else _fresh_migration(the_plan, hunks, name)
-            return run(copy, api if original else after_api, before_python if side == ORIGINAL_ON_ITS_OWN else python, name,
-                       environment=environment)
-
-        def judged(reference: RunResult, other: RunResult, spread: Optional[Spread],
-                   tolerance: Optional[Tuple[float, float]] = None) -> Verdict:
-            rtol_, atol_ = tolerance or (exact_rtol, exact_atol)
-            return compare(reference, other, rtol_, atol_, the_plan.original_label, hosts, api, spread)
-
-        judgement = _judge_the_runs(before, control, after_run, rerun, judged, (rtol, atol), power, notes)
+        judgement = _judge_the_runs(before, first.control, after_run, self.rerun, self.judged, (options.rtol, options.atol),
+                                    options.power, self.notes)
         verdict = judgement.verdict
-        verdict.before_api_reason = api_reason
-        verdict.after_api = after_api
-        _moved_apis(verdict, after_run, the_plan)
+        verdict.before_api_reason = first.api_reason
+        verdict.after_api = options.after_api
+        _moved_apis(verdict, after_run, self.plan)
         verdict.cluster = cluster and {k: v for k, v in cluster.items() if k != "note"}
-        if api_reason:
-            notes.append(api_reason)
+        if first.api_reason:
+            self.notes.append(first.api_reason)
         if verdict.verdict == ERROR:
             verdict.error = _with_stderr_tail(verdict.error, after_run.stderr, (before, after_run))
         elif after_run.record is not None:
-            _cover(verdict, hunks, after_run, the_plan.after)
-        if find_blame and verdict.verdict in (DIVERGED, RETRACED) and hunks:
-            _find_blame(verdict, hunks, the_plan, request, noted, python, exact_rtol, exact_atol, hosts, judgement, jobs)
-        verdict.hosts = hosts
-        verdict.notes[:0] = notes
+            _cover(verdict, self.hunks, after_run, self.plan.after)
+        if options.find_blame and verdict.verdict in (DIVERGED, RETRACED) and self.hunks:
+            _find_blame(self, verdict, judgement)
+        verdict.hosts = self.hosts
+        verdict.notes[:0] = self.notes
         return verdict
-    finally:
-        shutil.rmtree(the_plan.workdir, ignore_errors=True)
 
 
 @dataclass
@@ -147,14 +163,13 @@ class _FirstRuns:
     migrated: Optional[RunResult]
 
 
-def _first_runs(the_plan: Plan, hunks: List[Hunk], request: Callable[..., RunRequest], run: Callable[..., RunResult],  # noqa: PLR0913
-                noted: Callable[[str, RunResult, Copy], RunResult], before: Tuple[str, Optional[str]], after: Tuple[str, Optional[str]],
-                jobs: Optional[int]) -> _FirstRuns:
+def _first_runs(session: _Session) -> _FirstRuns:
     """The original (then the control) with the migration beside it where there is room
     (:mod:`~migrate_tpu.verify.runs.side_by_side`): neither waits for the other.  A run of the two
     that was killed (the memory may not have held both) runs again alone, in a fresh copy."""
-    (before_api, before_python), (after_api, python) = before, after
-    beside = start_beside(request(the_plan.after, after_api, python, "migrated"), jobs)
+    the_plan, hunks, run, noted, options = session.plan, session.hunks, session.run, session.noted, session.options
+    before_api, before_python, after_api, python = options.before_api, session.before_python, options.after_api, options.python
+    beside = start_beside(session.request(the_plan.after, after_api, python, "migrated"), options.jobs)
     side_used = beside is not None
     migrated: Optional[RunResult] = None
     try:
@@ -190,9 +205,10 @@ def _moved_apis(verdict: Verdict, after_run: RunResult, the_plan: Plan) -> None:
         verdict.advice = f"the migrated run stopped at {failed['where']}, a moved API ({failed['rule']}): {failed['to_do']}"
 
 
-def _without_an_original(before: RunResult, the_plan: Plan, rtol: float, atol: float, hosts: Optional[int], api: str,  # noqa: PLR0913
+def _without_an_original(before: RunResult, the_plan: Plan, exact: Tuple[float, float], hosts: Optional[int], api: str,
                          api_reason: Optional[str]) -> Verdict:
     """The verdict where the original does not run at all: an error, with its advice."""
+    rtol, atol = exact
     verdict = compare(before, RunResult(-1, 0.0, None, "", "", the_plan.after.root), rtol, atol, the_plan.original_label, hosts, api)
     verdict.after = None
     verdict.before_api_reason = api_reason
@@ -248,13 +264,13 @@ def _original_run(the_plan: Plan, run: Callable[..., RunResult], before_api: str
     return first, BEFORE_APIS[0], None
 
 
-def _find_blame(verdict: Verdict, hunks: List[Hunk], the_plan: Plan, request: Callable[..., RunRequest],  # noqa: PLR0913
-                noted: Callable[[str, RunResult, Copy], RunResult], python: Optional[str], rtol: float, atol: float,
-                hosts: Optional[int], judgement: Judgement, jobs: Optional[int]) -> None:
+def _find_blame(session: _Session, verdict: Verdict, judgement: Judgement) -> None:
     """Delta debugging over the changes, each test a short run up to the failing step, run
     and judged as the verdict was (kernels on one thread, each value's own tolerance).  The
     baseline (the original under both surfaces' names) runs beside the first test, where there
     is room; a single change is blamed without a run."""
+    the_plan, hunks, noted, hosts, jobs = session.plan, session.hunks, session.noted, session.hosts, session.options.jobs
+    rtol, atol = session.exact
     wanted = verdict.verdict
     until = max(1, int((verdict.first_divergence or {}).get("step") or verdict.steps or 1)) if wanted == DIVERGED else (verdict.steps or None)
     counter = [0]
@@ -264,7 +280,7 @@ def _find_blame(verdict: Verdict, hunks: List[Hunk], the_plan: Plan, request: Ca
         if name is None:
             counter[0] += 1
             name = f"blame-{counter[0]}"
-        return request(copy, MIXED_TF_API, python, name, until, environment=judgement.environment)
+        return session.request(copy, MIXED_TF_API, session.options.python, name, until, environment=judgement.environment)
 
     # each test's copy is made from the user's folder afresh, not from the copy the original
     # ran in: what that run wrote (a checkpoint it would resume from) is no test's business
