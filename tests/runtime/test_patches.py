@@ -75,5 +75,6 @@ def test_what_a_run_patches_is_listed_and_all_of_it_put_back(python, api, parts,
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     assert lines["PARTS"] == parts
     assert int(lines["PATCHED"]) > 100
+    assert (lines["PREFETCH_LEFT_OUT"], lines["PREFETCH_AFTER"]) == ("True", "False")  # seeding's, and put back
     assert lines["LEFT"] == "[]"
     assert lines["CHANGED"] == "[]"

@@ -99,3 +99,19 @@ def test_autograph_converts_the_users_functions_and_none_of_the_runtimes(python,
     lines = [line for line in done.stdout.splitlines() if line.startswith(("results", "converted"))]
     assert lines == ["results 12.0 -10.0", "converted replica_step train_step"], done.stdout[-2000:]
     assert not recorded or (tmp_path / "record.jsonl").stat().st_size > 0
+
+
+@pytest.mark.parametrize("python,api", [("tf2.1", "2.1"), ("tf2.4", "2.4"), ("tf2.21", "2.4")])
+def test_every_op_of_a_step_waits_for_its_cores_inputs(python, api):
+    """A TPU's computation starts once all its inputs are there; inlined by TensorFlow, an op that
+    reads none of them (a dropout's RandomUniform) started at once, even in a step whose input then
+    ended the epoch, and how many cores drew from their generators differed from run to run (the
+    original of keras-io's X-ray classifier differed from itself at its second epoch)."""
+    require_python(python)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0", TF_USE_LEGACY_KERAS="1", PYTHONPATH=str(REPO))
+    done = subprocess.run([sys.executable, "-m", "migrate_tpu", "run", "--python", python, "--tf-api", api,
+                           str(PROGRAM.parent / "inputs_first.py")], env=env, cwd=str(REPO), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=400)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "RANDOM 1 WAITS True" in done.stdout.splitlines(), done.stdout + done.stderr[-2000:]
+

@@ -25,7 +25,15 @@ global ``RandomState`` (``recorder._seed``), and :func:`seed_tensorflow`:
   ``tf.random.uniform``) draw from one kernel's generator in whatever order the threads come:
   two runs of tensorflow/examples' DenseNet pipeline gave other losses each time (4.8465,
   4.8715, ... at step 1 on TF 2.4.1).  Seeded runs map one element at a time, in order: the
-  same elements, in the same order, with the same draws in every run.
+  same elements, in the same order, with the same draws in every run;
+* ``Dataset.prefetch``: its thread reads ahead of the consumer, and what reading ahead does
+  besides producing elements depends on how far it got: keras-io's X-ray classifier of 2020
+  takes one batch of ``shuffle(10000).take(208).cache().batch(200).prefetch(AUTOTUNE)``
+  (``next(iter(train_ds))``) and drops the iterator; where the prefetch thread had read the
+  last 8 elements and the end by then, the cache was complete and ``fit`` trained on that
+  order, else the partial cache was discarded and ``fit``'s first epoch shuffled anew (other
+  batches at step 1 in two runs on TF 2.4.1, 8 replicas).  Seeded runs leave the prefetch out:
+  the same elements in the same order, read when asked for.
 
 Python 3.7 syntax; TensorFlow is passed in, never imported here.
 """
@@ -57,6 +65,7 @@ def seed_tensorflow(tf, seed):
     _non_deterministic_states_from(tf, seed)
     _keep_distributed_shuffle_seeds(tf)
     _sequential_maps(tf)
+    _prefetch_without_read_ahead(tf)
 
 
 def _sequential_maps(tf):
@@ -72,6 +81,22 @@ def _sequential_maps(tf):
 
     map.__dict__["_migrate_tpu_sequential"] = True
     patches.patch("seeding", dataset, "map", map)
+
+
+def _prefetch_without_read_ahead(tf):
+    """``Dataset.prefetch`` left out (see the module's docstring): the dataset itself, whose
+    elements, in their order, are the prefetched dataset's."""
+    dataset: Any = getattr(getattr(tf, "data", None), "Dataset", None)
+    real = getattr(dataset, "prefetch", None) if dataset is not None else None
+    if dataset is None or real is None or getattr(real, "_migrate_tpu_sequential", False):
+        return
+
+    @functools.wraps(real)
+    def prefetch(self, *args, **kwargs):
+        return self
+
+    prefetch.__dict__["_migrate_tpu_sequential"] = True
+    patches.patch("seeding", dataset, "prefetch", prefetch)
 
 
 def _random_modules(tf):

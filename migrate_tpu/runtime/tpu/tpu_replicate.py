@@ -439,8 +439,15 @@ def _trace(strategy, fn, first_leaves, specs, outputs, machine):
 
     def replica_computation(replica_id, *tensors):
         args, kwargs = first_leaves.rebuild(tensors)
-        with _compiling_for(extended), tpu_contexts.replica_trace(machine), TPUReplicaContext(strategy, replica_id):
-            result = fn(*args, **kwargs)
+        # A TPU's computation starts once all its inputs are there (TPUExecute takes them all):
+        # every op of the replica function waits for the core's inputs, where TensorFlow, once
+        # it inlines the call, would start an op that reads none of them (a dropout's
+        # RandomUniform of a static shape) at once, even in a step whose input then ends the
+        # epoch (OutOfRange): how many cores drew from their generators before the step
+        # failed then differed from run to run.
+        with tf.control_dependencies([replica_id] + list(tensors)):
+            with _compiling_for(extended), tpu_contexts.replica_trace(machine), TPUReplicaContext(strategy, replica_id):
+                result = fn(*args, **kwargs)
         return outputs.flat(result)
 
     computation = tf.function(tf.autograph.experimental.do_not_convert(replica_computation), autograph=False)
