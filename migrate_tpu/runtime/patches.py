@@ -88,12 +88,18 @@ def undo(*parts: str) -> int:
     return len(theirs)
 
 
-def _shown(owner):
+def _shown(owner: Any) -> str:
+    """A class as ``module.Class``, a module by its name, a dict as "a table"."""
     if isinstance(owner, dict):
         return "a table"
-    name = getattr(owner, "__qualname__", None) or getattr(owner, "__name__", None) or type(owner).__name__
-    module = getattr(owner, "__module__", None) if isinstance(owner, type) else None
-    return "{}.{}".format(module, name) if module and not isinstance(owner, type(_shown)) else str(name)
+    if isinstance(owner, type):
+        return "{}.{}".format(owner.__module__, owner.__qualname__)
+    return str(getattr(owner, "__name__", None) or type(owner).__name__)
+
+
+def patched_by(by: str) -> bool:
+    """Whether ``by`` has changes in the ledger now (what makes an install idempotent)."""
+    return any(entry.by == by for entry in _LEDGER)
 
 
 def entries(by: Optional[str] = None) -> List[Tuple[str, str, str]]:

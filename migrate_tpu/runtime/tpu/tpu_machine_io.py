@@ -523,7 +523,7 @@ def _install_file_functions():
 
 def install():
     """Make TensorFlow's file entry points follow :mod:`tpu_machine`.  Idempotent."""
-    if patches.entries("tpu_machine_io"):
+    if patches.patched_by("tpu_machine_io"):
         return
     _install_file_functions()
     core = implementation_module("eager.core")

@@ -185,7 +185,7 @@ def _iterated_where_it_runs(original):
 def install(emulated_strategy_class):
     """The emulated TPUStrategies (subclasses of ``emulated_strategy_class``) distribute their
     input on the machine; only the methods the running TensorFlow has.  Idempotent."""
-    if patches.entries("tpu_worker_input"):
+    if patches.patched_by("tpu_worker_input"):
         return
     from tensorflow.python.data.ops import dataset_ops
     dataset_class = dataset_ops.DatasetV2
