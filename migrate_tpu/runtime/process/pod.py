@@ -83,7 +83,7 @@ def is_multi_client_script(path: Union[str, "os.PathLike[str]"]) -> bool:
         script = os.fspath(path)
     except TypeError:
         return False
-    return program_code.names(script, "MultiWorkerMirroredStrategy") and not program_code.names(script, "TPUStrategy")
+    return program_code.names_used(script, {"MultiWorkerMirroredStrategy", "TPUStrategy"}) == {"MultiWorkerMirroredStrategy"}
 
 
 def tf_config_workers(environ: Optional[Mapping[str, str]] = None) -> List[str]:

@@ -106,7 +106,16 @@ def first_place(program: str, wanted: Callable[[tokenize.TokenInfo], bool]) -> O
     return None
 
 
-def names(program: str, name: str) -> bool:
-    """Whether the program's code (or a module of its folder it imports) names ``name``: a
-    name, an attribute or an imported name, never a comment, a string or a docstring."""
-    return first_place(program, lambda item: item.type == token.NAME and item.string == name) is not None
+def names_used(program: str, candidates: Set[str]) -> Set[str]:
+    """Which of ``candidates`` the program's code (or a module of its folder it imports) names: a
+    name, an attribute or an imported name, never a comment, a string or a docstring.  One walk
+    of the files, ended once every candidate is found."""
+    found: Set[str] = set()
+
+    def wanted(item: tokenize.TokenInfo) -> bool:
+        if item.type == token.NAME and item.string in candidates:
+            found.add(item.string)
+        return found == candidates
+
+    first_place(program, wanted)
+    return found
