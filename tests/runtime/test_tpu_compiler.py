@@ -6,6 +6,7 @@ while_gradient_unbounded)."""
 import pytest
 
 from migrate_tpu.runtime.tpu import tpu_compiler, tpu_ops
+from migrate_tpu.runtime.tpu.tpu_rules import TPU_RULES
 from migrate_tpu.runtime.tpu.tpu_ops import Finding, judge
 
 #: What TF 2.4.1's IR export raised for the three refusals (taken from the fidelity runs).
@@ -39,8 +40,10 @@ def test_the_words_are_xlas_without_the_judged_copys_names():
     assert tpu_compiler._node_of(CONSTANT) == "PartitionedCall/one_hot"
 
 
-def test_every_verdict_has_its_source():
-    assert all(verdict.sources for verdict in tpu_compiler.VERDICTS)
+def test_every_verdict_is_a_rule_of_the_table():
+    assert [verdict.name for verdict in tpu_compiler.VERDICTS] == ["compile-time-constant", "loop-shapes",
+                                                                   "fixed-list-size"]
+    assert all(TPU_RULES[verdict.name].sources for verdict in tpu_compiler.VERDICTS)
 
 
 def test_an_op_the_program_put_on_the_host_is_not_refused():

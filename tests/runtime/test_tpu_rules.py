@@ -8,6 +8,7 @@ of the fidelity suite (tests/runtime/fidelity).
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -18,10 +19,55 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "roundtrip"))
 from roundtrip_helpers import require_python
 
-from migrate_tpu.runtime.tpu.tpu_rules import (ALL_REDUCE_TYPES, HOST_CORES, SLICE_CORES, all_reduce_refusal,
-                                           all_reduce_types, core_count_problem)
+from migrate_tpu.runtime.tpu.tpu_rules import (ALL_REDUCE_TYPES, HOST_CORES, RELEASES as RULE_RELEASES, SLICE_CORES, TPU_RULES,
+                                               all_reduce_refusal, all_reduce_types, core_count_problem, holds,
+                                               release_of)
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+# --------------------------------------------------------------------------
+# The one table of refusals
+# --------------------------------------------------------------------------
+
+TPU_FOLDER = REPO / "migrate_tpu" / "runtime" / "tpu"
+#: how the emulation's code names a rule of the table where it refuses
+NAMED = re.compile(r"""(?:Refusal|Verdict|error_of|holds)\(\s*"([a-z0-9-]+)"|^\s*"([a-z0-9-]+)": \(""", re.M)
+ERRORS = {"NotImplementedError", "TypeError", "ValueError", "InvalidArgumentError", "NotFoundError",
+          "InternalError", "UnimplementedError", "UnavailableError"}
+
+
+def test_every_rule_has_its_releases_its_error_class_and_a_source():
+    for name, rule in TPU_RULES.items():
+        assert rule.name == name and rule.refuses and rule.sources, name
+        assert rule.error in ERRORS, name
+        assert rule.since in RULE_RELEASES
+        assert rule.until is None or RULE_RELEASES.index(rule.until) >= RULE_RELEASES.index(rule.since), name
+
+
+def test_a_rule_holds_from_its_release_on_read_at_the_surfaces_release():
+    assert [holds("sparse-input-prefetch", api) for api in ("2.1", "2.2", "2.3", "2.4", "2.1+2.4", "2.21", None)] == [
+        False, False, True, True, True, True, True]
+    assert [holds("python-input-on-node", api) for api in ("2.1", "2.2", "2.3", "2.4")] == [True, True, False, False]
+    assert [holds("python-input-calls-back", api) for api in ("2.1", "2.2", "2.3", "2.4")] == [False, False, True, True]
+    assert [release_of(api) for api in ("2.1", "2.3.4", "2.1+2.4", "2.21", None)] == ["2.1", "2.3", "2.4", "2.4", "2.4"]
+    with pytest.raises(KeyError):
+        holds("no-such-rule", "2.4")
+
+
+def test_every_refusal_the_emulated_tpu_makes_is_a_row_and_every_row_is_made():
+    """The code that refuses names its rule (a Refusal, a Verdict, error_of, holds, a table keyed by
+    it, or "rule ``name``" where it refuses): each name is a row of the table, and each row is named
+    by the code outside the table, so the table is what the emulated TPU refuses, no more, no less."""
+    named = set()
+    for path in TPU_FOLDER.glob("*.py"):
+        text = path.read_text()
+        if path.name == "tpu_rules.py":
+            text = text.split("TPU_RULES: Dict")[1]  # the code after the table
+        named |= {a or b for a, b in NAMED.findall(text)}
+        named |= set(re.findall(r"[Rr]ule ``([a-z0-9-]+)``", text))
+    assert named - set(TPU_RULES) == set()
+    assert set(TPU_RULES) - named == set()
 
 
 # --------------------------------------------------------------------------

@@ -69,8 +69,8 @@ from migrate_tpu.runtime.tpu.strategies import (LOGICAL_DEVICE_HELPERS, _Emulate
                                             _strategy_experimental_run_v2, _strategy_experimental_run_v2_of_2_2,
                                             _strategy_run, strategy_classes, TPUStrategyV1)
 from migrate_tpu.runtime.tpu.topology import DeviceAssignment, Topology
-from migrate_tpu.runtime.tpu.tpu_rules import (check_core_count, keras_loss_scaling_patches, mirrored_replica_context_class,
-                                          relay_refusals)
+from migrate_tpu.runtime.tpu.tpu_extended import mirrored_replica_context_class, relay_refusals
+from migrate_tpu.runtime.tpu.tpu_rules import check_core_count, keras_loss_scaling_patches
 from migrate_tpu.runtime import patches
 from migrate_tpu.runtime.tpu.tpu_system import (STATE, api_modules, api_version, configure_devices, configure_pod,
                                             cores_per_host, default_tf_api, implementation_module, local_devices, tf_version)
@@ -258,7 +258,7 @@ def install(replicas=None, tf_api=None):
         _patch(collective, "_initialize_local", _single_worker_on_this_hosts_devices(collective.__dict__["_initialize_local"]))
     replica_context = mirrored_replica_context_class()
     if replica_context is not None:
-        # an emulated TPU's replicas all-reduce with the TPU's dtypes (tpu_rules); others are untouched
+        # an emulated TPU's replicas all-reduce with the TPU's dtypes (tpu_extended); others are untouched
         _patch(replica_context, "_merge_call", relay_refusals(replica_context.__dict__["_merge_call"]))
     # what else user code sees of the release: its version, Keras optimizers, mixed precision
     if not native:

@@ -56,7 +56,7 @@ from typing import Any, Dict, FrozenSet, List, Set
 import tensorflow as tf
 
 from migrate_tpu.runtime import patches
-from migrate_tpu.runtime.tpu import strategies, tpu_system
+from migrate_tpu.runtime.tpu import strategies, tpu_extended, tpu_system
 from migrate_tpu.runtime.surfaces import releases
 
 _MISSING = patches.MISSING
@@ -89,7 +89,7 @@ def experimental_run_v2(self, fn, args=(), kwargs=None, *more, **options):
         # object, not the TPU's override
         return strategies._mirrored_run(self, fn, args, kwargs, None)
     if _is_tpu_strategy(self):
-        strategies.reject_eager_plain_function(fn, tpu_system.EAGER_RUN_MESSAGE_2_1)
+        tpu_extended.refuse_eager_plain_function(fn, tpu_system.EAGER_RUN_MESSAGE_2_1)
     return _call_own(self, "run", fn, *((args, kwargs) + more), **options)
 
 

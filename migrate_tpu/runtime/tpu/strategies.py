@@ -1,6 +1,7 @@
 """The emulated TPUStrategy classes: ``tf.distribute.MirroredStrategy`` with one replica per
-emulated core, the TPU's rules for ``run``, its constructor keywords and logical-device
-helpers, TensorFlow's class names, and, on a pod, one input worker per TPU host.
+emulated core whose extended object is the TPU's (``tpu_extended``: its cross-replica operations,
+its run, its refusals), the constructor keywords and logical-device helpers, TensorFlow's class
+names, and, on a pod, one input worker per TPU host.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -15,7 +16,8 @@ from migrate_tpu.runtime.tpu import tpu_replicate
 from migrate_tpu.runtime.program.autograph_scope import converted_as_run_converts
 from migrate_tpu.runtime.tpu.resolver import TPUClusterResolver
 from migrate_tpu.runtime.tpu.topology import DeviceAssignment, build_device_assignment, current_topology
-from migrate_tpu.runtime.tpu.tpu_rules import check_core_count, check_inputs_as_tpu_strategy, enforce_all_reduce_types
+from migrate_tpu.runtime.tpu.tpu_extended import become_tpu_extended
+from migrate_tpu.runtime.tpu.tpu_rules import check_core_count
 from migrate_tpu.runtime.tpu.tpu_system import (EAGER_RUN_MESSAGE_2_1, EAGER_RUN_MESSAGE_2_4,
                                             EXPERIMENTAL_DEPRECATION, STATE, api_version,
                                             local_devices, tf_version)
@@ -24,38 +26,6 @@ from migrate_tpu.runtime.tpu.tpu_system import (EAGER_RUN_MESSAGE_2_1, EAGER_RUN
 # --------------------------------------------------------------------------
 # Strategies
 # --------------------------------------------------------------------------
-
-_FUNCTION_TYPES = None
-
-
-def _function_types():
-    """(tf.function class, ConcreteFunction class) of the running TF."""
-    global _FUNCTION_TYPES
-    if _FUNCTION_TYPES is None:
-        fn = tf.function(lambda: tf.constant(0))
-        concrete = type(fn.get_concrete_function())
-        for klass in concrete.__mro__:
-            if klass.__name__ == "ConcreteFunction":
-                concrete = klass
-                break
-        _FUNCTION_TYPES = (type(fn), concrete)
-    return _FUNCTION_TYPES
-
-
-def reject_eager_plain_function(fn, message):
-    """TPU's rule for ``run``: raise ``NotImplementedError(message)`` when, executing
-    eagerly, ``fn`` is neither a ``tf.function``, a ``ConcreteFunction``, nor a
-    callable whose ``__call__`` is a ``tf.function``."""
-    if not tf.executing_eagerly():
-        return
-    function_type, concrete_type = _function_types()
-    if isinstance(fn, function_type) or isinstance(fn, concrete_type):
-        return
-    # Not a callability test (B004): whether the object's __call__ is itself a tf.function.
-    if callable(fn) and isinstance(getattr(fn, "__call__", None), function_type):  # noqa: B004
-        return
-    raise NotImplementedError(message)
-
 
 # tf.distribute.Strategy's own run (experimental_run_v2 on TF 2.1), taken before a program
 # can assign its own (the 2020 shim ``tf.distribute.Strategy.run = ...experimental_run_v2``)
@@ -111,18 +81,8 @@ class _EmulatedTPU(object):
         self._start_replicas(device_assignment)
         self._emulated_resolver = tpu_cluster_resolver
         self._emulated_device_assignment = device_assignment
-        ext = self.extended
-        ext.num_hosts = STATE.hosts
-        ext.num_replicas_per_host = device_assignment.num_replicas // STATE.hosts
-        ext.experimental_enable_dynamic_batch_size = True
-        ext.steps_per_run = 1
-        ext._tpu_cluster_resolver = tpu_cluster_resolver
-        ext._device_assignment = device_assignment
-        ext.emulated_tpu = True
-        enforce_all_reduce_types(ext, STATE.tf_api)  # the TPU's all-reduce takes no float64, int64, ...
-        check_inputs_as_tpu_strategy(ext, STATE.tf_api)  # no sparse or ragged inputs with device prefetch
-        # run: one trace, compiled with the TPU's rules, on every core (tpu_replicate)
-        tpu_replicate.make_compilable(ext, device_assignment.num_replicas)
+        # the TPU's cross-replica operations, its run and its refusals: one extended object
+        become_tpu_extended(self.extended, device_assignment, tpu_cluster_resolver, STATE.hosts)
 
     @property
     def cluster_resolver(self):
@@ -179,14 +139,14 @@ def _one_input_worker_per_host(extended, devices):
 
 def _strategy_run(self, fn, args=(), kwargs=None, options=None):
     """Like ``Strategy.run``, with TPU's refusal of eager plain functions."""
-    reject_eager_plain_function(fn, EAGER_RUN_MESSAGE_2_4)
+    self.extended.check_run_function(fn, EAGER_RUN_MESSAGE_2_4)
     with tpu_replicate.run_asked(self.extended, options, fn):
         return _mirrored_run(self, fn, args, kwargs, options)
 
 
 def _strategy_experimental_run_v2(self, fn, args=(), kwargs=None):
     """TF 2.1's name for ``run``, with TF 2.1's refusal message."""
-    reject_eager_plain_function(fn, EAGER_RUN_MESSAGE_2_1)
+    self.extended.check_run_function(fn, EAGER_RUN_MESSAGE_2_1)
     asked = fn
     if tf_version() < (2, 2):
         fn = _outputs_as_tensors(fn)

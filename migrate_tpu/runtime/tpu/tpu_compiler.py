@@ -29,7 +29,7 @@ from __future__ import absolute_import, division, print_function
 
 import itertools
 import re
-from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, List, NamedTuple, Optional, Sequence
 
 #: The emulation's stand-ins for the TPU's cross-replica ops (judged as identities).
 STAND_IN_COLLECTIVES = frozenset({"CollectiveReduce", "CollectiveReduceV2", "CollectiveReduceV3",
@@ -38,22 +38,16 @@ STAND_IN_COLLECTIVES = frozenset({"CollectiveReduce", "CollectiveReduceV2", "Col
 
 
 class Verdict(NamedTuple):
-    """One kind of refusal XLA makes for the TPU: its name, the words that identify it in XLA's
-    message, and where the rule is written."""
+    """One kind of refusal XLA makes for the TPU: its rule (a :data:`tpu_rules.TPU_RULES` key, which
+    holds its sources) and the words that identify it in XLA's message."""
     name: str
     pattern: str
-    sources: Tuple[str, ...]
 
 
 VERDICTS = (
-    Verdict("compile-time-constant", r"must be a compile-time constant",
-            ("tensorflow/compiler/tf2xla/xla_op_kernel.cc (ConstantInput)",
-             "tensorflow/python/tpu/tpu.py@v2.4.1 split_compile_and_replicate (every input a tensor)")),
-    Verdict("loop-shapes", r"shapes of loop body do not match|Input shapes of loop body do not match",
-            ("tensorflow/compiler/tf2xla/kernels/while_op.cc (VerifyBodyInputAndOutputShapeMatch)",)),
-    Verdict("fixed-list-size", r"XLA compilation requires a fixed tensor list size",
-            ("tensorflow/compiler/tf2xla/kernels/tensor_list_utils.cc",
-             "tensorflow/python/ops/while_v2.py@v2.4.1 (accumulators of a gradient)")),
+    Verdict("compile-time-constant", r"must be a compile-time constant"),
+    Verdict("loop-shapes", r"shapes of loop body do not match|Input shapes of loop body do not match"),
+    Verdict("fixed-list-size", r"XLA compilation requires a fixed tensor list size"),
 )
 
 
@@ -256,7 +250,7 @@ _CALL_SCOPE = "PartitionedCall/"
 def refusal(concrete, first_shapes):
     """The TPU compiler's refusal of the trace (a ``tpu_ops.Refusal``), or None where XLA takes it
     (or cannot judge it on this TensorFlow)."""
-    from migrate_tpu.runtime.tpu import tpu_ops
+    from migrate_tpu.runtime.tpu import tpu_ops, tpu_rules
     if not available():
         return None
     message = lower(concrete, first_shapes)
@@ -266,5 +260,5 @@ def refusal(concrete, first_shapes):
     words = _first_line(message)
     line = _user_line(concrete, _node_of(message))
     where = " (created at {})".format(line) if line else ""
-    return tpu_ops.Refusal(verdict.name, "InvalidArgumentError",
+    return tpu_ops.Refusal(verdict.name, tpu_rules.error_of(verdict.name),
                            "Compilation failure: {}{}\n\tTPU compilation failed".format(words, where))

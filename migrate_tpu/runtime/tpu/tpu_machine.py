@@ -30,6 +30,8 @@ import re
 import tempfile
 import time
 
+from migrate_tpu.runtime.tpu.tpu_rules import holds
+
 NODE = "node"
 VM = "vm"
 
@@ -149,19 +151,22 @@ def missing_gcs_message(path):
 #: eager reports it as the worker's status (tensorflow#39030 and #43186 show TF 2.2 and 2.3
 #: errors from the worker without a prefix); TF 1's sessions, whose master ran on the worker,
 #: prefixed "From /job:worker/replica:0/task:0:" (tensorflow#32651, #37815: TF 1.14, 1.15).
+#: Rule ``local-file-on-node``.
 LOCAL_PATH_ON_WORKER = "File system scheme '[local]' not implemented (file: '{path}')"
 
-#: Python in a Node's input pipeline, by the release of the emulated API: (error class, message).
-#: TF 2.1 and 2.2 placed the pipeline's ``PyFunc``/``EagerPyFunc`` on the worker, whose server
-#: has no kernel for them (tensorflow#39030 on 2.2.0-rc3, #30818, #24099); from TF 2.2 on
-#: ``py_func`` pins them to the client's address space (``script_ops.py`` at v2.4.1:
-#: ``ops.device(context.context().host_address_space())``), and the worker, which cannot call
-#: back into the client, fails to connect (tensorflow#43186, #43790, #43037: Colab, TF 2.3, 2020).
+#: Python in a Node's input pipeline, by the release of the emulated API: (error class, message)
+#: (rule ``python-input-on-node``).  TF 2.1 and 2.2 placed the pipeline's ``PyFunc``/
+#: ``EagerPyFunc`` on the worker, whose server has no kernel for them (tensorflow#39030 on
+#: 2.2.0-rc3, #30818, #24099).  TF 2.2's ``script_ops.py`` already pins them to the client's address
+#: space (``ops.device(context.context().host_address_space())``, at v2.2.3 and v2.4.1), but the
+#: pipeline's functions did not reach that placement in 2.2 (tensorflow#34346, 2020-02-18: "the
+#: issue still exists"; #39030 is 2.2's NotFoundError); from TF 2.3 on the worker, which cannot
+#: call back into the client, fails to connect (tensorflow#43186, #43790, #43037: Colab, TF 2.3).
 PYTHON_ON_WORKER = {
-    "2.1": ("NotFoundError",
+    "python-input-on-node": ("NotFoundError",
             "No registered '{op}' OpKernel for 'CPU' devices compatible with node {{{{node {op}}}}}\n"
             "\t.  Registered:  <no registered kernels>\n"),
-    "2.3": ("UnavailableError",
+    "python-input-calls-back": ("UnavailableError",
             "failed to connect to all addresses\nAdditional GRPC error information from remote target "
             "/job:localhost/replica:0/task:0/device:CPU:0:\n"
             ':{{"created":"@{now:.9f}","description":"Failed to pick subchannel","file":'
@@ -175,7 +180,8 @@ PYTHON_ON_WORKER = {
 def python_on_worker(op, api_version):
     """``(error class name, message)`` of the Node's worker meeting Python op ``op`` (``PyFunc``,
     ``EagerPyFunc``) under API ``api_version`` ((major, minor))."""
-    error, template = PYTHON_ON_WORKER["2.1" if tuple(api_version) < (2, 3) else "2.3"]
+    rule = "python-input-on-node" if holds("python-input-on-node", "{}.{}".format(*api_version)) else "python-input-calls-back"
+    error, template = PYTHON_ON_WORKER[rule]
     return error, template.format(op=op, now=time.time())
 
 

@@ -1,5 +1,7 @@
-"""The TPU compiler's rules for the ops of a replica function, as data with their sources, and
-the check that applies them to the one trace of :mod:`migrate_tpu.runtime.tpu.tpu_replicate`.
+"""The TPU compiler's rules for the ops of a replica function (rules ``no-kernel``,
+``python-on-node``, ``variant-stays`` and ``padded-string`` of :mod:`tpu_rules`'s table), the
+release's op lists they read, and the check that applies them to the one trace of
+:mod:`migrate_tpu.runtime.tpu.tpu_replicate`.
 
 What a TPU of the release did with an op of the step:
 
@@ -33,6 +35,7 @@ import os
 from typing import Any, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Tuple
 
 from migrate_tpu.runtime.program.user_code import user_line_of_stack
+from migrate_tpu.runtime.tpu.tpu_rules import error_of, release_of
 
 _LISTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "xla_ops")
 
@@ -66,36 +69,7 @@ RELEASE_EQUIVALENTS = {("TensorListSetItem", "resize_if_index_out_of_bounds"): "
 UNPADDABLE_INPUT_TYPES = frozenset({"string", "variant", "resource"})
 
 
-class Rule(NamedTuple):
-    """One of the TPU compiler's rules: what it refuses, and where that is written."""
-    name: str
-    error: str  # the error class TensorFlow raises
-    sources: Tuple[str, ...]
-
-
-RULES = {
-    "no-kernel": Rule("an op without an XLA kernel, soft placement off", "InvalidArgumentError",
-                      ("tensorflow/tpu#176 (the message)",
-                       "tensorflow/python/distribute/tpu_strategy_test.py@v2.4.1 test_recover_from_compilation_failures",
-                       "tensorflow/python/tpu/tpu.py@v2.1.0 line 1003, @v2.4.1 line 1236 (allow_soft_placement)")),
-    "python-on-node": Rule("a Python op moved to a TPU Node's host", "NotFoundError",
-                           ("tensorflow#30818", "tensorflow#24099")),
-    "variant-stays": Rule("an op without an XLA kernel on a value that exists only on the TPU",
-                          "InvalidArgumentError", ("XLA probe: scripts/xla-op-lists at v2.1.0 and v2.4.1",)),
-    "padded-string": Rule("a string input padded by the dynamic padder", "InternalError",
-                          ("tensorflow/python/distribute/tpu_strategy_test.py@v2.4.1 "
-                           "test_dynamic_shape_with_outside_compilation_failure",
-                           "tensorflow/python/tpu/tpu.py@v2.4.1 _pad_all_input")),
-}
-
 _OP_LISTS: Dict[str, FrozenSet[str]] = {}
-
-
-def release_of(tf_api):
-    """The op list's release for surface ``tf_api`` ('2.1' ... '2.4'; a mixed or later one is
-    2.4's)."""
-    key = str(tf_api or "2.4").split("+")[-1]
-    return key if key in ("2.1", "2.2", "2.3", "2.4") else "2.4"
 
 
 def xla_ops(tf_api):
@@ -259,13 +233,13 @@ def judge(found, soft_placement, machine) -> Tuple[Optional[Refusal], List[Findi
         if finding.outside:  # the program put it on the host: the TPU compiles the rest
             continue
         if not soft_placement:
-            return Refusal("no-kernel", RULES["no-kernel"].error, no_kernel_message(finding)), []
+            return Refusal("no-kernel", error_of("no-kernel"), no_kernel_message(finding)), []
         if finding.variant:
-            return Refusal("variant-stays", RULES["variant-stays"].error, variant_message(finding)), []
+            return Refusal("variant-stays", error_of("variant-stays"), variant_message(finding)), []
     if machine == "node":
         for finding in found:
             if finding.op_type in PYTHON_OPS:
-                return Refusal("python-on-node", RULES["python-on-node"].error, python_on_node_message(finding)), []
+                return Refusal("python-on-node", error_of("python-on-node"), python_on_node_message(finding)), []
     return None, list(found)
 
 
@@ -277,7 +251,7 @@ def padded_input_refusal(specs, dynamic_batch) -> Optional[Refusal]:
     for index, spec in enumerate(specs):
         dims = spec.shape.as_list() if spec.shape.rank is not None else None
         if spec.dtype.name in UNPADDABLE_INPUT_TYPES and (dims is None or None in dims):
-            return Refusal("padded-string", RULES["padded-string"].error,
+            return Refusal("padded-string", error_of("padded-string"),
                            ("Compilation failure: input {} of the replicated computation is a {} tensor of "
                             "dynamic shape {}, which the TPU's dynamic padder cannot pad (batch with "
                             "drop_remainder=True, or keep strings out of the step's inputs)\n\tTPU compilation "

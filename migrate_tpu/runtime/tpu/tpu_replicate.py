@@ -11,7 +11,7 @@ the replica id a Python number.  This module gives the emulated TPUStrategy the 
 * **one trace** per ``run`` call in a traced function (per input signature when ``run`` is called
   eagerly with a ``tf.function``, which the TPU compiles as a whole: :func:`eager_run`), in a
   replica context whose ``replica_id_in_sync_group`` is that trace's input;
-* **the TPU's compiler rules** checked on that one graph (:mod:`migrate_tpu.runtime.tpu.tpu_rules`):
+* **the TPU's compiler rules** checked on that one graph (:mod:`migrate_tpu.runtime.tpu.tpu_ops`):
   an op without an XLA kernel in the release fails the compilation with soft placement off and is
   moved to the TPU host with it on (automatic outside compilation), where a TPU Node's host has no
   Python and its output goes to the TPU worker's log;
@@ -28,7 +28,6 @@ from __future__ import absolute_import, division, print_function
 
 import contextlib
 import itertools
-import os
 import threading
 import time
 import weakref
@@ -78,14 +77,14 @@ def _regroup(extended, values):
     return _values.regroup(values)
 
 
-def _components(distributed) -> Tuple[Any, ...]:
+def components(distributed) -> Tuple[Any, ...]:
     found = getattr(distributed, "_values", None)
     if found is None:
         found = getattr(distributed, "values", ())
     return tuple(found or ())
 
 
-def _is_distributed(value):
+def is_distributed(value):
     return isinstance(value, _values.DistributedValues)
 
 
@@ -134,13 +133,13 @@ class TPUReplicaContext(distribute_lib.ReplicaContext):
         return distribute_lib.ReplicaContext._merge_call(self, merge_fn, args, kwargs)
 
 
-def _reduce_in_computation(extended, reduce_op, value):
+def reduce_in_computation(extended, reduce_op, value):
     """An all-reduce inside the computation: the TPU scales a MEAN by 1/N and sums with
     ``CrossReplicaSum`` (``TPUExtended._reduce_to`` at v2.1.0 and v2.4.1), refusing the dtypes
     that op does not take; here a collective sum among the cores' calls."""
     from tensorflow.python.ops import collective_ops
-    if _is_distributed(value):
-        value = _components(value)[0]
+    if is_distributed(value):
+        value = components(value)[0]
     if isinstance(value, tf.Variable):
         value = value.read_value()
     if isinstance(value, tf.IndexedSlices):
@@ -159,13 +158,13 @@ def _reduce_in_computation(extended, reduce_op, value):
                                      subdiv_offsets=(0,))
 
 
-def _gather_in_computation(extended, value, axis):
+def gather_in_computation(extended, value, axis):
     """An all-gather inside the computation: every core's value concatenated along ``axis``
     in replica order; here a collective gather among the cores' calls (along the first axis, the
     others moved there and back)."""
     from tensorflow.python.ops import collective_ops
-    if _is_distributed(value):
-        value = _components(value)[0]
+    if is_distributed(value):
+        value = components(value)[0]
     value = tf.convert_to_tensor(value)
     rank = value.shape.rank
     axis = axis + rank if axis < 0 else axis
@@ -179,18 +178,18 @@ def _gather_in_computation(extended, value, axis):
     return tf.transpose(gathered, back)
 
 
-def _first_copies(structure):
+def first_copies(structure):
     """Each distributed value of ``structure`` as its first replica's copy (the trace's; the
     calls of the other cores get their own copies in its place)."""
-    return tf.nest.map_structure(lambda x: _components(x)[0] if _is_distributed(x) else x, structure)
+    return tf.nest.map_structure(lambda x: components(x)[0] if is_distributed(x) else x, structure)
 
 
-def _update_in_computation(var, fn, args, kwargs, group):
+def update_in_computation(var, fn, args, kwargs, group):
     """``extended.update`` inside the computation: one update of this core's copy (the TPU
     updates its replicated variable once: ``TPUExtended._update``)."""
-    copy = _components(var)[0] if _is_distributed(var) else var
+    copy = components(var)[0] if is_distributed(var) else var
     with _update_context(copy):
-        result = fn(copy, *_first_copies(tuple(args)), **_first_copies(dict(kwargs or {})))
+        result = fn(copy, *first_copies(tuple(args)), **first_copies(dict(kwargs or {})))
     return result if group else (result,)
 
 
@@ -211,7 +210,12 @@ def run_asked(extended, options, user_fn=None):
         _ASKED.run = previous
 
 
-def _take_asked_run(extended):
+def run_taken():
+    """The user's run now under way has reached its extended object."""
+    _ASKED.run = None
+
+
+def take_asked_run(extended):
     asked = getattr(_ASKED, "run", None)
     if asked is None or asked[0] is not extended:
         return False, None, None
@@ -227,76 +231,11 @@ def _update_context(copy):
     return distribute_lib.UpdateContext(copy.device if "device" in parameters else 0)
 
 
-class _InComputation(object):
-    """The cross-replica operations of an emulated TPU's MirroredExtended, as the TPU does them
-    while its replica function is traced (``compiling``), and TensorFlow's own otherwise."""
-
-    NAMES = ("_reduce_to", "_batch_reduce_to", "_update", "_update_non_slot", "_broadcast_to",
-             "_gather_to_implementation", "_create_variable", "_call_for_each_replica")
-
-    def __init__(self, extended):
-        self.extended = extended
-        self.strategy = extended._container_strategy()
-        self.originals = {name: getattr(extended, name) for name in self.NAMES if hasattr(extended, name)}
-
-    def _reduce_to(self, reduce_op, value, *args, **kwargs):
-        if compiling(self.extended):
-            return _reduce_in_computation(self.extended, reduce_op, value)
-        return self.originals["_reduce_to"](reduce_op, value, *args, **kwargs)
-
-    def _batch_reduce_to(self, reduce_op, value_destination_pairs, *args, **kwargs):
-        if compiling(self.extended):
-            return [_reduce_in_computation(self.extended, reduce_op, v) for v, _ in value_destination_pairs]
-        return self.originals["_batch_reduce_to"](reduce_op, value_destination_pairs, *args, **kwargs)
-
-    def _update(self, var, fn, args, kwargs, group):
-        if compiling(self.extended):
-            return _update_in_computation(var, fn, args, kwargs, group)
-        return self.originals["_update"](var, fn, args, kwargs, group)
-
-    def _update_non_slot(self, colocate_with, fn, args, kwargs, group):
-        if compiling(self.extended):
-            result = fn(*_first_copies(tuple(args)), **_first_copies(dict(kwargs or {})))
-            return result if group else (result,)
-        return self.originals["_update_non_slot"](colocate_with, fn, args, kwargs, group)
-
-    def _broadcast_to(self, tensor, destinations):
-        if compiling(self.extended):  # every core has the value already
-            return tensor
-        return self.originals["_broadcast_to"](tensor, destinations)
-
-    def _gather_to_implementation(self, value, destinations, axis, *args, **kwargs):
-        if compiling(self.extended):
-            return _gather_in_computation(self.extended, value, axis)
-        return self.originals["_gather_to_implementation"](value, destinations, axis, *args, **kwargs)
-
-    def _create_variable(self, *args, **kwargs):
-        """TensorFlow's, noting each distributed variable by its first copy's handle (the trace
-        captures that handle; each core's call gets its own copy's)."""
-        created = self.originals["_create_variable"](*args, **kwargs)
-        copies = _components(created) if _is_distributed(created) else ()
-        if copies:
-            self.extended._migrate_tpu_variables[id(copies[0].handle)] = weakref.ref(created)
-        return created
-
-    def _call_for_each_replica(self, fn, args, kwargs):
-        """A user's ``run`` as the TPU runs it; TensorFlow's own calls as MirroredStrategy does."""
-        asked, options, user_fn = _take_asked_run(self.extended)
-        if not asked or compiling(self.extended):
-            return self.originals["_call_for_each_replica"](fn, args, kwargs)
-        try:
-            if tf.executing_eagerly():
-                return eager_run(self.strategy, fn, args, kwargs, options, user_fn)
-            return replicated_run(self.strategy, fn, args, kwargs, options)
-        finally:
-            _ASKED.run = None
-
-
 _REPLICA_ID_READERS = (("values", "_get_current_replica_id_as_int"),      # TF 2.2
                        ("values_util", "get_current_replica_id_as_int"))  # TF 2.3 on
 
 
-def _variables_read_the_first_copy():
+def variables_read_the_first_copy():
     """TF 2.2 and 2.3 pick a distributed variable's copy by the replica context's public
     ``replica_id_in_sync_group`` (2.4 on: ``_replica_id``, which the TPU context answers): in the
     one trace that is a tensor, so tell them the first copy, as ``_replica_id`` does."""
@@ -318,22 +257,12 @@ def _variables_read_the_first_copy():
         patches.patch("tpu_replicate", module, name, read)  # undone with the emulation
 
 
-def make_compilable(extended, num_replicas):
-    """Give ``extended`` (an emulated TPUStrategy's MirroredExtended) the TPU's cross-replica
-    operations while its replica function is traced; every other time it is TensorFlow's."""
-    _variables_read_the_first_copy()
+def start_computation(extended, num_replicas):
+    """What the one trace of ``extended`` (the TPU's, ``tpu_extended``) needs: the number of
+    cores, one collective group, and its distributed variables by their first copy's handle."""
     extended._num_replicas_in_sync_emulated = num_replicas
     extended._migrate_tpu_group_key = next(_GROUP_KEYS)
     extended._migrate_tpu_variables = {}  # id(first copy's handle) -> the distributed variable
-    overrides = _InComputation(extended)
-    names = list(overrides.originals)
-    if os.environ.get(PER_REPLICA_TRACES) == "1":  # benchmarks/: MirroredStrategy's way, to compare
-        names.remove("_call_for_each_replica")
-    for name in names:
-        setattr(extended, name, getattr(overrides, name))
-    if hasattr(extended, "_use_merge_call"):  # TF >= 2.5: replicas all-reduce through merge calls here
-        use_merge_call = extended._use_merge_call
-        extended._use_merge_call = lambda: True if compiling(extended) else use_merge_call()
 
 
 # --------------------------------------------------------------------------
@@ -355,11 +284,11 @@ class _Leaves(object):
         self.leaves = tf.nest.flatten(structure)
         self.parts: List[Any] = []  # per leaf: None (closed over) or its component tensors
         for leaf in self.leaves:
-            self.parts.append(self._components(leaf))
+            self.parts.append(self.components(leaf))
 
     @staticmethod
-    def _components(leaf):
-        if isinstance(leaf, tf.Variable) or _is_distributed(leaf):
+    def components(leaf):
+        if isinstance(leaf, tf.Variable) or is_distributed(leaf):
             return None
         if tf.is_tensor(leaf) or isinstance(leaf, (tf.SparseTensor, tf.RaggedTensor)):
             return [t for t in tf.nest.flatten(leaf, expand_composites=True) if tf.is_tensor(t)]
@@ -468,7 +397,7 @@ def _captures_for(extended, concrete, index):
         ref = known.get(id(captured))
         distributed = ref() if ref is not None else None
         if distributed is not None and index:
-            captured = _components(distributed)[index].handle
+            captured = components(distributed)[index].handle
         captures.append(captured)
     return captures
 

@@ -1,14 +1,13 @@
-"""Two rules of a real TPU that ``tf.distribute.MirroredStrategy`` does not have, as data with
-where they come from, and the checks the emulated TPUStrategy makes with them:
+"""Every refusal of the emulated TPU, in one table: what the TPU (its compiler, TPUStrategy, Keras
+under TPUStrategy, a TPU Node's worker) refused, from which release to which, with its error class
+and where that is written (:data:`TPU_RULES`).  The code that refuses names its rule here: the
+emulated extended object (``tpu_extended``: all-reduces, inputs, ``run``), the compile step
+(``tpu_ops``, ``tpu_compiler``), Keras's check (below) and the machine (``tpu_machine``,
+``tpu_worker_input``).  A new refusal gets its row here first; ``tests/runtime/test_tpu_rules.py``
+holds every row to a known release and a source, and every refusal raised to a row.
 
-* the dtypes the TPU's all-reduce takes.  Inside the replicated computation, a TPUStrategy
-  reduces (``ReplicaContext.all_reduce``, the gradient aggregation of ``apply_gradients``, a
-  SUM or MEAN variable updated in a replica) with the ``CrossReplicaSum`` op, whose type
-  constraint refuses float64, int64 and every other dtype not listed below, with a
-  ``TypeError`` raised when the step is traced.  ``strategy.reduce`` of the results of ``run``
-  does not go through it (``TPUExtended._reduce_to`` sums them with ``add_n`` on the TPU host
-  outside the replicated computation), so it is never refused;
-* the core counts TPU machines have (``--replicas``).
+Beside the table, the data two rules read: the dtypes the TPU's all-reduce takes per release,
+and the core counts TPU machines have.
 
 Python 3.7 syntax; TensorFlow is imported only by the functions that need it, so the tables
 and messages can be read (and tested) without it.
@@ -16,8 +15,115 @@ and messages can be read (and tested) without it.
 
 from __future__ import absolute_import, division, print_function
 
-import threading
-from typing import NamedTuple, Tuple
+from typing import Dict, NamedTuple, Optional, Tuple
+
+
+# --------------------------------------------------------------------------
+# The table
+# --------------------------------------------------------------------------
+
+#: The releases the emulation has surfaces of, oldest first (a later one is the last's).
+RELEASES = ("2.1", "2.2", "2.3", "2.4")
+
+
+class TPURule(NamedTuple):
+    """One refusal of a real TPU: what it refuses, the error class TensorFlow raises, the first
+    and last release whose TPU refused it (None: every later one too), and where that is written
+    (a file at a tag, an issue, a doc page)."""
+    name: str
+    refuses: str
+    error: str
+    since: str
+    until: Optional[str]
+    sources: Tuple[str, ...]
+
+
+_TABLE = (
+    # TPUStrategy's own checks (the extended object, tpu_extended)
+    TPURule("eager-plain-function", "run (experimental_run_v2) of a plain Python function, executing eagerly",
+            "NotImplementedError", "2.1", None,
+            ("tensorflow/python/distribute/tpu_strategy.py@v2.1.0 experimental_run_v2",
+             "tensorflow/python/distribute/tpu_strategy.py@v2.4.1 validate_run_function")),
+    TPURule("all-reduce-dtype", "an all-reduce in the step of a dtype CrossReplicaSum does not take "
+            "(ALL_REDUCE_TYPES)", "TypeError", "2.1", None,
+            ("tensorflow/python/ops/gen_tpu_ops.py (cross_replica_sum's input types)",
+             "tensorflow/python/framework/op_def_library.py (_SatisfiesTypeConstraint)",
+             "tensorflow/python/distribute/tpu_strategy.py@v2.4.1 TPUExtended._reduce_to")),
+    TPURule("sparse-input-prefetch", "a sparse or ragged dataset distributed with device prefetch",
+            "ValueError", "2.3", None,
+            ("tensorflow/python/distribute/tpu_strategy.py@v2.3.4 and @v2.4.1 TPUExtended._check_spec "
+             "(absent at v2.1.0 and v2.2.3)",)),
+    TPURule("core-count", "a core count no TPU machine has (--replicas, --hosts)", "ValueError", "2.1", None,
+            ("cloud.google.com/tpu/docs/types-zones (TPU types of 2020: v2-8 .. v2-512, v3-8 .. v3-2048)",
+             "cloud.google.com/tpu/docs/v3 (2 TensorCores per chip)")),
+    # Keras's check under TPUStrategy (keras_loss_scaling_patches, below)
+    TPURule("loss-scaling", "a LossScaleOptimizer (mixed_float16) under TPUStrategy", "ValueError", "2.3", None,
+            ("tensorflow/python/keras/mixed_precision/experimental/loss_scale_optimizer.py@v2.3.4",
+             "tensorflow/python/keras/mixed_precision/loss_scale_optimizer.py@v2.4.1 "
+             "(_raise_if_strategy_unsupported; v2.2.3 has no TPU check)")),
+    # The compiler's op rules (tpu_ops)
+    TPURule("no-kernel", "an op without an XLA kernel, soft placement off", "InvalidArgumentError", "2.1", None,
+            ("tensorflow/tpu#176 (the message)",
+             "tensorflow/python/distribute/tpu_strategy_test.py@v2.4.1 test_recover_from_compilation_failures",
+             "tensorflow/python/tpu/tpu.py@v2.1.0 line 1003, @v2.4.1 line 1236 (allow_soft_placement)")),
+    TPURule("python-on-node", "a Python op of the step moved to a TPU Node's host", "NotFoundError", "2.1", None,
+            ("tensorflow#30818", "tensorflow#24099")),
+    TPURule("variant-stays", "an op without an XLA kernel on a value that exists only on the TPU",
+            "InvalidArgumentError", "2.1", None, ("XLA probe: scripts/xla-op-lists at v2.1.0 and v2.4.1",)),
+    TPURule("padded-string", "a string input padded by the dynamic padder", "InternalError", "2.1", None,
+            ("tensorflow/python/distribute/tpu_strategy_test.py@v2.4.1 "
+             "test_dynamic_shape_with_outside_compilation_failure",
+             "tensorflow/python/tpu/tpu.py@v2.4.1 _pad_all_input")),
+    # XLA's verdict on the trace (tpu_compiler)
+    TPURule("compile-time-constant", "an op input that must be a compile-time constant, fed by an input",
+            "InvalidArgumentError", "2.1", None,
+            ("tensorflow/compiler/tf2xla/xla_op_kernel.cc (ConstantInput)",
+             "tensorflow/python/tpu/tpu.py@v2.4.1 split_compile_and_replicate (every input a tensor)")),
+    TPURule("loop-shapes", "a loop whose body changes the shape it carries", "InvalidArgumentError", "2.1", None,
+            ("tensorflow/compiler/tf2xla/kernels/while_op.cc (VerifyBodyInputAndOutputShapeMatch)",)),
+    TPURule("fixed-list-size", "a TensorList of no fixed size (a loop's gradient accumulators)",
+            "InvalidArgumentError", "2.1", None,
+            ("tensorflow/compiler/tf2xla/kernels/tensor_list_utils.cc",
+             "tensorflow/python/ops/while_v2.py@v2.4.1 (accumulators of a gradient)")),
+    # A TPU Node's worker (tpu_machine, tpu_machine_io, tpu_worker_input)
+    TPURule("local-file-on-node", "a local path reached by an op that a Node's TPU worker runs",
+            "UnimplementedError", "2.1", None,
+            ("tensorflow#39030", "tensorflow#43186", "cloud.google.com/tpu/docs/storage-buckets")),
+    TPURule("python-input-on-node", "Python in an input pipeline a Node's TPU worker runs, which has no "
+            "kernel for it", "NotFoundError", "2.1", "2.2",
+            ("tensorflow#39030 (2.2.0-rc3)", "tensorflow#30818", "tensorflow#24099",
+             "tensorflow#34346 (the host placement of 2.2 did not reach the pipeline)")),
+    TPURule("python-input-calls-back", "Python in an input pipeline a Node's TPU worker runs, which "
+            "cannot call back into the client", "UnavailableError", "2.3", None,
+            ("tensorflow#43186", "tensorflow#43790", "tensorflow#43037",
+             "tensorflow/python/ops/script_ops.py@v2.4.1 (host_address_space)")),
+)
+
+#: name -> rule
+TPU_RULES: Dict[str, TPURule] = {rule.name: rule for rule in _TABLE}
+
+
+def release_of(tf_api) -> str:
+    """The release of surface ``tf_api`` the rules are read at: ``'2.1'`` ... ``'2.4'``; a mixed
+    surface (``'2.1+2.4'``) is its last, and a later or unknown one (or None) is 2.4's."""
+    key = str(tf_api or RELEASES[-1]).split("+")[-1]
+    key = ".".join(key.split(".")[:2])
+    return key if key in RELEASES else RELEASES[-1]
+
+
+def holds(name, tf_api) -> bool:
+    """Whether the TPU of surface ``tf_api``'s release made refusal ``name`` (a :data:`TPU_RULES`
+    key; a name not in the table is an error of this package, not a rule that holds)."""
+    rule = TPU_RULES[name]
+    at = RELEASES.index(release_of(tf_api))
+    if at < RELEASES.index(rule.since):
+        return False
+    return rule.until is None or at <= RELEASES.index(rule.until)
+
+
+def error_of(name) -> str:
+    """The error class TensorFlow raises for refusal ``name``."""
+    return TPU_RULES[name].error
 
 
 # --------------------------------------------------------------------------
@@ -61,14 +167,12 @@ ALL_REDUCE_MESSAGE = ("Value passed to parameter 'input' has DataType {dtype} no
 def all_reduce_types(tf_api):
     """The :class:`AllReduceTypes` of surface ``tf_api`` (``'2.1'``, ..., ``'2.4'``; the mixed
     ``'2.1+2.4'`` is 2.4's, as is any later one)."""
-    key = str(tf_api or "2.4").split("+")[-1]
-    if key in ALL_REDUCE_TYPES:
-        return ALL_REDUCE_TYPES[key]
-    return ALL_REDUCE_TYPES["2.4"]
+    return ALL_REDUCE_TYPES[release_of(tf_api)]
 
 
 def all_reduce_refusal(dtype_name, tf_api):
-    """The TPU's message for all-reducing a ``dtype_name`` value, or None where it takes it."""
+    """The TPU's message for all-reducing a ``dtype_name`` value (rule ``all-reduce-dtype``), or None
+    where it takes it."""
     rule = all_reduce_types(tf_api)
     if dtype_name in rule.allowed:
         return None
@@ -93,99 +197,11 @@ def _dtype_name(value):
         return None
 
 
-class _Refused(object):
-    """What a merge function returns in place of its result when the TPU would have refused its
-    all-reduce: the replica raises the TypeError in its own thread, with the user's frames."""
-
-    def __init__(self, message):
-        self.message = message
-
-
-_MERGE = threading.local()  # .depth: merge functions of an emulated TPU's replicas under way
-
-
 def refusal_of(value, tf_api):
     """The TPU's message for all-reducing ``value`` (a tensor or per-replica value) under surface
     ``tf_api``, or None where its dtype is taken (or it has none)."""
     name = _dtype_name(value)
     return all_reduce_refusal(name, tf_api) if name else None
-
-
-def _check(values, tf_api):
-    for value in values:
-        message = refusal_of(value, tf_api)
-        if message:
-            raise _AllReduceRefused(message)
-
-
-class _AllReduceRefused(Exception):
-    """Raised in the merge function (the main thread), turned into the replica's TypeError."""
-
-
-def enforce_all_reduce_types(extended, tf_api):
-    """Make ``extended`` (an emulated TPUStrategy's) refuse, as the TPU's ``CrossReplicaSum``
-    does, to all-reduce a value of a dtype the release's TPU does not take, when the reduction
-    comes from a replica (a merge call) and not from ``strategy.reduce`` on ``run``'s results.
-    Only this strategy's instance changes; :func:`relay_refusals` must be installed too."""
-    reduce_to = extended._reduce_to
-    batch_reduce_to = extended._batch_reduce_to
-
-    def _reduce_to(reduce_op, value, *args, **kwargs):
-        if getattr(_MERGE, "depth", 0):
-            _check([value], tf_api)
-        return reduce_to(reduce_op, value, *args, **kwargs)
-
-    def _batch_reduce_to(reduce_op, value_destination_pairs, *args, **kwargs):
-        if getattr(_MERGE, "depth", 0):
-            _check([pair[0] for pair in value_destination_pairs], tf_api)
-        return batch_reduce_to(reduce_op, value_destination_pairs, *args, **kwargs)
-
-    extended._reduce_to = _reduce_to
-    extended._batch_reduce_to = _batch_reduce_to
-
-
-def relay_refusals(original):
-    """A ``_merge_call`` for MirroredStrategy's replica contexts: for an emulated TPU's replica,
-    its merge function runs with the all-reduce rule on, and a refusal is raised as TensorFlow's
-    ``TypeError`` in the replica's thread (where the user's ``all_reduce`` or
-    ``apply_gradients`` line is); any other strategy's merge call is ``original``'s."""
-    def _merge_call(self, fn, args, kwargs):
-        extended = getattr(getattr(self, "_strategy", None), "extended", None)
-        if not getattr(extended, "emulated_tpu", False):
-            return original(self, fn, args, kwargs)
-
-        def merge_fn(*merge_args, **merge_kwargs):
-            _MERGE.depth = getattr(_MERGE, "depth", 0) + 1
-            try:
-                return fn(*merge_args, **merge_kwargs)
-            except _AllReduceRefused as refused:
-                return _Refused(str(refused))
-            finally:
-                _MERGE.depth -= 1
-
-        result = original(self, merge_fn, args, kwargs)
-        if isinstance(result, _Refused):
-            raise TypeError(result.message)
-        return result
-    _merge_call.__doc__ = original.__doc__
-    return _merge_call
-
-
-def mirrored_replica_context_class():
-    """MirroredStrategy's replica context class (its ``_merge_call`` hands the merge to the main
-    thread): ``mirrored_run._MirroredReplicaContext`` from TF 2.2 on, ``mirrored_strategy.
-    MirroredReplicaContext`` in TF 2.1; None where neither is found."""
-    try:
-        from tensorflow.python.distribute import mirrored_run
-        found = getattr(mirrored_run, "_MirroredReplicaContext", None)
-    except ImportError:
-        found = None
-    if found is None:
-        from tensorflow.python.distribute import mirrored_strategy
-        found = getattr(mirrored_strategy, "MirroredReplicaContext", None)
-    if found is None or "_merge_call" not in found.__dict__:
-        return None
-    return found
 
 
 # --------------------------------------------------------------------------
@@ -199,8 +215,6 @@ HOST_CORES = (1, 2, 4, 8)
 #: Cores in all of the multi-host TPU types of 2020 (8 per host): v2-32, v2-128, v2-256,
 #: v2-512; v3-32, v3-64, v3-128, v3-256, v3-512, v3-1024, v3-2048.
 SLICE_CORES = (32, 64, 128, 256, 512, 1024, 2048)
-CORE_COUNT_SOURCE = ("cloud.google.com/tpu/docs/types-zones (TPU types of 2020: v2-8 .. v2-512, "
-                     "v3-8 .. v3-2048); cloud.google.com/tpu/docs/v3 (2 TensorCores per chip)")
 
 
 def _listed(numbers):
@@ -231,78 +245,26 @@ def core_count_problem(replicas, hosts=1):
 
 
 def check_core_count(replicas, hosts=1):
-    """Raise ``ValueError`` (one line) where no TPU has the emulated machine's core count."""
+    """Rule ``core-count``: raise ``ValueError`` (one line) where no TPU has the emulated machine's
+    core count."""
     problem = core_count_problem(replicas, hosts)
     if problem:
         raise ValueError(problem)
 
 
-__all__ = ["ALL_REDUCE_MESSAGE", "ALL_REDUCE_TYPES", "AllReduceTypes", "CORE_COUNT_SOURCE", "HOST_CORES",
-           "SLICE_CORES", "all_reduce_refusal", "all_reduce_types", "check_core_count", "core_count_problem",
-           "enforce_all_reduce_types", "mirrored_replica_context_class", "relay_refusals"]
 
-
-
-# --------------------------------------------------------------------------
-# Inputs: TPUStrategy's own check of a distributed dataset
-# --------------------------------------------------------------------------
-
-#: From TF 2.3 on, TPUStrategy refuses a dataset of sparse or ragged tensors distributed with
-#: device prefetch (the default): ``TPUExtended._check_spec``, called by
-#: ``_experimental_distribute_dataset`` and after ``_distribute_datasets_from_function``
-#: (``tpu_strategy.py`` at v2.3.4 and v2.4.1; TF 2.21 unchanged; absent at v2.1.0 and v2.2.3).
-PREFETCH_CHECK_FROM = (2, 3)
-#: MirroredExtended's methods that make a distributed dataset, by release.
-DISTRIBUTE_METHODS = ("_experimental_distribute_dataset", "_distribute_datasets_from_function",
-                      "_experimental_distribute_datasets_from_function")
-
-
-def _prefetched(options):
-    return options is None or bool(getattr(options, "experimental_prefetch_to_device", True))
-
-
-def check_inputs_as_tpu_strategy(extended, tf_api):
-    """Make ``extended`` (an emulated TPUStrategy's) check what it distributes with
-    TensorFlow's own ``TPUExtended._check_spec``, where the emulated release has that check.
-    Only this strategy's instance changes."""
-    from migrate_tpu.runtime.tpu.tpu_system import api_version
-    if api_version(tf_api) < PREFETCH_CHECK_FROM:
-        return
-    try:
-        from tensorflow.python.distribute import tpu_strategy
-    except ImportError:  # pragma: no cover - every release here has it
-        return
-    check_spec = getattr(getattr(tpu_strategy, "TPUExtended", None), "_check_spec", None)
-    if check_spec is None:
-        return
-    for name in DISTRIBUTE_METHODS:
-        original = getattr(extended, name, None)
-        if original is not None:
-            setattr(extended, name, _checked(original, check_spec, extended, name))
-
-
-def _checked(original, check_spec, extended, name):
-    def distribute(dataset_or_fn, options=None, *args, **kwargs):
-        if name == "_experimental_distribute_dataset" and _prefetched(options):
-            check_spec(extended, dataset_or_fn.element_spec)  # TensorFlow's own, before distributing
-        made = original(dataset_or_fn, options, *args, **kwargs)
-        if name != "_experimental_distribute_dataset" and _prefetched(options):
-            check_spec(extended, made.element_spec)  # only known once the function has run
-        return made
-    return distribute
 
 
 # --------------------------------------------------------------------------
 # Keras's own refusal of loss scaling under TPUStrategy
 # --------------------------------------------------------------------------
 
-#: Keras refuses a LossScaleOptimizer (``mixed_float16``) under TPUStrategy from TF 2.3 on:
-#: ``strategy_supports_loss_scaling`` is False for it and ``_raise_if_strategy_unsupported`` says
+#: Keras refuses a LossScaleOptimizer (``mixed_float16``) under TPUStrategy from TF 2.3 on (rule
+#: ``loss-scaling``): ``strategy_supports_loss_scaling`` is False for it and ``_raise_if_strategy_unsupported`` says
 #: "Loss scaling is not supported with TPUStrategy" (``keras/mixed_precision/loss_scale_optimizer.py``
 #: at v2.4.1, ``.../experimental/loss_scale_optimizer.py`` at v2.3.4, tf-keras 2.21; v2.2.3 has
 #: no TPU check, v2.1.0 no check at all).  The emulated strategy is a MirroredStrategy, which
 #: Keras lets scale: Keras's own check is given the emulated TPU as what it is.
-LOSS_SCALING_CHECK_FROM = (2, 3)
 KERAS_LOSS_SCALING = ("tensorflow.python.keras.mixed_precision.loss_scale_optimizer",
                       "tensorflow.python.keras.mixed_precision.experimental.loss_scale_optimizer",
                       "tf_keras.src.mixed_precision.loss_scale_optimizer")
@@ -320,8 +282,7 @@ def keras_loss_scaling_patches(classes, tf_api):
     refuse loss scaling under an emulated TPUStrategy with its own words; ``classes`` are the
     emulated (experimental, stable, v1) strategy classes."""
     import sys
-    from migrate_tpu.runtime.tpu.tpu_system import api_version
-    if api_version(tf_api) < LOSS_SCALING_CHECK_FROM:
+    if not holds("loss-scaling", tf_api):
         return []
     changes = []
     for name in KERAS_LOSS_SCALING:
