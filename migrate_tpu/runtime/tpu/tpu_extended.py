@@ -28,7 +28,7 @@ from __future__ import absolute_import, division, print_function
 import os
 import threading
 import weakref
-from typing import Any, Dict
+from typing import Any, Callable, Dict
 
 import tensorflow as tf
 
@@ -105,6 +105,9 @@ class _TPUOperations(object):
     the release's MirroredExtended, ``_release_extended``, and call its own)."""
 
     _release_extended: Any = None
+    # MirroredExtended's, and what tpu_replicate.start_computation gives each instance
+    _container_strategy: Callable[[], Any]
+    _migrate_tpu_variables: Dict[int, Any]
 
     # ---- the refusal of run ----
 
