@@ -102,10 +102,11 @@ MUTANTS: List[Mutant] = [
     # run the original); an explicit `--rtol 0 --atol 0` stating nothing
     Mutant("comparator", "migrate_tpu/verify/command/session.py", "    if any(within):", "    if all(within):",
            ("tests/verify/test_power_on_every_path.py",)),
-    Mutant("comparator", "migrate_tpu/verify/command/session.py", "        _state_power(verdict, before, _on_its_own(rerun), judged, within, power)",
-           "        _state_power(verdict, before, rerun, judged, within, power)", ("tests/verify/test_power_on_every_path.py",)),
-    Mutant("comparator", "migrate_tpu/verify/command/session.py", "    exact_power(verdict)\n    if power:", "    if power:",
-           ("tests/verify/test_power_on_every_path.py",)),
+    Mutant("comparator", "migrate_tpu/verify/command/session.py",
+           "        return Judgement(_state_power(verdict, before, _on_its_own(rerun), judged, within, power))",
+           "        return Judgement(_state_power(verdict, before, rerun, judged, within, power))", ("tests/verify/test_power_on_every_path.py",)),
+    Mutant("comparator", "migrate_tpu/verify/command/session.py", "    verdict = exact_power(verdict)\n    return seeded_power(",
+           "    return seeded_power(", ("tests/verify/test_power_on_every_path.py",)),
     # a value's tolerance hanging on how it was stored: an int array kept in the record compared within rtol
     Mutant("comparator", COMPARE, "        if not is_real(before[\"dtype\"]):", "        if False:", ("tests/verify/test_array_tolerances.py",)),
     # the default tolerance across releases

@@ -308,7 +308,7 @@ RUNTIME_LAYERS = (
 # verify's layers, bottom first (``migrate_tpu/verify/__init__.py`` says the same). Its package
 # module is the door on top: it re-exports what the CLI calls, and no folder imports it.
 VERIFY_LAYERS = (
-    ("values", "the verdict's types, when two values agree, the changes as hunks"),
+    ("values", "the verdict's types, when two values agree, the one walk of two records, the changes as hunks"),
     ("runs", "the two copies, one run, two runs at once, a program's own cluster"),
     ("judge", "the verdict on two records, the spread, repeatability and power, the advice"),
     ("blame", "which change is to blame, the suspects first"),

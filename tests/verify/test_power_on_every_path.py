@@ -89,17 +89,16 @@ def test_where_the_control_fails_the_mistake_runs_on_the_originals_own_interpret
     power too, measured by the original's own interpreter (the other cannot run it)."""
     reruns, judged = Reruns(), judged_within((0.0, 0.0))
     control = result(None, status=1)
-    notes = []
-    judgement = _judge_the_runs(result(record(LOSSES)), control, result(record(LOSSES)), reruns, judged, (None, None), False, notes)
+    judgement = _judge_the_runs(result(record(LOSSES)), control, result(record(LOSSES)), reruns, judged, (None, None), False)
     assert judgement.verdict.verdict == SAME
     assert reruns.calls == [(ORIGINAL_ON_ITS_OWN, True)]
     assert judgement.verdict.power["measured"] and judgement.verdict.power["caught"]
-    assert any("compared across the two releases within the tolerance" in note for note in notes)
+    assert "compared across the two releases within the tolerance" in judgement.verdict.notes[0]
 
 
 def test_where_the_control_fails_a_mistake_it_cannot_see_leaves_it_inconclusive():
     reruns, judged = Reruns(perturbed_losses=LOSSES), judged_within((0.0, 0.0))
     judgement = _judge_the_runs(result(record(LOSSES)), result(None, status=1), result(record(LOSSES)), reruns, judged, (None, None),
-                                False, [])
+                                False)
     assert judgement.verdict.verdict == INCONCLUSIVE
     assert judgement.verdict.power["measured"] and not judgement.verdict.power["caught"]

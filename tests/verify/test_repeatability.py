@@ -94,7 +94,7 @@ def test_a_value_whose_noise_is_a_sizeable_part_of_it_is_listed_not_compared():
     spread = measure_spread(first, again, 2)
     verdict = judged(first, result(record([1.0, 9.0], [("kernel:0", 3.0)])), spread)
     assert verdict.verdict == "same"
-    assert verdict.values_not_compared == ["step 2: the value returned by the step function"]
+    assert verdict.values_not_compared == ("step 2: the value returned by the step function",)
     assert verdict.values_compared == 3  # step 1's value and the kernel's two replicas (one key, compared on each)
     assert verdict.tolerance["per_value"] is True and verdict.tolerance["margin"] == NOISE_MARGIN
 
@@ -217,12 +217,10 @@ def test_a_divergence_no_rounding_explains_is_never_rejudged(kind):
 
 
 def test_an_exact_same_states_its_power_and_one_that_compared_nothing_is_inconclusive():
-    same = judged(result(record([0.5], [("kernel:0", 1.0)])), result(record([0.5], [("kernel:0", 1.0)])), None)
-    exact_power(same)
+    same = exact_power(judged(result(record([0.5], [("kernel:0", 1.0)])), result(record([0.5], [("kernel:0", 1.0)])), None))
     assert (same.verdict, same.power) == ("same", {"change": "any changed bit", "measured": False, "exact": True, "values": 3})
     empty = judged(result(record([])), result(record([])), None)
-    exact_power(empty)
-    assert empty.verdict == "inconclusive"
+    assert exact_power(empty).verdict == "inconclusive" and empty.verdict == "same"  # a new verdict; the given one unchanged
 
 
 def test_a_value_judged_across_its_replicas_where_one_replica_agreed_by_chance():
@@ -267,4 +265,4 @@ def test_the_spread_pairs_no_events_after_the_original_s_two_runs_part():
     spread = measure_spread(result(first), result(again), 2)
     assert spread.values == {}
     wrong = judged(result(first), result(record([1.0, 2.5])), spread)
-    assert (wrong.verdict, wrong.first_divergence["step"], wrong.values_not_compared) == ("diverged", 2, [])
+    assert (wrong.verdict, wrong.first_divergence["step"], wrong.values_not_compared) == ("diverged", 2, ())

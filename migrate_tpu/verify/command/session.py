@@ -16,7 +16,7 @@ import os
 import re
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -126,30 +126,24 @@ class _Session:
         first = _first_runs(self)
         before, after_run = first.before, first.migrated
         self.api = first.api
+        shown_cluster = cluster and {k: v for k, v in cluster.items() if k != "note"}
         if after_run is None:
             # no point comparing the migrated program with an original that does not run
             verdict = _without_an_original(before, self.plan, self.exact, self.hosts, first.api, first.api_reason)
-            verdict.notes[:0] = self.notes
-            verdict.cluster = cluster and {k: v for k, v in cluster.items() if k != "note"}
-            return verdict
+            return verdict.but(cluster=shown_cluster).noted(*self.notes, first=True)
         judgement = _judge_the_runs(before, first.control, after_run, self.rerun, self.judged, (options.rtol, options.atol),
-                                    options.power, self.notes)
-        verdict = judgement.verdict
-        verdict.before_api_reason = first.api_reason
-        verdict.after_api = options.after_api
-        _moved_apis(verdict, after_run, self.plan)
-        verdict.cluster = cluster and {k: v for k, v in cluster.items() if k != "note"}
+                                    options.power)
+        verdict = judgement.verdict.but(before_api_reason=first.api_reason, after_api=options.after_api, cluster=shown_cluster)
+        verdict = _moved_apis(verdict, after_run, self.plan)
         if first.api_reason:
             self.notes.append(first.api_reason)
         if verdict.verdict == ERROR:
-            verdict.error = _with_stderr_tail(verdict.error, after_run.stderr, (before, after_run))
+            verdict = verdict.but(error=_with_stderr_tail(verdict.error, after_run.stderr, (before, after_run)))
         elif after_run.record is not None:
-            _cover(verdict, self.hunks, after_run, self.plan.after)
+            verdict = _cover(verdict, self.hunks, after_run, self.plan.after)
         if options.find_blame and verdict.verdict in (DIVERGED, RETRACED) and self.hunks:
-            _find_blame(self, verdict, judgement)
-        verdict.hosts = self.hosts
-        verdict.notes[:0] = self.notes
-        return verdict
+            verdict = verdict.but(blame=_find_blame(self, verdict, judgement))
+        return verdict.but(hosts=self.hosts).noted(*self.notes, first=True)
 
 
 @dataclass
@@ -196,13 +190,14 @@ def _first_runs(session: _Session) -> _FirstRuns:
     return _FirstRuns(original, api, api_reason, control, run(the_plan.after, after_api, python, "migrated-alone" if side_used else "migrated"))
 
 
-def _moved_apis(verdict: Verdict, after_run: RunResult, the_plan: Plan) -> None:
-    """The moved APIs the migrated run still called, in the verdict (the report lists them), and,
+def _moved_apis(verdict: Verdict, after_run: RunResult, the_plan: Plan) -> Verdict:
+    """``verdict`` with the moved APIs the migrated run still called (the report lists them), and,
     where the run stopped at one, the advice to cover it."""
-    verdict.moved_apis = moved_api_calls(after_run.record, the_plan.after, the_plan.whole_folder)
+    verdict = verdict.but(moved_apis=tuple(moved_api_calls(after_run.record, the_plan.after, the_plan.whole_folder)))
     failed = next((call for call in verdict.moved_apis if call.get("failed")), None)
     if failed is not None and verdict.verdict == ERROR:
-        verdict.advice = f"the migrated run stopped at {failed['where']}, a moved API ({failed['rule']}): {failed['to_do']}"
+        return verdict.but(advice=f"the migrated run stopped at {failed['where']}, a moved API ({failed['rule']}): {failed['to_do']}")
+    return verdict
 
 
 def _without_an_original(before: RunResult, the_plan: Plan, exact: Tuple[float, float], hosts: Optional[int], api: str,
@@ -210,18 +205,15 @@ def _without_an_original(before: RunResult, the_plan: Plan, exact: Tuple[float, 
     """The verdict where the original does not run at all: an error, with its advice."""
     rtol, atol = exact
     verdict = compare(before, RunResult(-1, 0.0, None, "", "", the_plan.after.root), rtol, atol, the_plan.original_label, hosts, api)
-    verdict.after = None
-    verdict.before_api_reason = api_reason
+    verdict = verdict.but(after=None, before_api_reason=api_reason)
     if verdict.verdict != ERROR:
         verdict = error(verdict, "the original did not run", f"run it with `migrate-tpu run --tf-api {api}`")
-    verdict.error = _with_stderr_tail(verdict.error, before.stderr, (before,))
-    return verdict
+    return verdict.but(error=_with_stderr_tail(verdict.error, before.stderr, (before,)))
 
 
 def _judge_the_runs(before: RunResult, control: Optional[RunResult], after_run: RunResult,  # noqa: PLR0913
                     rerun: Callable[[str, str, Dict[str, str]], RunResult],
-                    judged: Callable[..., Verdict], tolerance: Tuple[Optional[float], Optional[float]], power: bool,
-                    notes: List[str]) -> Judgement:
+                    judged: Callable[..., Verdict], tolerance: Tuple[Optional[float], Optional[float]], power: bool) -> Judgement:
     """The migration against the original on its interpreter (across two releases: against the
     control, with the releases' drift noted; where the original cannot run there, across the
     releases within the default tolerance)."""
@@ -229,15 +221,15 @@ def _judge_the_runs(before: RunResult, control: Optional[RunResult], after_run: 
     if control is not None and not runs_at_all(control):
         within = (DEFAULT_RTOL if rtol is None else rtol, DEFAULT_ATOL if atol is None else atol)
         verdict = judged(before, after_run, None, within)
-        notes.append(f"the original does not run under the TF {verdict.before_api} surface on the migrated program's interpreter "
-                     f"({_last_line(control.stderr)}): compared across the two releases within the tolerance")
+        verdict = verdict.noted(f"the original does not run under the TF {verdict.before_api} surface on the migrated program's "
+                                f"interpreter ({_last_line(control.stderr)}): compared across the two releases within the tolerance",
+                                first=True)
         # its power as well: the original's own interpreter runs it with the mistake
-        _state_power(verdict, before, _on_its_own(rerun), judged, within, power)
-        return Judgement(verdict)
+        return Judgement(_state_power(verdict, before, _on_its_own(rerun), judged, within, power))
     baseline = control if control is not None else before
     judgement = _judgement(judged(baseline, after_run, None), baseline, after_run, rerun, judged, rtol, atol, power)
     if control is not None:
-        _note_drift(judgement.verdict, before, control)
+        return replace(judgement, verdict=_note_drift(judgement.verdict, before, control))
     return judgement
 
 
@@ -264,11 +256,11 @@ def _original_run(the_plan: Plan, run: Callable[..., RunResult], before_api: str
     return first, BEFORE_APIS[0], None
 
 
-def _find_blame(session: _Session, verdict: Verdict, judgement: Judgement) -> None:
-    """Delta debugging over the changes, each test a short run up to the failing step, run
-    and judged as the verdict was (kernels on one thread, each value's own tolerance).  The
-    baseline (the original under both surfaces' names) runs beside the first test, where there
-    is room; a single change is blamed without a run."""
+def _find_blame(session: _Session, verdict: Verdict, judgement: Judgement) -> dict:
+    """The verdict's blame: delta debugging over the changes, each test a short run up to the
+    failing step, run and judged as the verdict was (kernels on one thread, each value's own
+    tolerance).  The baseline (the original under both surfaces' names) runs beside the first
+    test, where there is room; a single change is blamed without a run."""
     the_plan, hunks, noted, hosts, jobs = session.plan, session.hunks, session.noted, session.hosts, session.options.jobs
     rtol, atol = session.exact
     wanted = verdict.verdict
@@ -301,15 +293,15 @@ def _find_blame(session: _Session, verdict: Verdict, judgement: Judgement) -> No
     started = time.monotonic()
     after = the_plan.after
     try:
-        verdict.blame = blame(hunks, source, the_plan.workdir, reproduces,
-                              lambda hunk: shown_label(hunk, after.root, after.shown_root, after.program, after.shown_program),
-                              likely_neutral(source.root))
+        found = blame(hunks, source, the_plan.workdir, reproduces,
+                      lambda hunk: shown_label(hunk, after.root, after.shown_root, after.program, after.shown_program),
+                      likely_neutral(source.root))
     except _NoBaseline as failed:
-        verdict.blame = {"changes": [], "runs": 2, "message": f"the original does not run under both surfaces' names (--tf-api {MIXED_TF_API}): "
-                                                              + _last_line(failed.baseline.stderr)}
+        found = {"changes": [], "runs": 2, "message": f"the original does not run under both surfaces' names (--tf-api {MIXED_TF_API}): "
+                                                      + _last_line(failed.baseline.stderr)}
     else:
-        verdict.blame["runs"] += len(baselines)
-    verdict.blame["seconds"] = round(time.monotonic() - started, 2)
+        found = dict(found, runs=found["runs"] + len(baselines))
+    return dict(found, seconds=round(time.monotonic() - started, 2))
 
 
 class _NoBaseline(Exception):
@@ -320,21 +312,23 @@ class _NoBaseline(Exception):
         self.baseline = baseline
 
 
-def _cover(verdict: Verdict, hunks: List[Hunk], after: RunResult, copy: Copy) -> None:
-    """Which of the migration's changes the compared steps ran; ``same`` with none of them
-    run is ``not exercised``."""
+def _cover(verdict: Verdict, hunks: List[Hunk], after: RunResult, copy: Copy) -> Verdict:
+    """``verdict`` with which of the migration's changes the compared steps ran; ``same`` with
+    none of them run is ``not exercised``."""
     lines_ran: Dict[str, List[int]] = {}
     for record in [after.record] + list(after.host_records):
         for name, lines in ((record or {}).get("lines_ran") or {}).items():
             lines_ran.setdefault(name, []).extend(lines)
     not_run = [hunk for hunk in hunks if not ran(hunk, after.root, lines_ran)]
 
-    verdict.coverage = {"changed": len(hunks), "ran": len(hunks) - len(not_run),
-                        "not_run": [shown_label(h, copy.root, copy.shown_root, copy.program, copy.shown_program) for h in not_run]}
+    verdict = verdict.but(coverage={"changed": len(hunks), "ran": len(hunks) - len(not_run),
+                                    "not_run": [shown_label(h, copy.root, copy.shown_root, copy.program, copy.shown_program)
+                                                for h in not_run]})
     if hunks and len(not_run) == len(hunks) and verdict.verdict == SAME:
-        verdict.verdict = NOT_EXERCISED
-        verdict.notes.append("none of the migration's changed lines ran during the compared steps: the values agree, but "
-                             "nothing the migration changed was proved; verify more steps (--steps), or the path that uses them")
+        return verdict.but(verdict=NOT_EXERCISED).noted(
+            "none of the migration's changed lines ran during the compared steps: the values agree, but nothing the "
+            "migration changed was proved; verify more steps (--steps), or the path that uses them")
+    return verdict
 
 
 def _judgement(verdict: Verdict, baseline: RunResult, after_run: RunResult, rerun: Callable[[str, str, Dict[str, str]], RunResult],  # noqa: PLR0913
@@ -344,15 +338,15 @@ def _judgement(verdict: Verdict, baseline: RunResult, after_run: RunResult, reru
     a ``same`` stated (:mod:`~migrate_tpu.verify.judge.repeatability`)."""
     if rtol is not None or atol is not None:
         # the user's own tolerance: a `same` within it must still be able to catch a mistake
-        _state_power(verdict, baseline, rerun, judged, (rtol or 0.0, atol or 0.0), power)
-        return Judgement(verdict)
+        return Judgement(_state_power(verdict, baseline, rerun, judged, (rtol or 0.0, atol or 0.0), power))
     judgement = judge_repeatability(verdict, baseline, after_run, rerun, judged)
-    if judgement.spread is None:
-        exact_power(judgement.verdict)
-        if power:
-            reference = baseline if judgement.environment is None else rerun("original", "original-reference", judgement.environment)
-            seeded_power(judgement.verdict, reference, rerun, judged, judgement.environment)
-    return judgement
+    if judgement.spread is not None:
+        return judgement
+    verdict = exact_power(judgement.verdict)
+    if power:
+        reference = baseline if judgement.environment is None else rerun("original", "original-reference", judgement.environment)
+        verdict = seeded_power(verdict, reference, rerun, judged, judgement.environment)
+    return replace(judgement, verdict=verdict)
 
 
 def _moves_watched(fix_options: dict, after_api: str) -> Dict[str, str]:
@@ -362,18 +356,16 @@ def _moves_watched(fix_options: dict, after_api: str) -> Dict[str, str]:
 
 
 def _state_power(verdict: Verdict, reference: RunResult, rerun: Callable[[str, str, Dict[str, str]], RunResult],
-                 judged: Callable[..., Verdict], within: Tuple[float, float], power: bool) -> None:
-    """Every ``same`` states its power, whichever way it was reached: within a tolerance, what a
-    run with the learning rates scaled shows under it (measured); exactly, any changed bit of
-    what was compared (measured too with ``--power``)."""
+                 judged: Callable[..., Verdict], within: Tuple[float, float], power: bool) -> Verdict:
+    """``verdict`` stating its power, if a ``same``, whichever way it was reached: within a
+    tolerance, what a run with the learning rates scaled shows under it (measured); exactly, any
+    changed bit of what was compared (measured too with ``--power``)."""
     if verdict.verdict != SAME:
-        return
+        return verdict
     if any(within):
-        measure_power(verdict, reference, rerun, lambda first, other, spread: judged(first, other, spread, within), None, {})
-        return
-    exact_power(verdict)
-    if power:
-        seeded_power(verdict, reference, rerun, judged, None)
+        return measure_power(verdict, reference, rerun, lambda first, other, spread: judged(first, other, spread, within), None, {})
+    verdict = exact_power(verdict)
+    return seeded_power(verdict, reference, rerun, judged, None) if power else verdict
 
 
 def _on_its_own(rerun: Callable[[str, str, Dict[str, str]], RunResult]) -> Callable[[str, str, Dict[str, str]], RunResult]:
@@ -430,26 +422,25 @@ def _shown_file(the_plan: Plan, path: Path) -> str:
 ROUNDING_DRIFT = 1e-3
 
 
-def _note_drift(verdict: Verdict, before: RunResult, control: RunResult) -> None:
-    """The original on its own release against the control: how far the releases drift apart."""
+def _note_drift(verdict: Verdict, before: RunResult, control: RunResult) -> Verdict:
+    """``verdict`` with the original on its own release against the control: how far the releases
+    drift apart."""
     drift = release_drift(before, control, verdict.steps)
-    verdict.release_drift = drift
     versions = drift["tensorflow"]
-    verdict.control, verdict.before = verdict.before, run_summary(before)
+    verdict = verdict.but(release_drift=drift, control=verdict.before, before=run_summary(before))
     where = f" ({drift['where']})" if drift.get("where") else ""
     if drift["absolute"] == 0:
-        verdict.notes.append(f"the original computes the same bits on TF {versions['before']} as on TF {versions['control']}; "
+        return verdict.noted(f"the original computes the same bits on TF {versions['before']} as on TF {versions['control']}; "
                              f"the migration is compared on TF {versions['control']}, exactly, against the original run there")
-    else:
-        # Training makes rounding grow, but a value far off from the first steps is the releases
-        # computing the program differently (Keras defaults, shuffles, draws): name it as such.
-        cause = ("the releases' rounding" if drift["relative"] <= ROUNDING_DRIFT else
-                 "more than rounding: the two releases compute this program differently (a Keras default, a shuffle "
-                 "or a random draw of their own), whatever the migration does")
-        verdict.notes.append(
-            f"the original gives other bits on TF {versions['before']} than on TF {versions['control']}: largest difference "
-            f"{drift['relative']:.2g} relative, {drift['absolute']:.2g} absolute{where}; that is {cause}, so the "
-            f"migration is compared on TF {versions['control']} alone, exactly, against the original run there")
+    # Training makes rounding grow, but a value far off from the first steps is the releases
+    # computing the program differently (Keras defaults, shuffles, draws): name it as such.
+    cause = ("the releases' rounding" if drift["relative"] <= ROUNDING_DRIFT else
+             "more than rounding: the two releases compute this program differently (a Keras default, a shuffle "
+             "or a random draw of their own), whatever the migration does")
+    return verdict.noted(
+        f"the original gives other bits on TF {versions['before']} than on TF {versions['control']}: largest difference "
+        f"{drift['relative']:.2g} relative, {drift['absolute']:.2g} absolute{where}; that is {cause}, so the "
+        f"migration is compared on TF {versions['control']} alone, exactly, against the original run there")
 
 
 def _last_line(text: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from migrate_tpu.verify.judge.advice import failure_advice, is_tpu_compile_failure, is_tpu_node_failure, no_record_advice, node_advice
 from migrate_tpu.verify.values.arrays import array_chunks, arrays_close, is_array, is_real, largest_magnitude, numbers, numbers_close
+from migrate_tpu.verify.values.record_walk import Apart, Leaf, walk
 from migrate_tpu.verify.values.tolerance import NOISE_MARGIN, Judge, Key, Spread, path_words
 from migrate_tpu.verify.values.verdict import BEFORE_API, DIVERGED, ERROR, RETRACED, SAME, SURFACE_VERSIONS, TIMED_OUT, RunResult, Verdict
 
@@ -30,79 +31,44 @@ class _Mismatch(Exception):
         self.keys: List[str] = []  # the dict keys (a Keras log's 'loss') from the outside in
 
 
-def _compare_plain(before: Any, after: Any, judge: Judge, key: Key, replica: Optional[int] = None) -> None:  # noqa: PLR0915
-    """Raise :class:`_Mismatch` where the two recorded values differ (``key``: where ``before``
-    sits in its record, for the judge's tolerance of it)."""
-    if before is None or after is None:
-        if before is not after:
-            raise _Mismatch(replica, before, after, "structure")
-        return
-    if is_array(before) and is_array(after):
-        if before["shape"] != after["shape"]:
-            raise _Mismatch(replica, before, after, "shape")
-        if before["dtype"] != after["dtype"]:
-            raise _Mismatch(replica, before, after, "dtype")
-        tolerance = judge.tolerance(key, path_words(key[3:]))  # type: ignore[arg-type]
-        if tolerance is None:
-            return  # a value the original cannot repeat: listed, not compared
-        rtol, atol, share = tolerance
-        if before.get("sha1") is not None and before.get("sha1") == after.get("sha1"):
-            return  # the same bytes: the same numbers, at any tolerance
-        # one tolerance whether the array was stored beside the record or kept in it: integers and
-        # booleans exactly, and a part of the value's own size over all of it (never one chunk's)
-        if not is_real(before["dtype"]):
-            rtol = atol = share = 0.0
-        if share:
-            atol = max(atol, share * largest_magnitude(before))
-        chunks = array_chunks(before, after)
-        if chunks is not None:
-            for chunk_b, chunk_a in chunks:
-                if not arrays_close(chunk_b, chunk_a, rtol, atol):
-                    raise _Mismatch(replica, before, after)
-            return
-        pairs = list(itertools.zip_longest(numbers(before), numbers(after)))
-        for b, a in pairs:
-            if not numbers_close(b, a, rtol, atol):
-                raise _Mismatch(replica, before, after)
-        return
-    if set(before) != set(after):
-        raise _Mismatch(replica, before, after, "structure")
-    if "replicas" in before:
-        if len(before["replicas"]) != len(after["replicas"]):
-            raise _Mismatch(replica, before, after, "replica count")
-        for index, (b, a) in enumerate(zip(before["replicas"], after["replicas"])):
-            # one value across its replicas: a sync-on-read metric's replicas hold parts of one count,
-            # and a replica's part can agree in the original's two runs by chance while another's differs
-            _compare_plain(b, a, judge, key, index)
-        return
-    if "list" in before:
-        if len(before["list"]) != len(after["list"]):
-            raise _Mismatch(replica, before, after, "structure")
-        for index, (b, a) in enumerate(zip(before["list"], after["list"])):
-            _compare_plain(b, a, judge, key + (("l", index),), replica)
-        return
-    if "dict" in before:
-        if [k for k, _ in before["dict"]] != [k for k, _ in after["dict"]]:
-            raise _Mismatch(replica, before, after, "structure")
-        for (name, b), (_, a) in zip(before["dict"], after["dict"]):
-            try:
-                _compare_plain(b, a, judge, key + (("k", name),), replica)
-            except _Mismatch as mismatch:
-                mismatch.keys.insert(0, name)
-                raise
-        return
-    if "python" in before:
-        if isinstance(before["python"], (int, float)) and not isinstance(before["python"], bool):
-            tolerance = judge.tolerance(key, path_words(key[3:]))  # type: ignore[arg-type]
-            if tolerance is None:
-                return
-            if not numbers_close(before["python"], after["python"], *tolerance):
-                raise _Mismatch(replica, before, after)
-        elif before["python"] != after["python"]:
-            raise _Mismatch(replica, before, after)
-        return
-    if before != after and "object" not in before:
-        raise _Mismatch(replica, before, after)
+def _compare_plain(before: Any, after: Any, judge: Judge, key: Key, replica: Optional[int] = None) -> None:
+    """Raise :class:`_Mismatch` at the first place, in the record's order, where the two recorded
+    values differ (``key``: where ``before`` sits in its record, for the judge's tolerance of it):
+    where their structures part, or a pair of values that do not agree."""
+    for step in walk(before, after, key, replica):
+        if isinstance(step, Apart) or not _agrees(step, judge):
+            mismatch = _Mismatch(step.replica, step.before, step.after, step.what if isinstance(step, Apart) else "value")
+            mismatch.keys = list(step.names)
+            raise mismatch
+
+
+def _agrees(leaf: Leaf, judge: Judge) -> bool:
+    """Whether two values the walk reached agree: numbers within the judge's tolerance of them (a
+    value the original cannot repeat is listed, not compared), anything else exactly (an object's
+    description, which names its address, not at all)."""
+    before, after = leaf.before, leaf.after
+    if leaf.kind == "python":
+        return before["python"] == after["python"]
+    if leaf.kind == "other":
+        return before == after or "object" in before
+    tolerance = judge.tolerance(leaf.key, path_words(leaf.key[3:]))  # type: ignore[arg-type]
+    if tolerance is None:
+        return True
+    if leaf.kind == "number":
+        return numbers_close(before["python"], after["python"], *tolerance)
+    rtol, atol, share = tolerance
+    if before.get("sha1") is not None and before.get("sha1") == after.get("sha1"):
+        return True  # the same bytes: the same numbers, at any tolerance
+    # one tolerance whether the array was stored beside the record or kept in it: integers and
+    # booleans exactly, and a part of the value's own size over all of it (never one chunk's)
+    if not is_real(before["dtype"]):
+        rtol = atol = share = 0.0
+    if share:
+        atol = max(atol, share * largest_magnitude(before))
+    chunks = array_chunks(before, after)
+    if chunks is not None:
+        return all(arrays_close(chunk_b, chunk_a, rtol, atol) for chunk_b, chunk_a in chunks)
+    return all(numbers_close(b, a, rtol, atol) for b, a in itertools.zip_longest(numbers(before), numbers(after)))
 
 
 def _short(plain: Any, limit: int = 12) -> Any:
@@ -251,10 +217,9 @@ def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label
     verdict = Verdict(SAME, tolerance={"rtol": rtol, "atol": atol}, hosts=hosts, before_api=before_api)
     judge = Judge(rtol, atol, spread)
     verdict = _judged(verdict, judge, before, after, label, hosts, before_api)
-    verdict.values_compared = judge.compared
-    verdict.values_not_compared = judge.skipped
+    verdict = verdict.but(values_compared=judge.compared, values_not_compared=tuple(judge.skipped))
     if spread is not None:
-        verdict.tolerance = {"rtol": rtol, "atol": atol, "per_value": True, "margin": NOISE_MARGIN, "loose": judge.loose}
+        verdict = verdict.but(tolerance={"rtol": rtol, "atol": atol, "per_value": True, "margin": NOISE_MARGIN, "loose": judge.loose})
     return verdict
 
 
@@ -275,18 +240,17 @@ def _both_stopped_note(failure: str, steps: int) -> str:
     return f"both runs stopped with the same exception after step {steps}: {failure}{node}; the {steps} steps before it are compared"
 
 
-def _judged(verdict: Verdict, judge: Judge, before: RunResult, after: RunResult, label: str, hosts: Optional[int],  # noqa: PLR0913, PLR0915
+def _judged(verdict: Verdict, judge: Judge, before: RunResult, after: RunResult, label: str, hosts: Optional[int],  # noqa: PLR0913
             before_api: str) -> Verdict:
-    verdict.before = run_summary(before)
-    verdict.after = run_summary(after)
     b, a = before.record or {}, after.record or {}
     matched, unmatched = match_variables(b.get("variables", []), a.get("variables", []))
-    verdict.variables_compared = len(matched)
-    verdict.variables_not_compared = [entry for entry in unmatched if entry["why"] == BOOKKEEPING_REASON]
-    verdict.variables_only_in = {side: sorted(e["name"] for e in unmatched if e["side"] == side) for side in ("before", "after")}
-    verdict.traces = {"before": {k: v["count"] for k, v in (b.get("traces") or {}).items()},
-                      "after": {k: v["count"] for k, v in (a.get("traces") or {}).items()}}
-    verdict.replicas = {"before": b.get("replicas"), "after": a.get("replicas")}
+    verdict = verdict.but(
+        before=run_summary(before), after=run_summary(after), variables_compared=len(matched),
+        variables_not_compared=tuple(entry for entry in unmatched if entry["why"] == BOOKKEEPING_REASON),
+        variables_only_in={side: sorted(e["name"] for e in unmatched if e["side"] == side) for side in ("before", "after")},
+        traces={"before": {k: v["count"] for k, v in (b.get("traces") or {}).items()},
+                "after": {k: v["count"] for k, v in (a.get("traces") or {}).items()}},
+        replicas={"before": b.get("replicas"), "after": a.get("replicas")})
     if before.status == TIMED_OUT or after.status == TIMED_OUT:
         which = "original" if before.status == TIMED_OUT else "migrated program"
         return error(verdict, f"the {which} timed out", "raise --timeout, or verify fewer steps with --steps N")
@@ -304,12 +268,10 @@ def _judged(verdict: Verdict, judge: Judge, before: RunResult, after: RunResult,
     if after.record is None:
         if after.status in (2, 127) and "TensorFlow" in after.stderr:
             return error(verdict, "the migrated program did not run: " + _last_line(after.stderr), no_record_advice(after.stderr))
-        verdict.verdict = DIVERGED
-        verdict.first_divergence = {"step": 1, "kind": "exit", "where": None, "before": 0, "after": after.status,
-                                    "message": _last_line(after.stderr)}
-        return verdict
+        return verdict.but(verdict=DIVERGED, first_divergence={"step": 1, "kind": "exit", "where": None, "before": 0,
+                                                               "after": after.status, "message": _last_line(after.stderr)})
     steps = min(_steps_done(b), _steps_done(a))
-    verdict.steps = steps
+    verdict = verdict.but(steps=steps)
     divergence = _first_event_divergence(b, a, before, after, judge, steps)
     after_failure = _exception_text(a, (before, after))
     if divergence is None and (before_failure or after_failure) and before_failure != after_failure:
@@ -331,24 +293,21 @@ def _judged(verdict: Verdict, judge: Judge, before: RunResult, after: RunResult,
         versions = version_strings(b, a)
         divergence = _printed_divergence(before, after, judge, steps, versions)
     if divergence is not None:
-        verdict.verdict = DIVERGED
-        verdict.first_divergence = divergence
-        return verdict
+        return verdict.but(verdict=DIVERGED, first_divergence=divergence)
     if before_failure is not None:
-        verdict.notes.append(_both_stopped_note(before_failure, steps))
+        verdict = verdict.noted(_both_stopped_note(before_failure, steps))
     if verdict.variables_not_compared:
         names = ", ".join(sorted({e["name"] for e in verdict.variables_not_compared}))
-        verdict.notes.append(f"not compared: {names} (optimizer bookkeeping that the two API surfaces name differently)")
+        verdict = verdict.noted(f"not compared: {names} (optimizer bookkeeping that the two API surfaces name differently)")
     one_replica = _one_replica_note(b, a)
     if one_replica:
-        verdict.notes.append(one_replica)
+        verdict = verdict.noted(one_replica)
     retrace = _retrace(b, a, steps)
     if retrace is not None:
         place = _where(retrace.get("where"), after)
         if place is not None:
             retrace["where"] = f"{place['file']}:{place['line']}"
-        verdict.verdict = RETRACED
-        verdict.retraced = retrace
+        verdict = verdict.but(verdict=RETRACED, retraced=retrace)
     return verdict
 
 
@@ -362,10 +321,8 @@ def _one_replica_note(b: dict, a: dict) -> Optional[str]:
 
 
 def error(verdict: Verdict, message: str, advice: str) -> Verdict:
-    verdict.verdict = ERROR
-    verdict.error = message
-    verdict.advice = advice
-    return verdict
+    """``verdict`` as an error: a new verdict."""
+    return verdict.but(verdict=ERROR, error=message, advice=advice)
 
 
 def _last_line(text: str) -> str:

@@ -44,7 +44,7 @@ Rerun = Callable[[str, str, Dict[str, str]], RunResult]
 Judged = Callable[[RunResult, RunResult, Optional[Spread]], Verdict]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Judgement:
     """The verdict, and how blame must judge its runs to agree with it."""
     verdict: Verdict
@@ -95,11 +95,10 @@ def judge_repeatability(verdict: Verdict, baseline: RunResult, after: RunResult,
     if not (runs_at_all(first_again) and runs_at_all(migrated) and runs_at_all(second_again)):
         return _unremoved(verdict, (baseline, again, after), rerun, judged, found, None)
     if judged(first_again, second_again, None).verdict == SAME:
-        removed = judged(first_again, migrated, None)
-        removed.nondeterminism = {**found, "source": "threads", "removed": True}
-        removed.notes.insert(0, _found_words(found) + "; with TensorFlow's kernels on one thread each the original repeats its "
-                                 "bits, so the source is the order in which a kernel's threads add their partial results, and "
-                                 "every run is judged that way, exactly")
+        removed = judged(first_again, migrated, None).but(nondeterminism={**found, "source": "threads", "removed": True})
+        removed = removed.noted(_found_words(found) + "; with TensorFlow's kernels on one thread each the original repeats its "
+                                "bits, so the source is the order in which a kernel's threads add their partial results, and "
+                                "every run is judged that way, exactly", first=True)
         return Judgement(removed, None, dict(ONE_THREAD))
     return _unremoved(verdict, (first_again, second_again, migrated), rerun, judged, found, ONE_THREAD)
 
@@ -118,69 +117,67 @@ def _unremoved(verdict: Verdict, runs: Tuple[RunResult, RunResult, RunResult], r
     first, again, migrated = runs
     spread = measure_spread(first, again, verdict.steps)
     spread.first = found
-    judgement = judged(first, migrated, spread)
-    judgement.nondeterminism = {**found, "source": "not TensorFlow's kernel threads" if environment else "unknown", "removed": False,
-                                "values_that_differ": len(spread.values), "largest_difference": spread.largest}
+    judgement = judged(first, migrated, spread).but(
+        nondeterminism={**found, "source": "not TensorFlow's kernel threads" if environment else "unknown", "removed": False,
+                        "values_that_differ": len(spread.values), "largest_difference": spread.largest})
     threads = (" Kernels on one thread each do not remove it, so its source is not their threads alone: the order in which the "
                "replicas' ops run side by side (left alone: collective ops need it), or something the runs cannot seed (the "
                "clock, os.urandom, the order of a folder's files, a py_function's own state)." if environment else "")
-    judgement.notes.insert(0, _found_words(found) + "." + threads + f" Each value is judged within {NOISE_MARGIN:g} times the larger of "
-                              f"its own difference between the original's two runs and the run's relative noise level "
-                              f"({spread.relative:.2g}) times its size; a value whose own difference is over {NOISE_SHARE:.0%} of "
-                              "its size is not compared")
+    judgement = judgement.noted(_found_words(found) + "." + threads + f" Each value is judged within {NOISE_MARGIN:g} times the "
+                                f"larger of its own difference between the original's two runs and the run's relative noise level "
+                                f"({spread.relative:.2g}) times its size; a value whose own difference is over {NOISE_SHARE:.0%} of "
+                                "its size is not compared", first=True)
     if judgement.values_not_compared:
         shown = ", ".join(judgement.values_not_compared[:8]) + (" ..." if len(judgement.values_not_compared) > 8 else "")
-        judgement.notes.append(f"not compared, as the original does not repeat them: {len(judgement.values_not_compared)} "
-                               f"values ({shown})")
+        judgement = judgement.noted(f"not compared, as the original does not repeat them: {len(judgement.values_not_compared)} "
+                                    f"values ({shown})")
     if judgement.verdict == SAME:
-        measure_power(judgement, first, rerun, judged, spread, environment or {})
+        judgement = measure_power(judgement, first, rerun, judged, spread, environment or {})
     return Judgement(judgement, spread, dict(environment) if environment else None)
 
 
 def measure_power(verdict: Verdict, reference: RunResult, rerun: Rerun, judged: Judged, spread: Optional[Spread],
-                  environment: Dict[str, str]) -> None:
-    """Whether the comparison that gave ``same`` catches a learning rate scaled by 1.1; a
-    ``same`` that cannot is ``inconclusive``."""
+                  environment: Dict[str, str]) -> Verdict:
+    """``verdict`` with its power: whether the comparison that gave ``same`` catches a learning rate
+    scaled by 1.1; a ``same`` that cannot is ``inconclusive``."""
     perturbed = rerun("original", "original-power", {**environment, PERTURB_VARIABLE: repr(POWER_FACTOR)})
     change = f"every learning rate scaled by {POWER_FACTOR:g}"
     if not runs_at_all(perturbed) or not (perturbed.record or {}).get("perturbed"):
         why = ("the run with it did not get far enough" if not runs_at_all(perturbed) else
                "the program's updates read no Keras optimizer's learning rate to scale")
-        verdict.power = {"change": change, "measured": False, "why": why}
-        _inconclusive(verdict, f"what the comparison could catch was not measured ({change}: {why})")
-        return
+        return _inconclusive(verdict.but(power={"change": change, "measured": False, "why": why}),
+                             f"what the comparison could catch was not measured ({change}: {why})")
     caught = judged(reference, perturbed, spread)
     if caught.verdict == DIVERGED:
         divergence = caught.first_divergence or {}
-        verdict.power = {"change": change, "measured": True, "caught": True, "step": divergence.get("step"),
-                         "what": divergence.get("what")}
-        return
-    verdict.power = {"change": change, "measured": True, "caught": False}
-    _inconclusive(verdict, f"the comparison does not catch {change}: the original's own differences leave no room to see a "
-                           "mistake of that size, so the agreement proves nothing")
+        return verdict.but(power={"change": change, "measured": True, "caught": True, "step": divergence.get("step"),
+                                  "what": divergence.get("what")})
+    return _inconclusive(verdict.but(power={"change": change, "measured": True, "caught": False}),
+                         f"the comparison does not catch {change}: the original's own differences leave no room to see a "
+                         "mistake of that size, so the agreement proves nothing")
 
 
-def exact_power(verdict: Verdict) -> None:
-    """The power of an exact comparison: any changed bit of what it compared; with nothing
-    compared, ``inconclusive``."""
+def exact_power(verdict: Verdict) -> Verdict:
+    """``verdict`` with the power of an exact comparison: any changed bit of what it compared; with
+    nothing compared, ``inconclusive``."""
     if verdict.verdict != SAME:
-        return
+        return verdict
     if verdict.values_compared == 0:
-        verdict.power = {"change": "any", "measured": False, "why": "nothing numeric was recorded in the compared steps"}
-        _inconclusive(verdict, "the runs recorded no numbers to compare (no step values, variables or printed numbers): the "
-                               "agreement proves nothing; verify more steps (--steps), or the path that trains")
-        return
-    verdict.power = {"change": "any changed bit", "measured": False, "exact": True, "values": verdict.values_compared}
+        return _inconclusive(verdict.but(power={"change": "any", "measured": False,
+                                                "why": "nothing numeric was recorded in the compared steps"}),
+                             "the runs recorded no numbers to compare (no step values, variables or printed numbers): the "
+                             "agreement proves nothing; verify more steps (--steps), or the path that trains")
+    return verdict.but(power={"change": "any changed bit", "measured": False, "exact": True, "values": verdict.values_compared})
 
 
-def _inconclusive(verdict: Verdict, why: str) -> None:
-    verdict.verdict = INCONCLUSIVE
-    verdict.notes.append("inconclusive: " + why)
+def _inconclusive(verdict: Verdict, why: str) -> Verdict:
+    return verdict.but(verdict=INCONCLUSIVE).noted("inconclusive: " + why)
 
 
 def seeded_power(verdict: Verdict, reference: RunResult, rerun: Rerun, judged: Judged,
-                 environment: Optional[Dict[str, str]]) -> None:
+                 environment: Optional[Dict[str, str]]) -> Verdict:
     """``--power`` on an exact ``same``: measured as for a tolerance (a run with the learning
     rates scaled must diverge)."""
     if verdict.verdict == SAME and not (verdict.power or {}).get("measured"):
-        measure_power(verdict, reference, rerun, judged, None, environment or {})
+        return measure_power(verdict, reference, rerun, judged, None, environment or {})
+    return verdict

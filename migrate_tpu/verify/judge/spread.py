@@ -10,7 +10,8 @@ from typing import Any, Dict, Iterable, Iterator, List, Tuple
 
 import numpy
 
-from migrate_tpu.verify.values.arrays import array_chunks, is_array, numbers
+from migrate_tpu.verify.values.arrays import array_chunks, numbers
+from migrate_tpu.verify.values.record_walk import numeric_leaves
 from migrate_tpu.verify.judge.compare import describe_kind, same_kind, match_variables, numbered, pair_printed, printed_lines, version_strings
 from migrate_tpu.verify.values.tolerance import Key, Spread
 from migrate_tpu.verify.values.verdict import RunResult
@@ -19,8 +20,8 @@ from migrate_tpu.verify.values.verdict import RunResult
 
 def _number_pairs(before: Any, after: Any) -> Iterator[Tuple[object, object]]:
     """The numbers of two recorded values of one structure, pair by pair (none where the
-    structures differ: that is no rounding), leaf by leaf as :func:`_leaf_pairs` walks them: the
-    one walk of the record's values that the release drift and the A/A spread share."""
+    structures differ: that is no rounding), leaf by leaf as the record's one walk reaches them
+    (:func:`~migrate_tpu.verify.values.record_walk.numeric_leaves`)."""
     for _, leaf_before, leaf_after in _leaf_pairs(before, after, ()):
         if "python" in leaf_before:
             yield leaf_before["python"], leaf_after["python"]
@@ -91,30 +92,10 @@ def release_drift(before: RunResult, control: RunResult, steps: int) -> dict:
 
 
 def _leaf_pairs(before: Any, after: Any, key: Key) -> Iterator[Tuple[Key, dict, dict]]:
-    """The numeric leaves (arrays, Python numbers) of two recorded values of one structure,
-    each with its key (the path :func:`~migrate_tpu.verify.judge.compare._compare_plain` builds)."""
-    if not isinstance(before, dict) or not isinstance(after, dict):
-        return
-    if is_array(before) and is_array(after):
-        if before.get("shape") == after.get("shape") and before.get("dtype") == after.get("dtype"):
-            yield key, before, after
-        return
-    if set(before) != set(after):
-        return
-    for kind, name in (("r", "replicas"), ("l", "list")):
-        if name in before:
-            if len(before[name]) == len(after[name]):
-                for index, (b, a) in enumerate(zip(before[name], after[name])):
-                    # a value's replicas share one key: its spread is the largest over them
-                    yield from _leaf_pairs(b, a, key if kind == "r" else key + ((kind, index),))
-            return
-    if "dict" in before:
-        for (kb, b), (ka, a) in zip(before["dict"], after["dict"]):
-            if kb == ka:
-                yield from _leaf_pairs(b, a, key + (("k", kb),))
-        return
-    if "python" in before and isinstance(before["python"], (int, float)) and not isinstance(before["python"], bool):
-        yield key, before, after
+    """The numeric leaves (arrays, Python numbers) of two recorded values of one structure, each
+    with the key the comparison looks its tolerance up by: the record's one walk."""
+    for leaf in numeric_leaves(before, after, key):
+        yield leaf.key, leaf.before, leaf.after
 
 
 def _difference(before: dict, after: dict) -> Tuple[float, float]:

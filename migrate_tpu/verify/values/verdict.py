@@ -1,11 +1,15 @@
 """What a verification concludes, and what one run left behind: the types every stage of
-``verify`` shares (no TensorFlow, no files)."""
+``verify`` shares (no TensorFlow, no files).
+
+A :class:`Verdict` is a value: frozen, its sequences tuples.  Each stage of the judgement takes
+one and returns another (:meth:`Verdict.but`, :meth:`Verdict.noted`), so what a stage decided is
+what it returns, and no later stage can change an earlier one's answer behind its back."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 SAME, DIVERGED, RETRACED, ERROR = "same", "diverged", "retraced", "error"
 # The values agree, but none of the migration's changed lines ran: nothing was proved.
@@ -48,7 +52,7 @@ class RunResult:
     shown_program: str = ""  # how the user names it
 
 
-@dataclass
+@dataclass(frozen=True)
 class Verdict:
     verdict: str
     steps: int = 0
@@ -63,9 +67,9 @@ class Verdict:
     hosts: Optional[int] = None
     variables_compared: int = 0
     variables_only_in: Dict[str, List[str]] = field(default_factory=lambda: {"before": [], "after": []})
-    variables_not_compared: List[dict] = field(default_factory=list)  # {"name", "side", "why"}
+    variables_not_compared: Tuple[dict, ...] = ()  # {"name", "side", "why"}
     replicas: Dict[str, Optional[List[int]]] = field(default_factory=dict)  # side -> replicas of the strategies stepped
-    notes: List[str] = field(default_factory=list)  # what the reader should know of a verdict
+    notes: Tuple[str, ...] = ()  # what the reader should know of a verdict
     release_drift: Optional[dict] = None  # two releases: how far the original's values moved between them
     control: Optional[dict] = None  # two releases: the original's run on the migrated program's interpreter
     before_api: str = BEFORE_API  # the surface the original ran under
@@ -73,12 +77,24 @@ class Verdict:
     coverage: Optional[dict] = None  # {"changed", "ran", "not_run": [labels]}: the migration's hunks the run reached
     blame: Optional[dict] = None  # the smallest set of changes that reproduces a divergence or retrace
     values_compared: int = 0  # numeric values (arrays, numbers) compared
-    values_not_compared: List[str] = field(default_factory=list)  # values the original does not repeat, left out
+    values_not_compared: Tuple[str, ...] = ()  # values the original does not repeat, left out
     nondeterminism: Optional[dict] = None  # where the original first differs from itself, its source, whether removed
     power: Optional[dict] = None  # what the comparison could have caught: {"change", "measured", "caught", ...}
     cluster: Optional[dict] = None  # why the runs were a cluster of worker processes: {"hosts", "because", "where"}
     after_api: str = AFTER_API  # the surface the migration ran under (2.4, or native: the interpreter's own)
-    moved_apis: List[dict] = field(default_factory=list)  # moved APIs the migrated run still called (advice.moved_api_calls)
+    moved_apis: Tuple[dict, ...] = ()  # moved APIs the migrated run still called (advice.moved_api_calls)
+
+    def __post_init__(self) -> None:
+        for name in ("notes", "values_not_compared", "variables_not_compared", "moved_apis"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))  # a list given: held as a tuple
+
+    def but(self, **changes: Any) -> "Verdict":
+        """This verdict with ``changes`` made: a new one."""
+        return replace(self, **changes)
+
+    def noted(self, *notes: str, first: bool = False) -> "Verdict":
+        """This verdict with ``notes`` after its own (before them, ``first``): a new one."""
+        return replace(self, notes=tuple(notes) + self.notes if first else self.notes + tuple(notes))
 
     @property
     def exit_status(self) -> int:
@@ -96,10 +112,10 @@ class Verdict:
             "tolerance": self.tolerance,
             "variables_compared": self.variables_compared,
             "variables_only_in": self.variables_only_in,
-            "variables_not_compared": self.variables_not_compared,
+            "variables_not_compared": list(self.variables_not_compared),
             "replicas": self.replicas,
             "hosts": self.hosts or 1,
-            "notes": self.notes,
+            "notes": list(self.notes),
             "release_drift": self.release_drift,
             "control": self.control,
             "before_api": self.before_api,
@@ -107,12 +123,12 @@ class Verdict:
             "coverage": self.coverage,
             "blame": self.blame,
             "values_compared": self.values_compared,
-            "values_not_compared": self.values_not_compared,
+            "values_not_compared": list(self.values_not_compared),
             "nondeterminism": self.nondeterminism,
             "power": self.power,
             "cluster": self.cluster,
             "after_api": self.after_api,
-            "moved_apis": self.moved_apis,
+            "moved_apis": list(self.moved_apis),
             "error": self.error,
             "advice": self.advice,
         }
