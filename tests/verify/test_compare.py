@@ -5,6 +5,7 @@ migrate_tpu/runtime/record/recorder.py writes them."""
 from pathlib import Path
 
 from migrate_tpu.verify import RunResult, compare
+from migrate_tpu.verify.judge.compare import CompareContext
 
 
 def scalar(x):
@@ -102,9 +103,9 @@ def test_a_pod_divergence_names_the_host():
         first, *others = [record(losses) for losses in losses_per_host]
         return RunResult(0, 1.0, first, "", "", Path("/nowhere"), others)
 
-    verdict = compare(pod([[1.0], [2.0]]), pod([[1.0], [2.5]]), 0.0, 0.0, "t.py", hosts=2)
+    verdict = compare(pod([[1.0], [2.0]]), pod([[1.0], [2.5]]), 0.0, 0.0, "t.py", CompareContext(hosts=2))
     assert (verdict.verdict, verdict.first_divergence["host"], verdict.first_divergence["step"]) == ("diverged", 1, 1)
-    assert compare(pod([[1.0], [2.0]]), pod([[1.0], [2.0]]), 0.0, 0.0, "t.py", hosts=2).verdict == "same"
+    assert compare(pod([[1.0], [2.0]]), pod([[1.0], [2.0]]), 0.0, 0.0, "t.py", CompareContext(hosts=2)).verdict == "same"
 
 
 def test_reports_show_the_verdict_and_the_first_divergence():

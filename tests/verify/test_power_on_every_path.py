@@ -8,7 +8,8 @@ from pathlib import Path
 
 from migrate_tpu.runtime.record.recorder import PERTURB_VARIABLE
 from migrate_tpu.verify import RunResult, compare
-from migrate_tpu.verify.command.session import ORIGINAL, ORIGINAL_ON_ITS_OWN, _judge_the_runs, _judgement
+from migrate_tpu.verify.judge.compare import CompareContext
+from migrate_tpu.verify.command.session import ORIGINAL, ORIGINAL_ON_ITS_OWN, _FirstRuns, _judge_the_runs, _judgement
 from migrate_tpu.verify.values.verdict import INCONCLUSIVE, SAME
 
 
@@ -46,7 +47,7 @@ class Reruns:
 def judged_within(default):
     def judged(reference, other, spread, tolerance=None):
         rtol, atol = tolerance or default
-        return compare(reference, other, rtol, atol, "t.py", spread=spread)
+        return compare(reference, other, rtol, atol, "t.py", CompareContext(spread=spread))
     return judged
 
 
@@ -55,7 +56,7 @@ def test_rtol_alone_measures_the_power_of_its_same():
     and must diverge under it (it once skipped the run and said `same` without a power)."""
     reruns, judged = Reruns(), judged_within((1e-3, 0.0))
     verdict = judged(result(record(LOSSES)), result(record(LOSSES)), None)
-    judgement = _judgement(verdict, result(record(LOSSES)), result(record(LOSSES)), reruns, judged, 1e-3, None, False)
+    judgement = _judgement(verdict, (result(record(LOSSES)), result(record(LOSSES))), reruns, judged, (1e-3, None), False)
     assert reruns.calls == [(ORIGINAL, True)]
     assert judgement.verdict.verdict == SAME
     assert judgement.verdict.power["measured"] and judgement.verdict.power["caught"]
@@ -64,7 +65,7 @@ def test_rtol_alone_measures_the_power_of_its_same():
 def test_a_tolerance_too_wide_to_see_the_mistake_is_inconclusive():
     reruns, judged = Reruns(), judged_within((0.5, 0.5))
     verdict = judged(result(record(LOSSES)), result(record(LOSSES)), None)
-    judgement = _judgement(verdict, result(record(LOSSES)), result(record(LOSSES)), reruns, judged, None, 0.5, False)
+    judgement = _judgement(verdict, (result(record(LOSSES)), result(record(LOSSES))), reruns, judged, (None, 0.5), False)
     assert judgement.verdict.verdict == INCONCLUSIVE
     assert judgement.verdict.power == {"change": "every learning rate scaled by 1.1", "measured": True, "caught": False}
 
@@ -74,12 +75,12 @@ def test_an_explicit_zero_tolerance_is_exact_and_says_so():
     it compared), as the default's does; `--power` measures it too."""
     reruns, judged = Reruns(), judged_within((0.0, 0.0))
     verdict = judged(result(record(LOSSES)), result(record(LOSSES)), None)
-    judgement = _judgement(verdict, result(record(LOSSES)), result(record(LOSSES)), reruns, judged, 0.0, 0.0, False)
+    judgement = _judgement(verdict, (result(record(LOSSES)), result(record(LOSSES))), reruns, judged, (0.0, 0.0), False)
     assert judgement.verdict.verdict == SAME
     assert judgement.verdict.power == {"change": "any changed bit", "measured": False, "exact": True, "values": 3}
     assert reruns.calls == []
     verdict = judged(result(record(LOSSES)), result(record(LOSSES)), None)
-    measured = _judgement(verdict, result(record(LOSSES)), result(record(LOSSES)), reruns, judged, 0.0, 0.0, True)
+    measured = _judgement(verdict, (result(record(LOSSES)), result(record(LOSSES))), reruns, judged, (0.0, 0.0), True)
     assert reruns.calls == [(ORIGINAL, True)] and measured.verdict.power["measured"] and measured.verdict.power["caught"]
 
 
@@ -89,7 +90,7 @@ def test_where_the_control_fails_the_mistake_runs_on_the_originals_own_interpret
     power too, measured by the original's own interpreter (the other cannot run it)."""
     reruns, judged = Reruns(), judged_within((0.0, 0.0))
     control = result(None, status=1)
-    judgement = _judge_the_runs(result(record(LOSSES)), control, result(record(LOSSES)), reruns, judged, (None, None), False)
+    judgement = _judge_the_runs(_FirstRuns(result(record(LOSSES)), "2.1", None, control, result(record(LOSSES))), reruns, judged, (None, None), False)
     assert judgement.verdict.verdict == SAME
     assert reruns.calls == [(ORIGINAL_ON_ITS_OWN, True)]
     assert judgement.verdict.power["measured"] and judgement.verdict.power["caught"]
@@ -98,7 +99,7 @@ def test_where_the_control_fails_the_mistake_runs_on_the_originals_own_interpret
 
 def test_where_the_control_fails_a_mistake_it_cannot_see_leaves_it_inconclusive():
     reruns, judged = Reruns(perturbed_losses=LOSSES), judged_within((0.0, 0.0))
-    judgement = _judge_the_runs(result(record(LOSSES)), result(None, status=1), result(record(LOSSES)), reruns, judged, (None, None),
-                                False)
+    judgement = _judge_the_runs(_FirstRuns(result(record(LOSSES)), "2.1", None, result(None, status=1), result(record(LOSSES))),
+                                reruns, judged, (None, None), False)
     assert judgement.verdict.verdict == INCONCLUSIVE
     assert judgement.verdict.power["measured"] and not judgement.verdict.power["caught"]

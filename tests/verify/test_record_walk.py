@@ -5,6 +5,7 @@ for the verdict's tolerance lookups as for the A/A spread's measurements (pure, 
 from pathlib import Path
 
 from migrate_tpu.verify import RunResult, compare
+from migrate_tpu.verify.judge.compare import CompareContext
 from migrate_tpu.verify.judge.spread import measure_spread
 from migrate_tpu.verify.values.record_walk import Apart, Leaf, numeric_leaves, walk
 from migrate_tpu.verify.values.tolerance import Judge
@@ -80,6 +81,6 @@ def test_the_verdict_asks_a_tolerance_for_each_key_the_spread_measures(monkeypat
     again = RunResult(0, 1.0, record(moved, 0.5000001), "", "", Path("/b"))
     spread = measure_spread(first, again, 1)  # every number moved a little: each value's key noted
     assert len(spread.values) == 3  # the loss (over its replicas), the step count, the kernel
-    verdict = compare(first, again, 0.0, 0.0, "t.py", spread=spread)
+    verdict = compare(first, again, 0.0, 0.0, "t.py", CompareContext(spread=spread))
     assert verdict.verdict == "same"
     assert set(asked) == set(spread.values)

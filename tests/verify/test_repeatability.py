@@ -10,6 +10,7 @@ import pytest
 
 from migrate_tpu.runtime.record.recorder import ONE_THREAD_VARIABLE, PERTURB_VARIABLE
 from migrate_tpu.verify import RunResult, compare
+from migrate_tpu.verify.judge.compare import CompareContext
 from migrate_tpu.verify.judge.repeatability import exact_power, judge_repeatability
 from migrate_tpu.verify.judge.spread import measure_spread
 from migrate_tpu.verify.values.tolerance import NOISE_MARGIN
@@ -33,7 +34,7 @@ def result(rec):
 
 
 def judged(reference, other, spread):
-    return compare(reference, other, 0.0, 0.0, "t.py", spread=spread)
+    return compare(reference, other, 0.0, 0.0, "t.py", CompareContext(spread=spread))
 
 
 class Runs:

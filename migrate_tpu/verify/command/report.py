@@ -120,31 +120,41 @@ def _headline(verdict: Verdict, label: str) -> str:
     return f"{label}: error: {verdict.error.splitlines()[0] if verdict.error else ''}"
 
 
-def report(verdict: Verdict, output_format: str, label: str) -> str:  # noqa: PLR0915
+def report(verdict: Verdict, output_format: str, label: str) -> str:
+    """The verdict as ``output_format`` says: ``json``, ``text``, ``markdown`` or ``github``."""
     if output_format == "json":
         return json.dumps(verdict.as_json(), indent=2) + "\n"
-    lines = [_headline(verdict, label)]
+    lines = [_headline(verdict, label)] + _outcome_lines(verdict) + _detail_lines(verdict)
+    if output_format == "markdown":
+        icon = {SAME: "✅", NOT_EXERCISED: "⚠️", INCONCLUSIVE: "⚠️", DIVERGED: "❌", RETRACED: "⚠️", ERROR: "❗"}[verdict.verdict]
+        body = "\n".join(lines[1:])
+        return f"### {icon} migrate-tpu verify: {verdict.verdict}\n\n{lines[0]}\n\n" + (f"```\n{body}\n```\n" if body else "")
+    text = "\n".join(lines) + "\n"
+    if output_format == "github" and verdict.verdict != SAME:
+        text += _annotation(verdict, lines[0])
+    return text
+
+
+def _outcome_lines(verdict: Verdict) -> List[str]:
+    """What the verdict found: where the runs part, the retrace, or the error and what to do."""
     if verdict.verdict == DIVERGED and verdict.first_divergence is not None:
-        lines += _divergence_lines(verdict.first_divergence)
-    elif verdict.verdict == RETRACED and verdict.retraced is not None:
+        return _divergence_lines(verdict.first_divergence)
+    if verdict.verdict == RETRACED and verdict.retraced is not None:
         r = verdict.retraced
         warm = r["traces_after_first_step"]
-        lines.append(f"  {r['function']} ({r.get('where')}): traces before {r['before']}, after {r['after']}; "
-                     f"traces after the first step: before {warm['before']}, after {warm['after']}")
-        lines.append("  on a TPU each trace is an XLA compilation: define the tf.function once, outside the loop or method")
-    elif verdict.verdict == ERROR:
-        lines += [f"  {line}" for line in (verdict.error or "").splitlines()[1:]]
-        if verdict.advice:
-            lines.append(f"  what to do: {verdict.advice}")
-    power = _power_line(verdict.power)
-    if power:
-        lines.append(power)
-    runs = _runs_line(verdict)
-    if runs:
-        lines.append(runs)
-    coverage = _coverage_line(verdict.coverage)
-    if coverage:
-        lines.append(coverage)
+        return [f"  {r['function']} ({r.get('where')}): traces before {r['before']}, after {r['after']}; "
+                f"traces after the first step: before {warm['before']}, after {warm['after']}",
+                "  on a TPU each trace is an XLA compilation: define the tf.function once, outside the loop or method"]
+    if verdict.verdict == ERROR:
+        lines = [f"  {line}" for line in (verdict.error or "").splitlines()[1:]]
+        return lines + ([f"  what to do: {verdict.advice}"] if verdict.advice else [])
+    return []
+
+
+def _detail_lines(verdict: Verdict) -> List[str]:
+    """What any verdict says besides: its power, the runs, the coverage, the blame, the moved APIs
+    still called, what was not compared, the notes and the runs' exits and times."""
+    lines = [line for line in (_power_line(verdict.power), _runs_line(verdict), _coverage_line(verdict.coverage)) if line]
     if verdict.blame:
         lines += _blame_lines(verdict.blame)
     if verdict.moved_apis:
@@ -161,30 +171,28 @@ def report(verdict: Verdict, output_format: str, label: str) -> str:  # noqa: PL
             timing.append(f"{side}{version}: exit {run['exit_status']}, {run['seconds']:.1f}s")
     if timing:
         lines.append("  " + "; ".join(timing))
-    if output_format == "markdown":
-        icon = {SAME: "✅", NOT_EXERCISED: "⚠️", INCONCLUSIVE: "⚠️", DIVERGED: "❌", RETRACED: "⚠️", ERROR: "❗"}[verdict.verdict]
-        body = "\n".join(lines[1:])
-        return f"### {icon} migrate-tpu verify: {verdict.verdict}\n\n{lines[0]}\n\n" + (f"```\n{body}\n```\n" if body else "")
-    if output_format == "github":
-        text = "\n".join(lines) + "\n"
-        if verdict.verdict != SAME:
-            level = "error" if verdict.verdict in (DIVERGED, ERROR) else "warning"
-            blamed = (verdict.blame or {}).get("changes") or []
-            place = ""
-            divergence = verdict.first_divergence or {}
-            after_place = (divergence.get("where") or {}).get("after") if isinstance(divergence.get("where"), dict) else None
-            message = lines[0]
-            if after_place and after_place.get("line"):
-                if after_place.get("cell") is not None:  # GitHub knows the notebook, not its cells' lines
-                    place = f" file={after_place['file']}"
-                    message += f" (cell {after_place['cell']}, line {after_place['line']})"
-                else:
-                    place = f" file={after_place['file']},line={after_place['line']}"
-            if divergence:
-                message += f": {divergence.get('what', divergence.get('kind'))}; before {json.dumps(divergence.get('before'))}, after {json.dumps(divergence.get('after'))}"
-            if blamed:
-                message += "; to blame: " + ", ".join(blamed)
-            message = message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-            text += f"::{level}{place}::{message}\n"
-        return text
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def _annotation(verdict: Verdict, headline: str) -> str:
+    """A GitHub workflow command for a verdict other than ``same``, at the migrated program's line
+    where the runs part (a notebook: its file, the cell and line in the message)."""
+    level = "error" if verdict.verdict in (DIVERGED, ERROR) else "warning"
+    blamed = (verdict.blame or {}).get("changes") or []
+    place = ""
+    divergence = verdict.first_divergence or {}
+    after_place = (divergence.get("where") or {}).get("after") if isinstance(divergence.get("where"), dict) else None
+    message = headline
+    if after_place and after_place.get("line"):
+        if after_place.get("cell") is not None:  # GitHub knows the notebook, not its cells' lines
+            place = f" file={after_place['file']}"
+            message += f" (cell {after_place['cell']}, line {after_place['line']})"
+        else:
+            place = f" file={after_place['file']},line={after_place['line']}"
+    if divergence:
+        message += (f": {divergence.get('what', divergence.get('kind'))}; before {json.dumps(divergence.get('before'))}, "
+                    f"after {json.dumps(divergence.get('after'))}")
+    if blamed:
+        message += "; to blame: " + ", ".join(blamed)
+    message = message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return f"::{level}{place}::{message}\n"

@@ -27,7 +27,7 @@ from migrate_tpu.verify.command.options import VerifyOptions
 from migrate_tpu.verify.values.changes import Hunk, apply, hunks_between, ran, shown_label, watch_list
 from migrate_tpu.verify.judge.advice import moved_api_calls, stopped_for_lack_of_an_api
 from migrate_tpu.verify.runs.cluster import reads_its_cluster
-from migrate_tpu.verify.judge.compare import compare, error, run_summary
+from migrate_tpu.verify.judge.compare import CompareContext, compare, error, run_summary
 from migrate_tpu.verify.runs.plan import Copy, Plan, changed_links, fresh_copy, plan, put_in_place
 from migrate_tpu.verify.judge.repeatability import Judgement, exact_power, judge_repeatability, measure_power, runs_at_all, seeded_power
 from migrate_tpu.verify.runs.running import RunRequest, run_one
@@ -35,7 +35,8 @@ from migrate_tpu.verify.runs.side_by_side import killed, run_pair, start_beside
 from migrate_tpu.verify.judge.spread import release_drift
 from migrate_tpu.verify.values.tolerance import Spread
 from migrate_tpu.verify.blame.suspects import likely_neutral
-from migrate_tpu.verify.values.verdict import AUTO_API, BEFORE_APIS, DEFAULT_ATOL, DEFAULT_RTOL, DIVERGED, ERROR, NOT_EXERCISED, RETRACED, SAME, RunResult, Verdict
+from migrate_tpu.verify.values.verdict import (AUTO_API, BEFORE_APIS, DEFAULT_ATOL, DEFAULT_RTOL, DIVERGED, ERROR, NOT_EXERCISED, RETRACED,
+                                              SAME, RunResult, Verdict)
 
 #: Devices of the one worker a program that builds MultiWorkerMirroredStrategy itself runs
 #: on when neither --hosts nor --replicas is given: on a worker with its CPU alone the
@@ -111,7 +112,7 @@ class _Session:
     def judged(self, reference: RunResult, other: RunResult, spread: Optional[Spread],
                tolerance: Optional[Tuple[float, float]] = None) -> Verdict:
         rtol, atol = tolerance or self.exact
-        return compare(reference, other, rtol, atol, self.plan.original_label, self.hosts, self.api, spread)
+        return compare(reference, other, rtol, atol, self.plan.original_label, CompareContext(self.hosts, self.api, spread))
 
     # ---- the verification -------------------------------------------------------------
 
@@ -131,8 +132,7 @@ class _Session:
             # no point comparing the migrated program with an original that does not run
             verdict = _without_an_original(before, self.plan, self.exact, self.hosts, first.api, first.api_reason)
             return verdict.but(cluster=shown_cluster).noted(*self.notes, first=True)
-        judgement = _judge_the_runs(before, first.control, after_run, self.rerun, self.judged, (options.rtol, options.atol),
-                                    options.power)
+        judgement = _judge_the_runs(first, self.rerun, self.judged, (options.rtol, options.atol), options.power)
         verdict = judgement.verdict.but(before_api_reason=first.api_reason, after_api=options.after_api, cluster=shown_cluster)
         verdict = _moved_apis(verdict, after_run, self.plan)
         if first.api_reason:
@@ -204,19 +204,21 @@ def _without_an_original(before: RunResult, the_plan: Plan, exact: Tuple[float, 
                          api_reason: Optional[str]) -> Verdict:
     """The verdict where the original does not run at all: an error, with its advice."""
     rtol, atol = exact
-    verdict = compare(before, RunResult(-1, 0.0, None, "", "", the_plan.after.root), rtol, atol, the_plan.original_label, hosts, api)
+    verdict = compare(before, RunResult(-1, 0.0, None, "", "", the_plan.after.root), rtol, atol, the_plan.original_label,
+                      CompareContext(hosts, api))
     verdict = verdict.but(after=None, before_api_reason=api_reason)
     if verdict.verdict != ERROR:
         verdict = error(verdict, "the original did not run", f"run it with `migrate-tpu run --tf-api {api}`")
     return verdict.but(error=_with_stderr_tail(verdict.error, before.stderr, (before,)))
 
 
-def _judge_the_runs(before: RunResult, control: Optional[RunResult], after_run: RunResult,  # noqa: PLR0913
-                    rerun: Callable[[str, str, Dict[str, str]], RunResult],
+def _judge_the_runs(first: _FirstRuns, rerun: Callable[[str, str, Dict[str, str]], RunResult],
                     judged: Callable[..., Verdict], tolerance: Tuple[Optional[float], Optional[float]], power: bool) -> Judgement:
     """The migration against the original on its interpreter (across two releases: against the
     control, with the releases' drift noted; where the original cannot run there, across the
     releases within the default tolerance)."""
+    before, control, after_run = first.before, first.control, first.migrated
+    assert after_run is not None  # judged only where the original ran and the migration with it
     rtol, atol = tolerance
     if control is not None and not runs_at_all(control):
         within = (DEFAULT_RTOL if rtol is None else rtol, DEFAULT_ATOL if atol is None else atol)
@@ -227,7 +229,7 @@ def _judge_the_runs(before: RunResult, control: Optional[RunResult], after_run: 
         # its power as well: the original's own interpreter runs it with the mistake
         return Judgement(_state_power(verdict, before, _on_its_own(rerun), judged, within, power))
     baseline = control if control is not None else before
-    judgement = _judgement(judged(baseline, after_run, None), baseline, after_run, rerun, judged, rtol, atol, power)
+    judgement = _judgement(judged(baseline, after_run, None), (baseline, after_run), rerun, judged, tolerance, power)
     if control is not None:
         return replace(judgement, verdict=_note_drift(judgement.verdict, before, control))
     return judgement
@@ -288,7 +290,8 @@ def _find_blame(session: _Session, verdict: Verdict, judgement: Judgement) -> di
             if not runs_at_all(baseline):
                 raise _NoBaseline(baseline)
         noted("blame", mixed, copy)
-        return compare(baselines[0], mixed, rtol, atol, the_plan.original_label, hosts, spread=judgement.spread).verdict == wanted
+        context = CompareContext(hosts, spread=judgement.spread)
+        return compare(baselines[0], mixed, rtol, atol, the_plan.original_label, context).verdict == wanted
 
     started = time.monotonic()
     after = the_plan.after
@@ -331,11 +334,13 @@ def _cover(verdict: Verdict, hunks: List[Hunk], after: RunResult, copy: Copy) ->
     return verdict
 
 
-def _judgement(verdict: Verdict, baseline: RunResult, after_run: RunResult, rerun: Callable[[str, str, Dict[str, str]], RunResult],  # noqa: PLR0913
-               judged: Callable[[RunResult, RunResult, Optional[Spread]], Verdict], rtol: Optional[float], atol: Optional[float],
+def _judgement(verdict: Verdict, runs: Tuple[RunResult, RunResult], rerun: Callable[[str, str, Dict[str, str]], RunResult],
+               judged: Callable[[RunResult, RunResult, Optional[Spread]], Verdict], tolerance: Tuple[Optional[float], Optional[float]],
                power: bool) -> Judgement:
-    """The exact verdict, re-judged where the original does not repeat itself, with the power of
-    a ``same`` stated (:mod:`~migrate_tpu.verify.judge.repeatability`)."""
+    """The exact verdict of ``runs`` (the original, the migration), re-judged where the original
+    does not repeat itself, with the power of a ``same`` stated
+    (:mod:`~migrate_tpu.verify.judge.repeatability`)."""
+    (baseline, after_run), (rtol, atol) = runs, tolerance
     if rtol is not None or atol is not None:
         # the user's own tolerance: a `same` within it must still be able to catch a mistake
         return Judgement(_state_power(verdict, baseline, rerun, judged, (rtol or 0.0, atol or 0.0), power))

@@ -9,7 +9,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 
 from migrate_tpu.verify.judge.advice import failure_advice, is_tpu_compile_failure, is_tpu_node_failure, no_record_advice, node_advice
@@ -209,14 +209,26 @@ def _steps_done(record: dict) -> int:
 KILLED = (137, -9)
 
 
-def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label: str, hosts: Optional[int] = None,  # noqa: PLR0913
-            before_api: str = BEFORE_API, spread: Optional[Spread] = None) -> Verdict:
-    """The verdict on two runs' records (``label``: the original as the user named it;
-    ``before_api``: the surface it ran under; ``spread``: where the original differs from
-    itself, each value's own A/A difference, from which its tolerance follows)."""
+class CompareContext(NamedTuple):
+    """How the two runs compared were made: the hosts of a pod (``--hosts``), the surface the
+    original ran under, and where the original differs from itself (each value's own A/A
+    difference, from which its tolerance follows; None: it repeats its bits)."""
+    hosts: Optional[int] = None
+    before_api: str = BEFORE_API
+    spread: Optional[Spread] = None
+
+
+#: Two runs of one interpreter, one host, the TF 2.1 surface, an original that repeats its bits.
+PLAIN = CompareContext()
+
+
+def compare(before: RunResult, after: RunResult, rtol: float, atol: float, label: str,
+            context: CompareContext = PLAIN) -> Verdict:
+    """The verdict on two runs' records (``label``: the original as the user named it)."""
+    hosts, before_api, spread = context
     verdict = Verdict(SAME, tolerance={"rtol": rtol, "atol": atol}, hosts=hosts, before_api=before_api)
     judge = Judge(rtol, atol, spread)
-    verdict = _judged(verdict, judge, before, after, label, hosts, before_api)
+    verdict = _judged(verdict, judge, (before, after), label, context)
     verdict = verdict.but(values_compared=judge.compared, values_not_compared=tuple(judge.skipped))
     if spread is not None:
         verdict = verdict.but(tolerance={"rtol": rtol, "atol": atol, "per_value": True, "margin": NOISE_MARGIN, "loose": judge.loose})
@@ -240,8 +252,9 @@ def _both_stopped_note(failure: str, steps: int) -> str:
     return f"both runs stopped with the same exception after step {steps}: {failure}{node}; the {steps} steps before it are compared"
 
 
-def _judged(verdict: Verdict, judge: Judge, before: RunResult, after: RunResult, label: str, hosts: Optional[int],  # noqa: PLR0913
-            before_api: str) -> Verdict:
+def _judged(verdict: Verdict, judge: Judge, runs: Tuple[RunResult, RunResult], label: str, context: CompareContext) -> Verdict:
+    before, after = runs
+    hosts, before_api = context.hosts, context.before_api
     b, a = before.record or {}, after.record or {}
     matched, unmatched = match_variables(b.get("variables", []), a.get("variables", []))
     verdict = verdict.but(
@@ -272,7 +285,7 @@ def _judged(verdict: Verdict, judge: Judge, before: RunResult, after: RunResult,
                                                                "after": after.status, "message": _last_line(after.stderr)})
     steps = min(_steps_done(b), _steps_done(a))
     verdict = verdict.but(steps=steps)
-    divergence = _first_event_divergence(b, a, before, after, judge, steps)
+    divergence = _first_event_divergence((b, a), runs, judge, steps)
     after_failure = _exception_text(a, (before, after))
     if divergence is None and (before_failure or after_failure) and before_failure != after_failure:
         places = {"before": _exception_place(b, before), "after": _exception_place(a, after)}
@@ -337,8 +350,11 @@ def run_summary(run: RunResult) -> dict:
             "replicas": record.get("replicas"), "hosts": 1 + len(run.host_records)}
 
 
-def _first_event_divergence(b: dict, a: dict, before: RunResult, after: RunResult, judge: Judge,  # noqa: PLR0913
+def _first_event_divergence(records: Tuple[dict, dict], runs: Tuple[RunResult, RunResult], judge: Judge,
                             steps: int, host: int = 0) -> Optional[dict]:
+    """The first recorded event of the first ``steps`` steps where host ``host``'s two
+    ``records`` differ (``runs``: the two runs, whose copies the places are shown in)."""
+    (b, a), (before, after) = records, runs
     b_events = [e for e in b.get("events", []) if e["step"] <= steps]
     a_events = [e for e in a.get("events", []) if e["step"] <= steps]
     for index in range(max(len(b_events), len(a_events))):
@@ -379,7 +395,7 @@ def _host_divergence(before: RunResult, after: RunResult, judge: Judge, steps: i
         if hb is None or ha is None:
             continue
         matched, unmatched = match_variables(hb.get("variables", []), ha.get("variables", []))
-        divergence = (_first_event_divergence(hb, ha, before, after, judge, steps, host)
+        divergence = (_first_event_divergence((hb, ha), (before, after), judge, steps, host)
                       or _variable_divergence(matched, unmatched, judge, steps, host))
         if divergence is not None:
             divergence["host"] = host

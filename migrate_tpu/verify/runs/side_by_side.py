@@ -17,8 +17,9 @@ Room is what decides, never the verdict:
   after the other;
 * a run of a pair killed by SIGKILL (the kernel's out-of-memory killer) is run again alone
   too (its partner, where it ended well, is kept);
-* once two runs did not fit, the rest of the command runs one after the other.  A pair's results are used as they are only where neither run was stopped, so a verdict
-  is the one the same runs would give one after the other.
+* once two runs did not fit, the rest of the command runs one after the other.  A pair's
+  results are used as they are only where neither run was stopped, so a verdict is the one the
+  same runs would give one after the other.
 """
 
 from __future__ import annotations
