@@ -5,7 +5,7 @@
 For each interpreter and program, ``--repeat`` runs of ``python -m migrate_tpu run --python
 ENV PROGRAM`` cold (``MIGRATE_TPU_WARM=0``: a new interpreter imports TensorFlow each time)
 and as many warm, alternated (cold, warm, cold, ...) so that the load of a shared machine
-weighs on both alike: this process owns a pool of warm servers (runtime/process/warm.py) and hands
+weighs on both alike: this process owns a pool of warm servers (runtime/process/warm_pool.py) and hands
 it to the CLI (``MIGRATE_TPU_WARM_POOL``), as the test session does, so the runs after the
 first fork from one server.  The first warm run, which starts the server, is shown apart
 (``first``).  Every run has ``PYTHONHASHSEED=0`` (verify's runs have one; without it every
@@ -29,7 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from migrate_tpu.runtime.process import warm  # noqa: E402
+from migrate_tpu.runtime.process import warm_pool  # noqa: E402
 
 TINY = """import tensorflow as tf
 strategy = tf.distribute.experimental.TPUStrategy(tf.distribute.cluster_resolver.TPUClusterResolver(tpu=""))
@@ -54,14 +54,14 @@ def main():
     programs = [("examples/tpu_classifier/evaluate.py", REPO / "examples" / "tpu_classifier" / "evaluate.py", ["--tf-api", "2.1"]),
                 ("tiny", folder / "tiny.py", [])]
     base = dict(os.environ, PYTHONPATH=str(REPO), PYTHONHASHSEED="0")
-    base.pop(warm.POOL_VARIABLE, None)
+    base.pop(warm_pool.POOL_VARIABLE, None)
     print("| interpreter | program | cold (median s) | warm: first (s) | warm (median s) | speed-up | load (min-max) |")
     print("| --- | --- | ---: | ---: | ---: | ---: | --- |")
     failed = False
     for python in options.python:
         for name, program, extra in programs:
             cold_env = dict(base, MIGRATE_TPU_WARM="0")
-            pool = warm.Pool.create()
+            pool = warm_pool.Pool.create()
             try:
                 warm_env = dict(base, MIGRATE_TPU_WARM="1")
                 pool.export(warm_env)

@@ -268,12 +268,12 @@ XDIST_VARIABLES = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_TESTRUNUID", "PYTEST_XDI
 def pytest_configure(config):
     # Warm interpreters (migrate_tpu/runtime/process/warm.py) for the whole session: every run the tests
     # start, in this process or through the CLI, forks from them; they end with the session.
-    from migrate_tpu.runtime.process import warm
+    from migrate_tpu.runtime.process import warm, warm_pool
 
-    if warm.available() and warm.wanted() and not os.environ.get(warm.POOL_VARIABLE):
-        pool = warm.Pool.create()
+    if warm.available() and warm.wanted() and not os.environ.get(warm_pool.POOL_VARIABLE):
+        pool = warm_pool.Pool.create()
         pool.export()
-        os.environ.setdefault(warm.SERVERS_VARIABLE, str(SESSION_SERVERS))
+        os.environ.setdefault(warm_pool.SERVERS_VARIABLE, str(SESSION_SERVERS))
         config.add_cleanup(pool.close)
     if hasattr(config, "workerinput"):
         for name in XDIST_VARIABLES:

@@ -21,13 +21,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "roundtrip"))
 from roundtrip_helpers import REPO, TF21, TF24, TF221, require_python
 
-from migrate_tpu.runtime.process import warm
+from migrate_tpu.runtime.process import warm_pool
 
 pytestmark = pytest.mark.tf
 
 DRIVER = textwrap.dedent("""
     import json, os, sys
-    from migrate_tpu.runtime.process import launch, warm
+    from migrate_tpu.runtime.process import launch, warm, warm_pool
     runs = json.loads(sys.argv[1])
     results = []
     for run in runs:
@@ -52,7 +52,7 @@ DRIVER = textwrap.dedent("""
                 os.dup2(saved[0], 1); os.dup2(saved[1], 2)
         os.chdir(saved_cwd)
         os.environ.clear(); os.environ.update(saved_env)
-        pool = warm._POOL.get("pool")
+        pool = warm_pool._POOL.get("pool")
         results.append({"status": status, "cold_reason": warm.LAST.cold_reason, "pid": warm.LAST.pid,
                         "pool": pool.folder if pool else None})
         print(json.dumps(results[-1]), flush=True)
@@ -65,7 +65,7 @@ def drive(tmp_path, runs, env=None, wait=True):
         run.setdefault("out", str(tmp_path / "run{}.out".format(k)))
         run.setdefault("err", str(tmp_path / "run{}.err".format(k)))
     environ = dict(os.environ, PYTHONPATH=str(REPO), PYTHONHASHSEED="0")
-    environ.pop(warm.POOL_VARIABLE, None)  # a pool of its own: the driver's death is tested
+    environ.pop(warm_pool.POOL_VARIABLE, None)  # a pool of its own: the driver's death is tested
     environ.update(env or {})
     argv = [sys.executable, "-c", DRIVER, json.dumps(runs)]
     if not wait:

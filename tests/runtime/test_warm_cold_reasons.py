@@ -2,7 +2,7 @@
 
 import sys
 
-from migrate_tpu.runtime.process import warm
+from migrate_tpu.runtime.process import warm, warm_pool
 
 RUN = [sys.executable, "-m", "migrate_tpu.runtime", "train.py"]
 
@@ -26,10 +26,10 @@ def test_pools_are_made_where_a_servers_socket_path_fits(monkeypatch):
     binding server's ``.PID.tmp``; a longer temporary folder makes pools in /tmp."""
     import tempfile
 
-    longest, longer = "/" + "d" * (warm._LONGEST_BASE - 1), "/" + "d" * warm._LONGEST_BASE
+    longest, longer = "/" + "d" * (warm_pool._LONGEST_BASE - 1), "/" + "d" * warm_pool._LONGEST_BASE
     monkeypatch.setattr(tempfile, "tempdir", longest)  # what gettempdir() returns, unchecked
-    assert warm._base_folder() == longest
+    assert warm_pool._base_folder() == longest
     monkeypatch.setattr(tempfile, "tempdir", longer)
-    assert warm._base_folder() == "/tmp"
+    assert warm_pool._base_folder() == "/tmp"
     socket_while_bound = longest + "/migrate-tpu-warm-abcdefgh/" + "k" * 20 + ".sock" + ".4194304.tmp"
     assert len(socket_while_bound.encode()) <= 107

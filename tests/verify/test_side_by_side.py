@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from migrate_tpu.runtime.process import launch_apart
-from migrate_tpu.runtime.process.warm import _alive  # zombie-aware, as the pool checks its servers
+from migrate_tpu.runtime.process.warm_pool import _alive  # zombie-aware, as the pool checks its servers
 from migrate_tpu.verify.runs import side_by_side
 from migrate_tpu.verify.runs.plan import Copy
 from migrate_tpu.verify.runs.running import RunRequest

@@ -1,6 +1,6 @@
 """Processes: running a script or notebook under the emulation (``runner``), starting it in the
 chosen interpreter (``launch``, ``launch_apart`` for a run in a process of its own), warm
-interpreters forked per run (``warm``, ``warm_server``), the worker processes of a multi-worker
+interpreters forked per run (``warm``, the pool of servers ``warm_pool``, ``warm_server``), the worker processes of a multi-worker
 program (``pod``), the TensorFlow interpreters (``envs``, ``tf-envs.sh``) and TensorFlow's
 start-up noise (``noise``).
 

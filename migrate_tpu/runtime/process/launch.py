@@ -15,7 +15,7 @@ from typing import IO, Dict, List, Mapping, Optional, Sequence, Union, cast
 
 import migrate_tpu
 from migrate_tpu.runtime import DEFAULT_REPLICAS
-from migrate_tpu.runtime.process import envs, pod, warm
+from migrate_tpu.runtime.process import envs, pod, warm, warm_pool
 
 #: A script's path, as the command line and ``verify`` give it.
 ScriptPath = Union[str, "os.PathLike[str]"]
@@ -140,7 +140,7 @@ def launch(script: ScriptPath, args: Sequence[object], replicas: Optional[int] =
     temporary = None
     if _is_shared(package):
         # a warm pool keeps one such folder for its servers; a cold run makes its own
-        root = warm.pool().isolated_root(isolated_root) if use_warm else None
+        root = warm_pool.pool().isolated_root(isolated_root) if use_warm else None
         temporary = None if root else isolated_root()
     try:
         env = environment(root=temporary or root)

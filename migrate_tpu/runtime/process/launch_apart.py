@@ -28,11 +28,11 @@ def start(script, args, launch_options, cwd, env, stdout, stderr, result, log): 
     the files ``stdout`` and ``stderr``, its outcome into ``result``, this module's own into
     ``log``.  Returns ``(process, lifeline)``: closing the lifeline (or this process ending)
     ends the run.  The run forks from this process' warm servers, where it has them."""
-    from migrate_tpu.runtime.process import pod, warm
+    from migrate_tpu.runtime.process import pod, warm, warm_pool
 
     env = dict(env)
     if warm.wanted(env) and warm.wanted() and warm.available():
-        warm.pool().export(env)
+        warm_pool.pool().export(env)
     spec_path = result + ".spec.json"
     with open(spec_path, "w", encoding="utf-8") as handle:
         json.dump({"script": str(script), "args": [str(a) for a in args], "launch": launch_options, "cwd": str(cwd), "env": env,

@@ -1,8 +1,8 @@
 """The server side of warm interpreters (:mod:`migrate_tpu.runtime.process.warm` has the whole story and
-the client side): ``python -m migrate_tpu.runtime.process.warm_server`` imports TensorFlow and the
-runtime, initialises nothing, listens on its socket in the owner's pool, and forks a supervisor
-and a run for each request; it dies with its owner (the lifeline).  Runs in the TensorFlow
-interpreter.  Python 3.7 syntax.
+the client side, :mod:`migrate_tpu.runtime.process.warm_pool` the pool):
+``python -m migrate_tpu.runtime.process.warm_server`` imports TensorFlow and the runtime, initialises
+nothing, listens on its socket in the owner's pool, and forks a supervisor and a run for each
+request; it dies with its owner (the lifeline).  Runs in the TensorFlow interpreter.  Python 3.7 syntax.
 """
 
 import array
@@ -19,7 +19,8 @@ import time
 from typing import Any, Dict, List
 
 from migrate_tpu.runtime import RUNTIME_FOLDER
-from migrate_tpu.runtime.process.warm import _HEADER, _INHERITED_IGNORES, _SERVER_MODULE, _alive, _kill_group
+from migrate_tpu.runtime.process.warm import _INHERITED_IGNORES
+from migrate_tpu.runtime.process.warm_pool import _HEADER, _SERVER_MODULE, _alive, _kill_group
 
 
 def _prctl_death_signal(signum):
