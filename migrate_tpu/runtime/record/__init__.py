@@ -1,8 +1,8 @@
 """What ``migrate-tpu verify`` records of a run: the values a program computes, step by step
-(``recorder``; every variable made under a strategy while recording, held to the end; which
-watched lines ran: ``lines_ran``), the seeds that make two runs record the same bits
-(``seeding``), and what verify
-asks of a run beyond recording it (``power``: kernels on one thread, a deliberate mistake).
+(``recorder``, through its wrappers around TensorFlow: ``wrappers``; every variable made under a
+strategy while recording, held to the end; which watched lines ran: ``lines_ran``), the seeds
+that make two runs record the same bits (``seeding``), and what verify asks of a run beyond
+recording it (``power``: kernels on one thread, a deliberate mistake).
 
 A new recorded value goes here.
 
