@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from migrate_tpu import magics
-from migrate_tpu.runtime.process.runner import _strip_magics
+from migrate_tpu.runtime.process.notebooks import _strip_magics
 
 REPO = Path(__file__).resolve().parents[2]
 

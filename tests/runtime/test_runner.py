@@ -15,7 +15,7 @@ from roundtrip_helpers import REPO, TF21, TF24, TF221, require_python, start
 
 from migrate_tpu.runtime import real_tpu_reachable
 from migrate_tpu.runtime.process import envs, launch
-from migrate_tpu.runtime.process.runner import _strip_magics, notebook_cells
+from migrate_tpu.runtime.process.notebooks import _strip_magics, notebook_cells
 
 RUNTIME = REPO / "migrate_tpu" / "runtime"
 TF = pytest.mark.roundtrip  # runs real TensorFlow interpreters
