@@ -31,7 +31,7 @@ def real_version(tf):
 def main():
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
-    runner.setup(replicas=8, tf_api="2.1", quiet=True)
+    runner.setup(runner.SetupOptions(replicas=8, tf_api="2.1", quiet=True))
     import tensorflow as tf
 
     folder = tempfile.mkdtemp(prefix="migrate-tpu-moved-calls-")

@@ -22,7 +22,7 @@ from migrate_tpu.runtime.process import runner
 def main():
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
-    runner.setup(replicas=8, tf_api="2.4", quiet=True)
+    runner.setup(runner.SetupOptions(replicas=8, tf_api="2.4", quiet=True))
     import numpy as np
     import tensorflow as tf
 

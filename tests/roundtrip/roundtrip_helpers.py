@@ -168,7 +168,7 @@ class Run(object):
 
 def start(python, script, tf_api=None, replicas=None, label=None, extra_env=None):
     """Queue ``script`` under ``python -m migrate_tpu.runtime`` (argv and env from the real launcher)."""
-    argv = launch.command(str(script), [], replicas=replicas, tf_api=tf_api, python=python)
+    argv = launch.command(str(script), [], launch.RunnerOptions(replicas=replicas, tf_api=tf_api, python=python))
     argv.insert(argv.index("-m") + 2, "--quiet")
     env = launch.environment()
     env.pop("TPU_NAME", None)

@@ -227,7 +227,7 @@ def test_uneven_replicas_are_a_usage_error(tmp_path, capsys):
     script.write_text("print('never')\n")
     assert launch.launch(str(script), [], replicas=6, hosts=4) == 2
     assert "6 replicas cannot be spread evenly over 4 hosts" in capsys.readouterr().err
-    assert launch.command("s.py", [], replicas=8, hosts=2, quiet=True)[3:] == [
+    assert launch.command("s.py", [], launch.RunnerOptions(replicas=8, hosts=2, quiet=True))[3:] == [
         "--hosts", "2", "--replicas", "8", "--quiet", "s.py"]
     assert launch.pod_replicas(4) == 32 and launch.pod_replicas(2, 4) == 4
 

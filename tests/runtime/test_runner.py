@@ -40,8 +40,8 @@ def test_package_and_launcher_do_not_import_tensorflow():
 
 
 def test_launch_command_and_environment(tmp_path):
-    argv = launch.command("train.py", ["--epochs", 2], replicas=4, tf_api="2.1",
-                          python="/envs/tf2.1/bin/python", emulation=False)
+    argv = launch.command("train.py", ["--epochs", 2], launch.RunnerOptions(replicas=4, tf_api="2.1",
+                                                                       python="/envs/tf2.1/bin/python", emulation=False))
     assert argv == ["/envs/tf2.1/bin/python", "-m", "migrate_tpu.runtime", "--replicas", "4",
                     "--tf-api", "2.1", "--no-emulation", "train.py", "--epochs", "2"]
     assert launch.command("x.ipynb", [])[:3] == [sys.executable, "-m", "migrate_tpu.runtime"]

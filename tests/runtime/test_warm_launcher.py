@@ -46,7 +46,7 @@ def test_a_run_whose_pid_comes_after_the_timeout_is_stopped_before_the_launcher_
     thread = _server_telling_the_pid_late(sock, 0.4, runs)
     try:
         run = warm.WarmRun()
-        status = warm._run_on(sock, [sys.executable, "-m", "migrate_tpu.runtime", "x.py"], dict(os.environ),
+        status = warm._run_on(sock, warm._request([sys.executable, "-m", "migrate_tpu.runtime", "x.py"], dict(os.environ)),
                               0.1, True, "migrate-tpu run", run)
         assert status == warm.EXIT_TIMEOUT
         assert len(runs) == 1 and run.pid == runs[0].pid

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from typing import IO, Dict, List, Mapping, Optional, Sequence, Union, cast
+from typing import IO, Dict, List, Mapping, NamedTuple, Optional, Sequence, Union, cast
 
 import migrate_tpu
 from migrate_tpu.runtime import DEFAULT_REPLICAS
@@ -26,28 +26,41 @@ def package_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(migrate_tpu.__file__)))
 
 
-def command(script: ScriptPath, args: Sequence[object] = (), replicas: Optional[int] = None,  # noqa: PLR0913
-            tf_api: Optional[str] = None, python: Optional[str] = None, emulation: bool = True,
-            hosts: Optional[int] = None, quiet: bool = False, tpu_env: Optional[str] = None,
-            verbose: bool = False, api_record: Optional[str] = None) -> List[str]:
-    """The argv that :func:`launch` runs (for one host of a pod when ``hosts`` is given)."""
-    argv = [python or sys.executable, "-m", "migrate_tpu.runtime"]
-    if verbose:
+class RunnerOptions(NamedTuple):
+    """How :func:`command` starts the runner: the interpreter (``python``, default this one) and the
+    runner's own options (``python -m migrate_tpu.runtime --help``), each left out of the argv
+    when it has its default."""
+    replicas: Optional[int] = None
+    tf_api: Optional[str] = None
+    python: Optional[str] = None
+    emulation: bool = True
+    hosts: Optional[int] = None
+    quiet: bool = False
+    tpu_env: Optional[str] = None
+    verbose: bool = False
+    api_record: Optional[str] = None
+
+
+def command(script: ScriptPath, args: Sequence[object] = (), options: Optional[RunnerOptions] = None) -> List[str]:
+    """The argv that :func:`launch` runs (for one host of a pod when ``options.hosts`` is given)."""
+    options = options or RunnerOptions()
+    argv = [options.python or sys.executable, "-m", "migrate_tpu.runtime"]
+    if options.verbose:
         argv.append("--verbose")
-    if api_record is not None:
-        argv += ["--api-record", str(api_record)]
-    if hosts is not None:
-        argv += ["--hosts", str(int(hosts))]
-    if replicas is not None:
-        argv += ["--replicas", str(int(replicas))]
-    if tf_api is not None:
-        argv += ["--tf-api", str(tf_api)]
-    if not emulation:
+    if options.api_record is not None:
+        argv += ["--api-record", str(options.api_record)]
+    if options.hosts is not None:
+        argv += ["--hosts", str(int(options.hosts))]
+    if options.replicas is not None:
+        argv += ["--replicas", str(int(options.replicas))]
+    if options.tf_api is not None:
+        argv += ["--tf-api", str(options.tf_api)]
+    if not options.emulation:
         argv.append("--no-emulation")
-    if quiet:
+    if options.quiet:
         argv.append("--quiet")
-    if tpu_env is not None:
-        argv += ["--tpu-env", str(tpu_env)]
+    if options.tpu_env is not None:
+        argv += ["--tpu-env", str(options.tpu_env)]
     argv.append(os.fspath(script) if hasattr(os, "fspath") else str(script))
     argv += [str(a) for a in args]
     return argv
@@ -146,15 +159,15 @@ def launch(script: ScriptPath, args: Sequence[object], replicas: Optional[int] =
         env = environment(root=temporary or root)
         if multi_client:
             count = int(hosts or 1)  # multi_client: hosts was given
-            argvs = [command(script, args, pod_replicas(count, replicas), tf_api, resolved, emulation, hosts=count,
-                             quiet=k > 0, tpu_env=tpu_env, verbose=verbose, api_record=None if k else api_record)
+            argvs = [command(script, args, RunnerOptions(pod_replicas(count, replicas), tf_api, resolved, emulation, hosts=count, quiet=k > 0,
+                                                         tpu_env=tpu_env, verbose=verbose, api_record=None if k else api_record))
                      for k in range(count)]
             return pod.run_hosts(argvs, _worker_environments(env, count), timeout=timeout, filter_noise=not verbose)
         # A TPU program, on one host or a pod: one process, the pod's one client.
         if hosts is not None:
             replicas = pod_replicas(hosts, replicas)
-        argv = command(script, args, replicas, tf_api, resolved, emulation, hosts=hosts,
-                       tpu_env=tpu_env, verbose=verbose, api_record=api_record)
+        argv = command(script, args, RunnerOptions(replicas, tf_api, resolved, emulation, hosts=hosts,
+                                                   tpu_env=tpu_env, verbose=verbose, api_record=api_record))
         if use_warm:  # forked from a warm interpreter (runtime/process/warm.py), where that is safe
             status = warm.launch(argv, env, timeout=timeout, verbose=verbose)
             if status is not None:

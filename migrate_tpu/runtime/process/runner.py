@@ -35,6 +35,7 @@ import re
 import sys
 import traceback
 import types
+from typing import NamedTuple, Optional
 
 from migrate_tpu.runtime import (DEFAULT_REPLICAS, MIXED_TF_API, NATIVE_TF_API, RUNTIME_FOLDER, TARGET_VARIABLE, TF_API_CHOICES,
                                  real_tpu_reachable)
@@ -258,12 +259,25 @@ def pod_task(hosts, environ=None):
     return index
 
 
-def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, tpu_env=None,  # noqa: PLR0913, PLR0915
-          verbose=False, gcs=None):
-    """Import TensorFlow and switch on what was asked for.  Returns a description."""
-    prepare_environment(emulation, verbose)
-    if hosts and pod.is_multi_client_worker():
-        pod_task(hosts)  # a worker of a multi-client cluster: TF_CONFIG must name it
+class SetupOptions(NamedTuple):
+    """What :func:`setup` switches on: the runner's ``--replicas``, ``--tf-api``, ``--quiet``,
+    ``--hosts``, ``--tpu-env``, ``--verbose`` and ``--gcs``, and whether the TPU is emulated at all."""
+    replicas: Optional[int] = None
+    tf_api: Optional[str] = None
+    emulation: bool = True
+    quiet: bool = False
+    hosts: Optional[int] = None
+    tpu_env: Optional[str] = None
+    verbose: bool = False
+    gcs: Optional[str] = None
+
+
+def setup(options=None):
+    """Import TensorFlow and switch on what ``options`` (:class:`SetupOptions`) ask for.  Returns a description."""
+    options = options or SetupOptions()
+    prepare_environment(options.emulation, options.verbose)
+    if options.hosts and pod.is_multi_client_worker():
+        pod_task(options.hosts)  # a worker of a multi-client cluster: TF_CONFIG must name it
     try:
         import tensorflow  # noqa: F401
     except ImportError as error:
@@ -273,6 +287,29 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, t
     from migrate_tpu.runtime.surfaces import emulation as emu  # imports TensorFlow
     from migrate_tpu.runtime.program.autograph_scope import leave_the_runtime_unconverted
     leave_the_runtime_unconverted()  # as AutoGraph leaves TensorFlow's own code
+    tf_api, mixed = _surface_asked(emu, options.tf_api)
+    if options.emulation:
+        text = _install_emulation(emu, options, tf_api)
+    else:
+        text = _install_without_emulation(emu, tf_api)
+    if tf_api in ("2.1", "2.2", "2.3") or mixed:
+        from migrate_tpu.runtime.surfaces import legacy
+        # the older release's names (nothing to add on TF 2.0/2.1 itself), then its names alone
+        legacy.install(emulated=options.emulation, release="2.1" if mixed else tf_api)
+        if not mixed:
+            legacy.restrict_to(tf_api)
+    if not options.quiet:
+        sys.stderr.write("migrate-tpu run: {}\n".format(text))
+        if keras_3_in_use(emu.tf_version()) and _mentions_keras(SCRIPT_PATH):
+            sys.stderr.write("migrate-tpu run: note: {}\n".format(KERAS_3_NOTE))
+        sys.stderr.flush()
+    settle_what_is_loaded()
+    return text
+
+
+def _surface_asked(emu, tf_api):
+    """``(tf_api, mixed)``: the surface ``--tf-api`` asks for on this TensorFlow (``mixed``: 2.1+2.4,
+    whose surface is 2.4's); ValueError for one it cannot show."""
     tf_api = tf_api or emu.default_tf_api()
     if tf_api not in TF_API_CHOICES:
         raise ValueError("unknown TF API {!r} (choose from {})".format(tf_api, ", ".join(TF_API_CHOICES)))
@@ -284,40 +321,37 @@ def setup(replicas=None, tf_api=None, emulation=True, quiet=False, hosts=None, t
     mixed = tf_api == MIXED_TF_API
     if mixed:  # the 2.4 surface, the 2.1 names added below and none hidden
         tf_api = "2.4"
-    if emulation:
-        machine = tpu_machine.select(tpu_env, gcs)  # ValueError naming the choices
-        for name, value in machine.announced.items():
-            os.environ.setdefault(name, value)
-        if hosts and pod.is_multi_client_worker():
-            # one worker of the script's own MultiWorkerMirroredStrategy: its share of the cores
-            emu.configure_devices((replicas or DEFAULT_REPLICAS * hosts) // hosts)
-        elif hosts:
-            replicas = replicas or DEFAULT_REPLICAS * hosts
-            emu.configure_pod(hosts, replicas)
-            emu.configure_devices(replicas)
-        else:
-            emu.configure_devices(replicas or DEFAULT_REPLICAS)
-        emu.install(tf_api=tf_api)
-        text = emu.describe()
+    return tf_api, mixed
+
+
+def _install_emulation(emu, options, tf_api):
+    """The TPU emulated on the machine ``options`` names, with its cores (a pod's, or one worker's
+    share); the description."""
+    replicas, hosts = options.replicas, options.hosts
+    machine = tpu_machine.select(options.tpu_env, options.gcs)  # ValueError naming the choices
+    for name, value in machine.announced.items():
+        os.environ.setdefault(name, value)
+    if hosts and pod.is_multi_client_worker():
+        # one worker of the script's own MultiWorkerMirroredStrategy: its share of the cores
+        emu.configure_devices((replicas or DEFAULT_REPLICAS * hosts) // hosts)
+    elif hosts:
+        replicas = replicas or DEFAULT_REPLICAS * hosts
+        emu.configure_pod(hosts, replicas)
+        emu.configure_devices(replicas)
     else:
-        from migrate_tpu.runtime.surfaces import releases
-        emu.STATE.tf_api = releases.native_release() if tf_api == NATIVE_TF_API else tf_api
-        text = "no TPU emulation: TF {} with the TF {} API".format(emu.tf.__version__, emu.STATE.tf_api)
-        emu.import_compat_packages()  # before the surfaces patch them (emu.install does it otherwise)
-        if tf_api != NATIVE_TF_API:
-            releases.install(tf_api)  # what the release shows user code (its version, optimizers), as under emulation
-    if tf_api in ("2.1", "2.2", "2.3") or mixed:
-        from migrate_tpu.runtime.surfaces import legacy
-        # the older release's names (nothing to add on TF 2.0/2.1 itself), then its names alone
-        legacy.install(emulated=emulation, release="2.1" if mixed else tf_api)
-        if not mixed:
-            legacy.restrict_to(tf_api)
-    if not quiet:
-        sys.stderr.write("migrate-tpu run: {}\n".format(text))
-        if keras_3_in_use(emu.tf_version()) and _mentions_keras(SCRIPT_PATH):
-            sys.stderr.write("migrate-tpu run: note: {}\n".format(KERAS_3_NOTE))
-        sys.stderr.flush()
-    settle_what_is_loaded()
+        emu.configure_devices(replicas or DEFAULT_REPLICAS)
+    emu.install(tf_api=tf_api)
+    return emu.describe()
+
+
+def _install_without_emulation(emu, tf_api):
+    """No TPU emulated (``--no-emulation``, a real TPU): the release's surface alone; the description."""
+    from migrate_tpu.runtime.surfaces import releases
+    emu.STATE.tf_api = releases.native_release() if tf_api == NATIVE_TF_API else tf_api
+    text = "no TPU emulation: TF {} with the TF {} API".format(emu.tf.__version__, emu.STATE.tf_api)
+    emu.import_compat_packages()  # before the surfaces patch them (emu.install does it otherwise)
+    if tf_api != NATIVE_TF_API:
+        releases.install(tf_api)  # what the release shows user code (its version, optimizers), as under emulation
     return text
 
 
@@ -385,8 +419,8 @@ def main(argv=None):
     SHOW_EMULATION_FRAMES = options.verbose
     SCRIPT_PATH = options.script
     try:
-        setup(options.replicas, options.tf_api, emulate, options.quiet, options.hosts,
-              options.tpu_env, options.verbose, options.gcs)
+        setup(SetupOptions(options.replicas, options.tf_api, emulate, options.quiet, options.hosts,
+                           options.tpu_env, options.verbose, options.gcs))
     except ValueError as error:
         sys.stderr.write("migrate-tpu run: {}\n".format(error))
         return EXIT_USAGE

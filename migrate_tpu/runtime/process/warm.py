@@ -198,7 +198,7 @@ def launch(argv, env, timeout=None, verbose=False, label="migrate-tpu run"):
         if sock is None:
             run.cold_reason = warm_pool.why_not(python, env, verbose) or "the server did not start"
             return None
-        status = _run_on(sock, argv, env, timeout, verbose, label, run)
+        status = _run_on(sock, _request(argv, env), timeout, verbose, label, run)
         if status is not None:
             run.status = status
             return status
@@ -291,11 +291,12 @@ def _stop(run, replies, first_signal, say):
         return None
 
 
-def _run_on(sock, argv, env, timeout, verbose, label, run):  # noqa: PLR0913
-    """One run on the server at ``sock``; ``None`` when the server did not start it."""
+def _run_on(sock, request, timeout, verbose, label, run):
+    """One run (:func:`_request`'s ``request``) on the server at ``sock``; ``None`` when the server
+    did not start it."""
     from migrate_tpu.runtime.process import pod  # the launcher's side only
 
-    handed = _hand_over(sock, _request(argv, env), verbose)
+    handed = _hand_over(sock, request, verbose)
     if handed is None:
         return None
     client, watch_write, err_read = handed

@@ -105,41 +105,15 @@ def serve(options):
             _clean_up(server, options)
 
 
-def _serve(server, options):  # noqa: PLR0915
+def _serve(server, options):
     owner = options.owner
     lifeline = os.open(options.lifeline, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     server.lifeline = lifeline
-    stop_watching = threading.Event()
-
-    def watch_during_import():
-        while not stop_watching.is_set():
-            readable, _, _ = select.select([lifeline], [], [], 0.2)
-            if (readable and not _read_or_eof(lifeline)) or not _alive(owner):
-                os._exit(0)
-
-    watcher = threading.Thread(target=watch_during_import, name="migrate-tpu-warm-import")
-    watcher.daemon = True
-    watcher.start()
-    try:
-        _import_for_runs(options.verbose)
-    finally:
-        stop_watching.set()
-        watcher.join()
+    _import_while_the_owner_lives(owner, lifeline, options.verbose)
     sys.stdout.flush()
     sys.stderr.flush()
     server.replay = (_read_file_of(1), _read_file_of(2))  # what importing printed: each run prints it again
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    temporary = "{}.{}.tmp".format(options.socket, os.getpid())
-    listener.bind(temporary)
-    listener.listen(64)
-    os.rename(temporary, options.socket)  # connectable from now on
-    server.listener = listener
-    server.own_fds = [listener.fileno(), lifeline, options.ready_fd]
-    with open(options.socket[:-len(".sock")] + ".pid", "w") as handle:
-        handle.write(str(os.getpid()))
-    os.write(options.ready_fd, b"ready\n")
-    os.close(options.ready_fd)
-    server.own_fds.remove(options.ready_fd)
+    _listen(server, options, lifeline)
     while True:
         _reap(server)
         if RETIRING[0] and server.listener is not None:
@@ -164,6 +138,44 @@ def _serve(server, options):  # noqa: PLR0915
                 return _supervise(server, conn)  # returns in the run's process only
             conn.close()
             server.supervisors.add(pid)
+
+
+def _import_while_the_owner_lives(owner, lifeline, verbose):
+    """:func:`_import_for_runs`, this process ending at once if its owner goes meanwhile (the
+    lifeline's end, or the owner's pid gone): an import takes seconds."""
+    stop_watching = threading.Event()
+
+    def watch_during_import():
+        while not stop_watching.is_set():
+            readable, _, _ = select.select([lifeline], [], [], 0.2)
+            if (readable and not _read_or_eof(lifeline)) or not _alive(owner):
+                os._exit(0)
+
+    watcher = threading.Thread(target=watch_during_import, name="migrate-tpu-warm-import")
+    watcher.daemon = True
+    watcher.start()
+    try:
+        _import_for_runs(verbose)
+    finally:
+        stop_watching.set()
+        watcher.join()
+
+
+def _listen(server, options, lifeline):
+    """Listen on the pool's socket for this server's key, its pid beside it, and tell the owner
+    it is ready."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    temporary = "{}.{}.tmp".format(options.socket, os.getpid())
+    listener.bind(temporary)
+    listener.listen(64)
+    os.rename(temporary, options.socket)  # connectable from now on
+    server.listener = listener
+    server.own_fds = [listener.fileno(), lifeline, options.ready_fd]
+    with open(options.socket[:-len(".sock")] + ".pid", "w") as handle:
+        handle.write(str(os.getpid()))
+    os.write(options.ready_fd, b"ready\n")
+    os.close(options.ready_fd)
+    server.own_fds.remove(options.ready_fd)
 
 
 def _clean_up(server, options):
@@ -244,24 +256,9 @@ def _import_for_runs(verbose):
     runner.settle_what_is_loaded()
 
 
-def _supervise(server, conn):  # noqa: PLR0915
+def _supervise(server, conn):
     """In a supervisor: start the run's process, report its pid and exit status, and end."""
-    try:
-        server_pid = os.getppid()
-        _prctl_death_signal(signal.SIGTERM)
-        if os.getppid() != server_pid:
-            os._exit(1)
-        for fd in server.closing_fds():
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        request, fds = _receive(conn)
-        if request.get("retire"):
-            os.kill(server_pid, signal.SIGUSR1)
-            os._exit(0)
-    except Exception:
-        os._exit(1)
+    request, fds = _take_request(server, conn)
     child: Dict[str, Any] = {"pid": None}
 
     def end(signum, frame):  # the server is gone: so is the run
@@ -288,6 +285,34 @@ def _supervise(server, conn):  # noqa: PLR0915
     for fd in fds:
         os.close(fd)
     _reply(conn, {"pid": pid})
+    _report_the_end(conn, pid, child)
+
+
+def _take_request(server, conn):
+    """In a supervisor: the request and its descriptors, once it dies with its server and holds
+    none of the server's descriptors; a request to retire, or none read, ends the supervisor here."""
+    try:
+        server_pid = os.getppid()
+        _prctl_death_signal(signal.SIGTERM)
+        if os.getppid() != server_pid:
+            os._exit(1)
+        for fd in server.closing_fds():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        request, fds = _receive(conn)
+        if request.get("retire"):
+            os.kill(server_pid, signal.SIGUSR1)
+            os._exit(0)
+    except Exception:
+        os._exit(1)
+    return request, fds
+
+
+def _report_the_end(conn, pid, child):
+    """In a supervisor: wait for the run's process ``pid``, end what it left of its group, send its
+    exit status, and end."""
     while True:
         try:
             _, status = os.waitpid(pid, 0)
@@ -304,42 +329,13 @@ def _supervise(server, conn):  # noqa: PLR0915
     os._exit(0)
 
 
-def _become_run(server, conn, request, fds):  # noqa: PLR0915
+def _become_run(server, conn, request, fds):
     """In the run's process: take the run's descriptors, folder, environment and argv; the
     runner's argv."""
     os.setpgid(0, 0)
-    ignored = set(request.get("ignored", ()))
-    for name in _INHERITED_IGNORES + ("SIGPIPE", "SIGXFSZ"):
-        signum = getattr(signal, name, None)
-        if signum is None:
-            continue
-        handler: Any
-        if int(signum) in ignored or name in ("SIGPIPE", "SIGXFSZ"):  # as Python starts
-            handler = signal.SIG_IGN
-        elif name == "SIGINT":
-            handler = signal.default_int_handler
-        else:
-            handler = signal.SIG_DFL
-        signal.signal(signum, handler)
-    try:
-        signal.set_wakeup_fd(-1)
-    except (ValueError, OSError):
-        pass
+    _take_signals(request)
     conn.close()
-    stdin, stdout, stderr, watch = fds
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os.dup2(stdin, 0)
-    os.dup2(stdout, 1)
-    os.dup2(stderr, 2)
-    watch_fd = os.dup(watch)
-    os.set_inheritable(watch_fd, True)  # as Popen's pass_fds leaves it
-    for fd in set(fds):
-        if fd > 2 and fd != watch_fd:
-            os.close(fd)
+    watch_fd = _take_streams(fds)
     os.umask(int(request.get("umask", 0o022)))
     _take_nice(int(request.get("nice", 0)))
     os.chdir(request["cwd"])
@@ -361,6 +357,48 @@ def _become_run(server, conn, request, fds):  # noqa: PLR0915
     if hasattr(sys, "orig_argv"):
         sys.orig_argv = list(argv)
     return argv[3:]
+
+
+def _take_signals(request):
+    """In the run's process: each signal's handler as a cold start has it, ignored where the
+    launcher ignores it."""
+    ignored = set(request.get("ignored", ()))
+    for name in _INHERITED_IGNORES + ("SIGPIPE", "SIGXFSZ"):
+        signum = getattr(signal, name, None)
+        if signum is None:
+            continue
+        handler: Any
+        if int(signum) in ignored or name in ("SIGPIPE", "SIGXFSZ"):  # as Python starts
+            handler = signal.SIG_IGN
+        elif name == "SIGINT":
+            handler = signal.default_int_handler
+        else:
+            handler = signal.SIG_DFL
+        signal.signal(signum, handler)
+    try:
+        signal.set_wakeup_fd(-1)
+    except (ValueError, OSError):
+        pass
+
+
+def _take_streams(fds):
+    """In the run's process: the launcher's stdin, stdout and stderr as 0, 1 and 2, and its
+    launcher-watch pipe, inheritable as a cold start has it; that pipe's descriptor."""
+    stdin, stdout, stderr, watch = fds
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os.dup2(stdin, 0)
+    os.dup2(stdout, 1)
+    os.dup2(stderr, 2)
+    watch_fd = os.dup(watch)
+    os.set_inheritable(watch_fd, True)  # as Popen's pass_fds leaves it
+    for fd in set(fds):
+        if fd > 2 and fd != watch_fd:
+            os.close(fd)
+    return watch_fd
 
 
 def _write_all(fd, data):
