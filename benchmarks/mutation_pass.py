@@ -71,8 +71,8 @@ MUTANTS: List[Mutant] = [
     # the tolerance
     Mutant("comparator", ARRAYS, "return abs(a - b) <= atol + rtol * abs(b)", "return abs(a - b) <= 2 * atol + rtol * abs(b)", COMPARE_TESTS),
     Mutant("comparator", ARRAYS, "return abs(a - b) <= atol + rtol * abs(b)", "return abs(a - b) <= atol + 2 * rtol * abs(b)", COMPARE_TESTS),
-    Mutant("comparator", ARRAYS, "    if rtol == 0 and atol == 0:\n        return a == b\n", "    if rtol == 0 and atol == 0:\n        return abs(a - b) < 1e-6\n",
-           COMPARE_TESTS),
+    Mutant("comparator", ARRAYS, "    if rtol == 0 and atol == 0:\n        return a == b\n",
+           "    if rtol == 0 and atol == 0:\n        return abs(a - b) < 1e-6\n", COMPARE_TESTS),
     Mutant("comparator", ARRAYS, "        return math.isnan(a) and math.isnan(b)", "        return True", COMPARE_TESTS),
     # the tolerance x100 on stored arrays (those compared chunk by chunk with numpy)
     Mutant("comparator", ARRAYS, "        return bool(numpy.all(numpy.abs(x - y) <= atol + rtol * numpy.abs(y)))",
@@ -152,12 +152,13 @@ MUTANTS += [
            "        safety = Safety.UNSAFE if reasons else Safety.SAFE", SAFETY_TESTS),
     Mutant("safety", RULES + "eager_run/hoisting.py", "            safety=Safety.UNSAFE if reasons or per_call else Safety.SAFE,",
            "            safety=Safety.UNSAFE if per_call else Safety.SAFE,", SAFETY_TESTS),
-    Mutant("safety", RULES + "eager_run/hoisting.py", "        safety = Safety.UNSAFE if reasons else Safety.SAFE", "        safety = Safety.SAFE", SAFETY_TESTS),
+    Mutant("safety", RULES + "eager_run/hoisting.py", "        safety = Safety.UNSAFE if reasons else Safety.SAFE", "        safety = Safety.SAFE",
+           SAFETY_TESTS),
 ]
 
 NOTEBOOK = "migrate_tpu/engine/notebook.py"
-NOTEBOOK_TESTS = ("tests/surfaces/test_notebook_bytes.py", "tests/surfaces/test_notebook_places.py", "tests/surfaces/test_notebook.py", "tests/surfaces/test_notebook_properties.py",
-                  "tests/surfaces/test_reports.py", "tests/test_fixtures.py", "tests/surfaces/test_patch.py")
+NOTEBOOK_TESTS = ("tests/surfaces/test_notebook_bytes.py", "tests/surfaces/test_notebook_places.py", "tests/surfaces/test_notebook.py",
+                  "tests/surfaces/test_notebook_properties.py", "tests/surfaces/test_reports.py", "tests/test_fixtures.py", "tests/surfaces/test_patch.py")
 MUTANTS += [
     # a finding's place in its cell: the cell's first line taken off its lines and its edits'
     Mutant("notebooks", NOTEBOOK, "        line=report.line - offset if report.line else report.line,",

@@ -43,8 +43,8 @@ def start(script, args, launch_options, cwd, env, stdout, stderr, result, log): 
     try:
         # stdin: nothing (two runs cannot share a terminal's input; verify's runs read none)
         with open(log, "wb") as log_file:
-            process = subprocess.Popen([sys.executable, "-m", "migrate_tpu.runtime.process.launch_apart", spec_path], env=own_env, cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=log_file,
-                                       stderr=log_file, pass_fds=(read_end,), start_new_session=True)
+            process = subprocess.Popen([sys.executable, "-m", "migrate_tpu.runtime.process.launch_apart", spec_path], env=own_env, cwd=str(cwd),
+                                       stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, pass_fds=(read_end,), start_new_session=True)
     except BaseException:
         os.close(lifeline)
         raise

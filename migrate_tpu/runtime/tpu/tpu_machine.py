@@ -244,8 +244,8 @@ _NOTES = (
     (("File system scheme '[local]' not implemented",),
      "on a TPU Node ({}) the TPU worker runs the file ops of checkpoints, SavedModels, summaries and "
      "the input pipeline, and it reaches Cloud Storage only: put the path on gs:// (--gcs DIR of `migrate-tpu run` "
-     "and `migrate-tpu verify`, or MIGRATE_TPU_GCS=DIR, stands a local folder in for the buckets), pass experimental_io_device='/job:localhost' where TF >= 2.3 "
-     "offers it, or run as on a TPU VM with --tpu-env vm"),
+     "and `migrate-tpu verify`, or MIGRATE_TPU_GCS=DIR, stands a local folder in for the buckets), pass "
+     "experimental_io_device='/job:localhost' where TF >= 2.3 offers it, or run as on a TPU VM with --tpu-env vm"),
     (("OpKernel for 'CPU' devices compatible with node", "PyFunc"),
      "on a TPU Node ({}) the input pipeline runs on the TPU worker, which has no Python: "
      "Dataset.from_generator, tf.py_function and tf.numpy_function fail there; build the input from "
