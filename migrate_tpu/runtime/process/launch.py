@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from typing import IO, Dict, List, Mapping, NamedTuple, Optional, Sequence, Union, cast
+from typing import IO, Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Union, cast
 
 import migrate_tpu
 from migrate_tpu.runtime import DEFAULT_REPLICAS
@@ -120,11 +120,22 @@ def pod_replicas(hosts: int, replicas: Optional[int] = None) -> int:
     return DEFAULT_REPLICAS * int(hosts) if replicas is None else int(replicas)
 
 
-def launch(script: ScriptPath, args: Sequence[object], replicas: Optional[int] = None,  # noqa: PLR0913
-           tf_api: Optional[str] = None, python: Optional[str] = None, emulation: bool = True,
-           hosts: Optional[int] = None, timeout: Optional[float] = None, tpu_env: Optional[str] = None,
-           verbose: bool = False, api_record: Optional[str] = None) -> int:
-    """Run ``script`` (a .py file or .ipynb notebook) with ``args`` under the runtime.
+class LaunchOptions(NamedTuple):
+    """How :func:`launch` runs a script (each as its docstring says)."""
+    replicas: Optional[int] = None
+    tf_api: Optional[str] = None
+    python: Optional[str] = None
+    emulation: bool = True
+    hosts: Optional[int] = None
+    timeout: Optional[float] = None
+    tpu_env: Optional[str] = None
+    verbose: bool = False
+    api_record: Optional[str] = None
+
+
+def launch(script: ScriptPath, args: Sequence[object], options: Optional[LaunchOptions] = None, **asked: Any) -> int:
+    """Run ``script`` (a .py file or .ipynb notebook) with ``args`` under the runtime, as
+    ``options`` say, or the same asked by name (:class:`LaunchOptions`).
 
     stdin, stdout and stderr are inherited; returns the script's exit status.
     ``python`` picks the interpreter (default: this one; ``tf2.1``, ``tf2.4`` and
@@ -142,6 +153,7 @@ def launch(script: ScriptPath, args: Sequence[object], replicas: Optional[int] =
     the request (bad options, missing file); 127 that the interpreter was not
     found.
     """
+    replicas, tf_api, python, emulation, hosts, timeout, tpu_env, verbose, api_record = options or LaunchOptions(**asked)
     resolved = resolve_python(python)
     refused = _refused(hosts, replicas, python, resolved)
     if refused is not None:

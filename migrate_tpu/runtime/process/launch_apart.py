@@ -17,17 +17,28 @@ import os
 import subprocess
 import sys
 import time
+from typing import NamedTuple
 
 #: The nice value a run started apart runs at (see :func:`main`); warm runs inherit it as cold ones do.
 SIDE_NICE = 10
 
 
-def start(script, args, launch_options, cwd, env, stdout, stderr, result, log):  # noqa: PLR0913
+class ApartFiles(NamedTuple):
+    """Where a run apart writes: its output (``stdout``, ``stderr``), its outcome (``result``) and
+    this module's own log (``log``)."""
+    stdout: str
+    stderr: str
+    result: str
+    log: str
+
+
+def start(script, args, launch_options, cwd, env, files):
     """Start a run of ``script`` as :func:`~migrate_tpu.runtime.process.launch.launch` would with
-    ``launch_options``, in folder ``cwd`` with environment ``env`` (all of it), its output into
-    the files ``stdout`` and ``stderr``, its outcome into ``result``, this module's own into
-    ``log``.  Returns ``(process, lifeline)``: closing the lifeline (or this process ending)
-    ends the run.  The run forks from this process' warm servers, where it has them."""
+    ``launch_options`` (a dict of its keywords), in folder ``cwd`` with environment ``env`` (all
+    of it), writing the :class:`ApartFiles` ``files``.  Returns ``(process, lifeline)``: closing
+    the lifeline (or this process ending) ends the run.  The run forks from this process' warm
+    servers, where it has them."""
+    stdout, stderr, result, log = files
     from migrate_tpu.runtime.process import pod, warm, warm_pool
 
     env = dict(env)

@@ -120,9 +120,9 @@ class SideRun:
                 env.pop(name, None)
             else:
                 env[name] = value
-        self.process, lifeline = launch_apart.start(request.copy.program, request.args, request.launch_options(), request.copy.cwd, env,
-                                                    request.stdout_path, request.stderr_path, str(self.result_path),
-                                                    request.record_path.with_suffix(".side.log"))
+        files = launch_apart.ApartFiles(str(request.stdout_path), str(request.stderr_path), str(self.result_path),
+                                        str(request.record_path.with_suffix(".side.log")))
+        self.process, lifeline = launch_apart.start(request.copy.program, request.args, request.launch_options(), request.copy.cwd, env, files)
         self._lifeline: Optional[int] = lifeline  # closes when this process ends: the side run ends too
         self._watcher = threading.Thread(target=self._watch_memory, name="migrate-tpu-verify-memory", daemon=True)
         self._watcher.start()
