@@ -142,7 +142,7 @@ class _Session:
         elif after_run.record is not None:
             verdict = _cover(verdict, self.hunks, after_run, self.plan.after)
         if options.find_blame and verdict.verdict in (DIVERGED, RETRACED) and self.hunks:
-            verdict = verdict.but(blame=_find_blame(self, verdict, judgement))
+            verdict = verdict.but(blame=_find_blame(self, verdict, judgement, after_run))
         return verdict.but(hosts=self.hosts).noted(*self.notes, first=True)
 
 
@@ -258,11 +258,19 @@ def _original_run(the_plan: Plan, run: Callable[..., RunResult], before_api: str
     return first, BEFORE_APIS[0], None
 
 
-def _find_blame(session: _Session, verdict: Verdict, judgement: Judgement) -> dict:
+def _find_blame(session: _Session, verdict: Verdict, judgement: Judgement, after_run: RunResult) -> dict:
     """The verdict's blame: delta debugging over the changes, each test a short run up to the
     failing step, run and judged as the verdict was (kernels on one thread, each value's own
     tolerance).  The baseline (the original under both surfaces' names) runs beside the first
-    test, where there is room; a single change is blamed without a run."""
+    test, where there is room; a single change is blamed without a run, and a single suspect
+    beside catalogued renames in one run where it computes the migrated program's bits
+    (:func:`_the_one_suspect`)."""
+    # each test's copy is made from the user's folder afresh, not from the copy the original
+    # ran in: what that run wrote (a checkpoint it would resume from) is no test's business
+    source = fresh_copy(session.plan, "blame-source")
+    confirmed = _the_one_suspect(session, judgement, after_run, source)
+    if confirmed is not None:
+        return confirmed
     the_plan, hunks, noted, hosts, jobs = session.plan, session.hunks, session.noted, session.hosts, session.options.jobs
     rtol, atol = session.exact
     wanted = verdict.verdict
@@ -275,10 +283,6 @@ def _find_blame(session: _Session, verdict: Verdict, judgement: Judgement) -> di
             counter[0] += 1
             name = f"blame-{counter[0]}"
         return session.request(copy, MIXED_TF_API, session.options.python, name, until, environment=judgement.environment)
-
-    # each test's copy is made from the user's folder afresh, not from the copy the original
-    # ran in: what that run wrote (a checkpoint it would resume from) is no test's business
-    source = fresh_copy(the_plan, "blame-source")
 
     def reproduces(copy: Copy) -> bool:
         if baselines:
@@ -305,6 +309,34 @@ def _find_blame(session: _Session, verdict: Verdict, judgement: Judgement) -> di
     else:
         found = dict(found, runs=found["runs"] + len(baselines))
     return dict(found, seconds=round(time.monotonic() - started, 2))
+
+
+def _the_one_suspect(session: _Session, judgement: Judgement, after_run: RunResult, source: Copy) -> Optional[dict]:
+    """Blame in one run and no baseline, where one change is a suspect and the others only rename
+    what the catalogue moved (:func:`~migrate_tpu.verify.blame.suspects.likely_neutral`): the
+    original with that change alone, run as far as the migrated program ran, under both
+    surfaces' names, computes the migrated program's very bits.  An innocent change would leave
+    the original's values, which the verdict found to differ from the migration's, so it could
+    not agree with the migrated run bit for bit.  None, and blame goes the long way against a
+    baseline, where it does not agree, or where the verdict was reached otherwise than exactly
+    on plain runs (kernels on one thread, the original's own spread)."""
+    if judgement.spread is not None or judgement.environment is not None or after_run.record is None:
+        return None
+    neutral = likely_neutral(source.root)
+    suspects = [hunk for hunk in session.hunks if not neutral(hunk)]
+    if len(session.hunks) < 2 or len(suspects) != 1:
+        return None
+    started = time.monotonic()
+    copy = partial_copy(source, suspects, session.plan.workdir / "blame-suspect")
+    try:
+        confirming = session.noted("blame", run_one(session.request(copy, MIXED_TF_API, session.options.python, "blame-suspect")), copy)
+    finally:
+        shutil.rmtree(copy.root, ignore_errors=True)
+    if compare(after_run, confirming, 0.0, 0.0, session.plan.original_label, CompareContext(session.hosts)).verdict != SAME:
+        return None
+    after = session.plan.after
+    return {"changes": [shown_label(suspects[0], after.root, after.shown_root, after.program, after.shown_program)],
+            "rules": sorted(suspects[0].rules), "runs": 1, "seconds": round(time.monotonic() - started, 2)}
 
 
 class _NoBaseline(Exception):
