@@ -268,7 +268,7 @@ def _find_blame(session: _Session, verdict: Verdict, judgement: Judgement, after
     # each test's copy is made from the user's folder afresh, not from the copy the original
     # ran in: what that run wrote (a checkpoint it would resume from) is no test's business
     source = fresh_copy(session.plan, "blame-source")
-    confirmed = _the_one_suspect(session, judgement, after_run, source)
+    confirmed = _the_one_suspect(session, verdict, judgement, after_run, source) if verdict.verdict == DIVERGED else None
     if confirmed is not None:
         return confirmed
     the_plan, hunks, noted, hosts, jobs = session.plan, session.hunks, session.noted, session.hosts, session.options.jobs
@@ -311,16 +311,18 @@ def _find_blame(session: _Session, verdict: Verdict, judgement: Judgement, after
     return dict(found, seconds=round(time.monotonic() - started, 2))
 
 
-def _the_one_suspect(session: _Session, judgement: Judgement, after_run: RunResult, source: Copy) -> Optional[dict]:
+def _the_one_suspect(session: _Session, verdict: Verdict, judgement: Judgement, after_run: RunResult, source: Copy) -> Optional[dict]:
     """Blame in one run and no baseline, where one change is a suspect and the others only rename
     what the catalogue moved (:func:`~migrate_tpu.verify.blame.suspects.likely_neutral`): the
     original with that change alone, run as far as the migrated program ran, under both
     surfaces' names, computes the migrated program's very bits.  An innocent change would leave
     the original's values, which the verdict found to differ from the migration's, so it could
-    not agree with the migrated run bit for bit.  None, and blame goes the long way against a
-    baseline, where it does not agree, or where the verdict was reached otherwise than exactly
-    on plain runs (kernels on one thread, the original's own spread)."""
-    if judgement.spread is not None or judgement.environment is not None or after_run.record is None:
+    not agree with the migrated run bit for bit.  Only for a divergence in values: a retrace is
+    judged one way round (more traces after than before), so agreeing with the migrated run
+    there proves nothing.  None, and blame goes the long way against a baseline, where it does
+    not agree, or where the verdict was reached otherwise than exactly on plain runs (kernels on
+    one thread, the original's own spread)."""
+    if verdict.verdict != DIVERGED or judgement.spread is not None or judgement.environment is not None or after_run.record is None:
         return None
     neutral = likely_neutral(source.root)
     suspects = [hunk for hunk in session.hunks if not neutral(hunk)]
@@ -332,7 +334,8 @@ def _the_one_suspect(session: _Session, judgement: Judgement, after_run: RunResu
         confirming = session.noted("blame", run_one(session.request(copy, MIXED_TF_API, session.options.python, "blame-suspect")), copy)
     finally:
         shutil.rmtree(copy.root, ignore_errors=True)
-    if compare(after_run, confirming, 0.0, 0.0, session.plan.original_label, CompareContext(session.hosts)).verdict != SAME:
+    agreed = compare(after_run, confirming, 0.0, 0.0, session.plan.original_label, CompareContext(session.hosts))
+    if agreed.verdict != SAME or agreed.traces["before"] != agreed.traces["after"]:
         return None
     after = session.plan.after
     return {"changes": [shown_label(suspects[0], after.root, after.shown_root, after.program, after.shown_program)],
