@@ -268,7 +268,7 @@ def _find_blame(session: _Session, verdict: Verdict, judgement: Judgement, after
     # each test's copy is made from the user's folder afresh, not from the copy the original
     # ran in: what that run wrote (a checkpoint it would resume from) is no test's business
     source = fresh_copy(session.plan, "blame-source")
-    confirmed = _the_one_suspect(session, verdict, judgement, after_run, source) if verdict.verdict == DIVERGED else None
+    confirmed = _the_one_suspect(session, verdict, judgement, after_run, source)
     if confirmed is not None:
         return confirmed
     the_plan, hunks, noted, hosts, jobs = session.plan, session.hunks, session.noted, session.hosts, session.options.jobs
