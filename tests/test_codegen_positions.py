@@ -18,7 +18,7 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from migrate_tpu.codemod.foundation import parsing
-from migrate_tpu.codemod.analysis.walk import iter_tree
+from migrate_tpu.codemod.analysis.tree import iter_tree
 from migrate_tpu.codemod.framework.edits import statement_starts
 from migrate_tpu.codemod.foundation.positions import spans
 

@@ -247,7 +247,7 @@ def class_verdict(node: cst.ClassDef, scope, analysis, depth: int = 0) -> Option
 
 def _reads_lr(init: cst.FunctionDef, kwargs: str) -> bool:
     """Whether ``init`` reads ``<kwargs>.get("lr", learning_rate)``."""
-    from migrate_tpu.codemod.analysis.walk import iter_tree
+    from migrate_tpu.codemod.analysis.tree import iter_tree
 
     for node in iter_tree(init.body):
         if (

@@ -17,7 +17,8 @@ from typing import Any, Callable, Dict, List, Optional, Set, Union, cast
 
 import libcst as cst
 
-from migrate_tpu.codemod.analysis.walk import Analysis, Scope, iter_tree
+from migrate_tpu.codemod.analysis.tree import iter_tree
+from migrate_tpu.codemod.analysis.walk import Analysis, Scope
 from migrate_tpu.codemod.analysis.names import lookup, qualified_name
 
 _IMPURE_BUILTINS = frozenset({"print", "open", "input", "breakpoint", "exec", "eval"})

@@ -20,7 +20,8 @@ from typing import Dict, List, Optional, Set, Tuple, Union, cast
 
 import libcst as cst
 
-from migrate_tpu.codemod.analysis.walk import Analysis, Scope, iter_tree
+from migrate_tpu.codemod.analysis.tree import iter_tree
+from migrate_tpu.codemod.analysis.walk import Analysis, Scope
 from migrate_tpu.codemod.analysis.names import lookup, qualified_name
 
 TRACED = "traced"

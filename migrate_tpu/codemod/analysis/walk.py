@@ -11,7 +11,8 @@ The same walk feeds the rules: each rule declares ``visit_<NodeType>`` hooks,
 and the walk calls them with the node. This module is the bottom layer of the
 codemod and knows nothing of rules beyond that duck-typed ``hooks()``: what a
 rule is lives in ``rule.py``, and ``checking.py`` drives the rules (``finish``,
-``settle``) and the version-guard gate once the walk is over.
+``settle``) and the version-guard gate once the walk is over. Which fields of a node
+hold code, and ``iter_tree`` over a subtree, are ``tree.py``'s: they know no scope.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Protocol, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
+
+from migrate_tpu.codemod.analysis.tree import NODE_TYPES, child_fields, iter_tree
 
 
 # Where code takes one way or another: the nodes a version guard may be (``rules/version_guards``).
@@ -254,7 +257,7 @@ class Analysis(cst.CSTVisitor):
             for hook in hooks:
                 hook(node, self)
         if fields:
-            is_node, walk = _NODE_TYPES, self._walk
+            is_node, walk = NODE_TYPES, self._walk
             for name in fields:
                 value = getattr(node, name)
                 kind = type(value)
@@ -274,7 +277,7 @@ class Analysis(cst.CSTVisitor):
 
     def _plan(self, node_type: type):
         plan = (
-            _child_fields(node_type),
+            child_fields(node_type),
             node_type in _STATEMENTS,
             node_type in _BODY_TYPES,
             _BINDERS.get(node_type),
@@ -519,83 +522,10 @@ class Analysis(cst.CSTVisitor):
             self.calls_by_name.setdefault("." + func.attr.value, []).append((node, self.scope))
 
 
-# Fields that never hold code a rule cares about.
-_LAYOUT_FIELDS = frozenset(
-    {
-        "leading_lines", "lines_after_decorators", "lpar", "rpar", "comma", "header", "footer",
-        "semicolon", "colon", "equal", "dot", "star", "operator", "trailing_whitespace", "newline",
-        "first_line", "empty_lines", "last_line", "indent", "whitespace", "asynchronous",
-        "lbracket", "rbracket", "lbrace", "rbrace", "between",
-    }
-)
-# Where evaluation order matters to scopes: decorators and bases belong to the
-# enclosing scope, so they come before the parameters and the body.
-_ORDERED_FIELDS = {
-    cst.FunctionDef: ("decorators", "params", "returns", "body"),
-    cst.ClassDef: ("decorators", "bases", "keywords", "body"),
-}
-_FIELDS_CACHE: Dict[type, Tuple[str, ...]] = {}
-
-
-class _NodeTypes(dict):
-    """type -> whether it is a LibCST node; indexing it costs no call once a type is known."""
-
-    def __missing__(self, kind: type) -> bool:
-        known = self[kind] = issubclass(kind, cst.CSTNode)
-        return known
-
-
-_NODE_TYPES = _NodeTypes()
-
-
-def _is_node(kind: type) -> bool:
-    return _NODE_TYPES[kind]
-
-
-# Leaves whose one field is their text: nothing below them to walk.
-_TEXT_LEAVES = frozenset({cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString})
-
-
-def _child_fields(node_type: type) -> Tuple[str, ...]:
-    fields = _FIELDS_CACHE.get(node_type)
-    if fields is None:
-        import dataclasses
-
-        if node_type in _TEXT_LEAVES:
-            fields = ()
-        elif node_type in _ORDERED_FIELDS:
-            fields = _ORDERED_FIELDS[node_type]
-        else:
-            fields = tuple(
-                f.name
-                for f in dataclasses.fields(node_type)
-                if f.name not in _LAYOUT_FIELDS and not f.name.startswith("whitespace")
-            )
-        _FIELDS_CACHE[node_type] = fields
-    return fields
-
-
 # Nodes whose arrival may open a scope recorded by their owner (a function's
 # parameters, a class's body), and the owners that close scopes on leaving.
 _BODY_TYPES = frozenset({cst.Parameters, cst.IndentedBlock, cst.SimpleStatementSuite})
 _SCOPE_OWNERS = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})
-
-
-def iter_tree(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Every semantic node below and including ``node``, parents first (no rebuilding)."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        children: List[cst.CSTNode] = []
-        for name in _child_fields(type(current)):
-            value = getattr(current, name)
-            kind = type(value)
-            if kind is list or kind is tuple:
-                children.extend(item for item in value if _is_node(type(item)))
-            elif _is_node(kind):
-                children.append(value)
-        stack.extend(reversed(children))
 
 
 _BINDERS: Dict[type, Callable[[Analysis, Any], None]] = {

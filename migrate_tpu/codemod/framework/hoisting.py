@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, List, Optional, Sequence, Set, Union
 
 import libcst as cst
 
-from migrate_tpu.codemod.analysis.walk import Analysis, Scope, iter_tree
+from migrate_tpu.codemod.analysis.tree import iter_tree
+from migrate_tpu.codemod.analysis.walk import Analysis, Scope
 from migrate_tpu.codemod.analysis.names import lookup
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -15,7 +15,8 @@ from typing import Dict, List, Optional, Sequence, Tuple, TypedDict, cast
 
 import libcst as cst
 
-from migrate_tpu.codemod.analysis.walk import Analysis, iter_tree
+from migrate_tpu.codemod.analysis.tree import iter_tree
+from migrate_tpu.codemod.analysis.walk import Analysis
 from migrate_tpu.codemod.foundation.findings import Report
 from migrate_tpu.codemod.foundation.lines import Start, StatementLines
 from migrate_tpu.codemod.foundation.options import Options

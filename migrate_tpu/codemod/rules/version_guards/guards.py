@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Union, 
 
 import libcst as cst
 
-from migrate_tpu.codemod.analysis.walk import Analysis, BranchPoint, Scope, iter_tree
+from migrate_tpu.codemod.analysis.tree import iter_tree
+from migrate_tpu.codemod.analysis.walk import Analysis, BranchPoint, Scope
 from migrate_tpu.codemod.analysis.names import canonical, lookup, qualified_name
 from migrate_tpu.codemod.rules.version_guards.values import (
     OLDER_VERSIONS,
@@ -412,7 +413,7 @@ def confine(findings: Sequence[Finding], guards: Sequence[Guard]) -> List[Findin
     """
     if not guards:
         return list(findings)
-    from migrate_tpu.codemod.analysis.walk import iter_tree
+    from migrate_tpu.codemod.analysis.tree import iter_tree
     from migrate_tpu.codemod.framework.rule import Safety
 
     inside: Dict[int, Guard] = {}

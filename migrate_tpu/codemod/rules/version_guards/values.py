@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional,
 
 import libcst as cst
 
-from migrate_tpu.codemod.analysis.walk import Analysis, Binding, ProjectFacts, Scope, iter_tree
+from migrate_tpu.codemod.analysis.tree import iter_tree
+from migrate_tpu.codemod.analysis.walk import Analysis, Binding, ProjectFacts, Scope
 from migrate_tpu.codemod.analysis.names import canonical, lookup, qualified_name
 
 if TYPE_CHECKING:  # annotations only

@@ -18,7 +18,8 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Se
 import libcst as cst
 
 from migrate_tpu.codemod.analysis.names import expression_for, lookup
-from migrate_tpu.codemod.analysis.walk import Analysis, Scope, Site, iter_tree
+from migrate_tpu.codemod.analysis.tree import iter_tree
+from migrate_tpu.codemod.analysis.walk import Analysis, Scope, Site
 from migrate_tpu.codemod.foundation.helpers import add_decorator
 from migrate_tpu.codemod.framework.hoisting import Loop, Statement, fresh_name, free_names, insert_before, rebound_in
 from migrate_tpu.codemod.framework.rule import Change, Rewritten, Rule, Safety

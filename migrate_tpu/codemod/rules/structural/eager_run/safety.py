@@ -16,7 +16,8 @@ import libcst as cst
 
 from migrate_tpu.codemod.analysis.names import lookup
 from migrate_tpu.codemod.analysis.side_effects import side_effects
-from migrate_tpu.codemod.analysis.walk import Analysis, Scope, iter_tree
+from migrate_tpu.codemod.analysis.tree import iter_tree
+from migrate_tpu.codemod.analysis.walk import Analysis, Scope
 from migrate_tpu.codemod.rules.structural.eager_run.callables import RunCallable
 
 VARIABLES = "creates variables"
