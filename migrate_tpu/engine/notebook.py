@@ -13,7 +13,8 @@ The file is never re-serialised: the byte span of each changed cell's
 ``source`` value is replaced in the original text and everything else
 (outputs, execution counts, ids, metadata, indentation, key order, the final
 newline) stays byte for byte. The result is parsed again and compared with
-the intended notebook before it is handed back.
+the intended notebook before it is handed back (that reading and writing of the
+JSON text is ``notebook_json.py``'s).
 
 Cells are numbered as in the notebook, from 1, counting markdown cells too,
 like ``migrate-tpu run`` does.
@@ -22,17 +23,16 @@ like ``migrate-tpu run`` does.
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import re
 from dataclasses import dataclass, field
-from json.decoder import scanstring  # type: ignore[attr-defined]  # public in json.decoder (json.scanner uses it); typeshed leaves it out
-from typing import Any, Collection, Dict, Generator, Iterable, Iterator, List, Optional, Sequence, Tuple, Union, cast
+from typing import Collection, Dict, Iterable, List, Optional, Sequence, Tuple, Union, cast
 
 from migrate_tpu import magics
 from migrate_tpu.engine.contracts import Migrator, Outcome
 from migrate_tpu.engine.file_error import FileError
 from migrate_tpu.engine.file_finding import FileFinding
+from migrate_tpu.engine.notebook_json import Cell, file_position, load_notebook, notebook_language, splice, uses_ascii_escapes, verify_splice
 from migrate_tpu.engine.patch import unified_diff
 
 _MARK = "migrate-tpu-masked"
@@ -43,7 +43,6 @@ _PLACEHOLDER = "import _migrate_tpu_ipython  # " + _MARK
 _CELL_MARK = "# migrate-tpu-cell"
 _MARK_LINE = re.compile(r"^[ \t]*" + re.escape(_PLACEHOLDER) + r" (\d+)$")
 _CELL_LINE = re.compile(r"^" + _CELL_MARK + r" (\d+)\r?\n?$")
-_WHITESPACE = " \t\n\r"
 _INLINE = "  # migrate-tpu-inline"
 _INLINE_LINE = re.compile(r"^(?P<indent>[ \t]*)(?P<code>.*)" + re.escape(_INLINE) + r" (?P<index>\d+)$")
 
@@ -126,219 +125,6 @@ def unmask(text: str, stash: Sequence[Stashed], restored: Optional[List[int]] = 
             continue
         out.append(line)
     return "".join(out)
-
-
-# -- the notebook's JSON ------------------------------------------------------------
-
-
-@dataclass
-class Cell:
-    number: int  # 1-based, all cells counted
-    kind: str
-    source: str
-    span: Tuple[int, int]  # of the `source` value in the file's text
-    raw: object  # the decoded `source` value (str or list)
-
-
-def _skip(text: str, index: int) -> int:
-    while index < len(text) and text[index] in _WHITESPACE:
-        index += 1
-    return index
-
-
-def _expect(text: str, index: int, char: str) -> int:
-    index = _skip(text, index)
-    if index >= len(text) or text[index] != char:
-        raise ValueError(f"expected {char!r} at offset {index}")
-    return index + 1
-
-
-_DECODER = json.JSONDecoder()
-
-
-def _members(text: str, index: int) -> Generator[Tuple[str, int, int], None, int]:
-    """Yield ``(key, value_start, value_end)`` of the object at ``index``; the
-    generator's return value is the offset after the closing brace."""
-    index = _expect(text, index, "{")
-    index = _skip(text, index)
-    if text.startswith("}", index):
-        return index + 1
-    while True:
-        index = _expect(text, index, '"')
-        key, index = scanstring(text, index)
-        index = _expect(text, index, ":")
-        start = _skip(text, index)
-        _, end = _DECODER.raw_decode(text, start)
-        yield key, start, end
-        index = _skip(text, end)
-        if text.startswith(",", index):
-            index += 1
-            continue
-        index = _expect(text, index, "}")
-        return index
-
-
-def _elements(text: str, index: int) -> Iterator[Tuple[int, int]]:
-    """Yield ``(start, end)`` of each element of the array at ``index``."""
-    index = _expect(text, index, "[")
-    index = _skip(text, index)
-    if text.startswith("]", index):
-        return
-    while True:
-        start = _skip(text, index)
-        _, end = _DECODER.raw_decode(text, start)
-        yield start, end
-        index = _skip(text, end)
-        if text.startswith(",", index):
-            index += 1
-            continue
-        _expect(text, index, "]")
-        return
-
-
-def _read_cells(text: str) -> List[Cell]:
-    cells: List[Cell] = []
-    for key, start, _ in _members(text, _skip(text, 0)):
-        if key != "cells":
-            continue
-        for number, (cell_start, _) in enumerate(_elements(text, start), start=1):
-            kind = None
-            span = None
-            raw: object = None
-            for cell_key, value_start, value_end in _members(text, cell_start):
-                if cell_key == "cell_type":
-                    kind = json.loads(text[value_start:value_end])
-                elif cell_key == "source":
-                    span = (value_start, value_end)
-                    raw = json.loads(text[value_start:value_end])
-            if span is None or not isinstance(kind, str):
-                raise FileError(f"not a valid notebook: cell {number} has no source or cell_type", cell=number)
-            if isinstance(raw, list) and all(isinstance(part, str) for part in raw):
-                source = "".join(raw)
-            elif isinstance(raw, str):
-                source = raw
-            else:
-                raise FileError("not a valid notebook: a cell's source is neither text nor a list of lines", cell=number)
-            cells.append(Cell(number, kind, source, span, raw))
-    return cells
-
-
-def check_notebook_text(data: bytes) -> Tuple[str, Dict[str, Any]]:
-    """The notebook's text and JSON document; :class:`FileError` when it is not UTF-8 JSON holding an object.
-
-    The cheap check made even on notebooks the prefilter rules out, so that
-    a broken notebook is named whether or not it mentions TensorFlow.
-    """
-    try:
-        text = data.decode("utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8")
-    except UnicodeDecodeError as error:
-        raise FileError(f"not a notebook: not UTF-8 (byte 0x{data[error.start]:02x})", line=data[: error.start].count(b"\n") + 1)
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise FileError(f"not a notebook: invalid JSON: {error.msg} (column {error.colno})", line=error.lineno)
-    if not isinstance(document, dict):
-        raise FileError("not a notebook: the JSON is not an object")
-    return text, document
-
-
-def _load(data: bytes) -> Tuple[str, Dict[str, Any], List[Cell]]:
-    text, document = check_notebook_text(data)
-    major = document.get("nbformat")
-    if major != 4:
-        raise FileError(
-            f"unsupported notebook format {major!r}: only nbformat 4 is supported; "
-            "convert with `jupyter nbconvert --to notebook --nbformat 4`"
-        )
-    _validate(document)
-    try:
-        cells = _read_cells(text)
-    except ValueError as error:  # pragma: no cover - json.loads accepted the text
-        raise FileError(f"not a notebook: {error}")
-    return text, document, cells
-
-
-def _validate(document: Dict[str, Any]) -> None:
-    """nbformat's own schema check; the document itself is never changed."""
-    import copy
-    import warnings
-
-    import nbformat
-    from nbformat import ValidationError
-
-    copied = copy.deepcopy(document)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            notebook = nbformat.from_dict(copied)
-            nbformat.validate(notebook, version=4)
-    except ValidationError as error:
-        where = "/".join(str(part) for part in getattr(error, "absolute_path", ()) or ())
-        cell = None
-        path = list(getattr(error, "absolute_path", ()) or ())
-        if len(path) >= 2 and path[0] == "cells" and isinstance(path[1], int):
-            cell = path[1] + 1
-        message = str(getattr(error, "message", error)).splitlines()[0]
-        if cell is not None:
-            where = "/".join(str(part) for part in path[2:])
-        raise FileError(f"not a valid notebook (nbformat 4): {message}" + (f" (at {where})" if where else ""), cell=cell)
-
-
-def _language(document: Dict[str, Any]) -> str:
-    metadata = document.get("metadata") or {}
-    for holder, key in (("kernelspec", "language"), ("language_info", "name")):
-        value = (metadata.get(holder) or {}).get(key)
-        if isinstance(value, str) and value:
-            return value.lower()
-    return "python"
-
-
-# -- writing ------------------------------------------------------------------------
-
-
-def _split_lines(source: str) -> List[str]:
-    return source.splitlines(keepends=True)
-
-
-def _format_source(new: str, raw: object, original: str, ensure_ascii: bool) -> str:
-    """``new`` as a JSON value laid out like ``original`` (the value's old text)."""
-    if isinstance(raw, str):
-        return json.dumps(new, ensure_ascii=ensure_ascii)
-    items = [json.dumps(line, ensure_ascii=ensure_ascii) for line in _split_lines(new)]
-    spans = list(_elements(original, 0))
-    if not items:
-        return "[]"
-    if not spans:
-        return "[" + ", ".join(items) + "]"
-    lead = original[1 : spans[0][0]]
-    trail = original[spans[-1][1] : len(original) - 1]
-    if len(spans) > 1:
-        separator = original[spans[0][1] : spans[1][0]]
-    else:
-        separator = "," + lead if lead else ", "
-    return "[" + lead + separator.join(items) + trail + "]"
-
-
-def _uses_ascii_escapes(text: str) -> bool:
-    """Whether the file writes non-ASCII text as ``\\uXXXX`` (``ensure_ascii``)."""
-    if not text.isascii():
-        return False
-    return re.search(r"\\u(?!00[0-7][0-9a-fA-F])[0-9a-fA-F]{4}", text) is not None
-
-
-def _splice(text: str, cells: List[Cell], new_sources: Dict[int, str]) -> str:
-    ensure_ascii = _uses_ascii_escapes(text)
-    pieces = []
-    position = 0
-    for cell in cells:
-        if cell.number not in new_sources:
-            continue
-        start, end = cell.span
-        pieces.append(text[position:start])
-        pieces.append(_format_source(new_sources[cell.number], cell.raw, text[start:end], ensure_ascii))
-        position = end
-    pieces.append(text[position:])
-    return "".join(pieces)
 
 
 # -- one notebook -------------------------------------------------------------------
@@ -478,26 +264,6 @@ def _relocate(report: FileFinding, cell: int, offset: int) -> FileFinding:
     )
 
 
-def _file_position(text: str, cell: Cell, line: int, column: int, ensure_ascii: bool) -> Tuple[int, int]:
-    """Where line ``line``, column ``column`` of ``cell``'s source is in the
-    notebook file's own text (1-based), for annotations on the raw file."""
-    start, _ = cell.span
-    items = list(zip(_elements(text, start), cell.raw)) if isinstance(cell.raw, list) else [((start, cell.span[1]), cell.raw)]
-    seen = 0  # source lines started before the item
-    for index, ((item_start, _), item) in enumerate(items):
-        starts = item.count("\n") + (0 if item.endswith("\n") else 1)
-        if seen + starts >= line or index == len(items) - 1:
-            offset = 0
-            for _ in range(max(0, min(line - 1 - seen, item.count("\n")))):
-                offset = item.index("\n", offset) + 1
-            prefix = item[: offset + max(column - 1, 0)]
-            line_start = text.rfind("\n", 0, item_start) + 1
-            encoded = json.dumps(prefix, ensure_ascii=ensure_ascii)
-            return text.count("\n", 0, item_start) + 1, item_start - line_start + len(encoded)
-        seen += item.count("\n")
-    return text.count("\n", 0, start) + 1, 1
-
-
 def _file_lines(ranges: Iterable[Tuple[int, int]], program: _Program, text: str, by_number: Dict[int, Cell], ensure_ascii: bool) -> List[Tuple[int, int]]:
     """Program line ranges as line ranges of the notebook file's own text."""
     found = []
@@ -508,8 +274,8 @@ def _file_lines(ranges: Iterable[Tuple[int, int]], program: _Program, text: str,
         last_in_cell = first_in_cell + (last - first)
         found.append(
             (
-                _file_position(text, by_number[cell], first_in_cell, 1, ensure_ascii)[0],
-                _file_position(text, by_number[cell], last_in_cell, 1, ensure_ascii)[0],
+                file_position(text, by_number[cell], first_in_cell, 1, ensure_ascii)[0],
+                file_position(text, by_number[cell], last_in_cell, 1, ensure_ascii)[0],
             )
         )
     return found
@@ -554,7 +320,7 @@ def _migrate_program(program: _Program, migrator: Migrator, path: str) -> Option
         raise FileError(error.message, line=line, cell=cell)
 
 
-def migrate_notebook(  # noqa: PLR0915
+def migrate_notebook(
     data: bytes, migrator: Migrator, path: str, name: str, want_diff: bool = False, cell_errors: Optional[List[FileError]] = None
 ) -> Tuple[bytes, List[FileFinding], str]:
     """``(new bytes, reports with cells, diff)`` for one notebook (the diff: see :func:`notebook_diff`).
@@ -563,14 +329,46 @@ def migrate_notebook(  # noqa: PLR0915
     ``cell_errors`` given, its error is added there instead, the cell is left
     byte-identical and the other cells are migrated without it.
     """
-    text, document, cells = _load(data)
-    if _language(document) != "python":
+    text, document, cells = load_notebook(data)
+    if notebook_language(document) != "python":
         return data, [], ""
-    program = _build_program(cells)
+    program, outcome = _migrate_cells(cells, migrator, path, cell_errors)
     reports: List[FileFinding] = []
     new_sources: Dict[int, str] = {}
+    program_reports = []
+    if outcome is not None:
+        program_reports = [_cell_report(FileFinding.of(report), program) for report in outcome.reports]
+        reports += program_reports
+        if outcome.code != program.text:
+            new_sources.update(_split_program(outcome.code, program))
+    reports += _migrate_written_files(program, migrator, path, new_sources, cell_errors)
+    if cell_errors:
+        cell_errors.sort(key=lambda error: error.cell or 0)
+    by_number = {cell.number: cell for cell in cells}
+    _place_in_file(reports, program_reports, program, text, by_number)
+    reports.sort(key=lambda r: (r.cell or 0, r.line, r.column))
+    changed = {number: source for number, source in new_sources.items() if source != by_number[number].source}
+    if not changed:
+        return data, reports, ""
+    new_text = splice(text, cells, changed)
+    verify_splice(new_text, document, changed)
+    bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+    new_data = bom + new_text.encode("utf-8")
+    diff_text = ""
+    if want_diff:
+        # A BOM stays part of line 1, so that the patch matches the file's bytes.
+        bom_text = "\ufeff" if bom else ""
+        diff_text = notebook_diff(bom_text + text, bom_text + new_text, by_number, changed, name, migrator.notebook_diff)
+    return new_data, reports, diff_text
+
+
+def _migrate_cells(cells: List[Cell], migrator: Migrator, path: str, cell_errors: Optional[List[FileError]]) -> Tuple[_Program, Optional[Outcome]]:
+    """The code cells as one program and the migrator's outcome for it. Where the program
+    does not parse, the cells that do not parse on their own raise (the first of them), or,
+    with ``cell_errors`` given, are added there and left out of the program."""
+    program = _build_program(cells)
     try:
-        outcome = _migrate_program(program, migrator, path)
+        return program, _migrate_program(program, migrator, path)
     except FileError:
         broken = _cells_that_do_not_parse(program)
         if not broken:
@@ -579,13 +377,16 @@ def migrate_notebook(  # noqa: PLR0915
             raise broken[0]
         cell_errors.extend(broken)
         program = _build_program(cells, leave_out={error.cell for error in broken})
-        outcome = _migrate_program(program, migrator, path)
-    program_reports = []
-    if outcome is not None:
-        program_reports = [_cell_report(FileFinding.of(report), program) for report in outcome.reports]
-        reports += program_reports
-        if outcome.code != program.text:
-            new_sources.update(_split_program(outcome.code, program))
+        return program, _migrate_program(program, migrator, path)
+
+
+def _migrate_written_files(
+    program: _Program, migrator: Migrator, path: str, new_sources: Dict[int, str], cell_errors: Optional[List[FileError]]
+) -> List[FileFinding]:
+    """The reports of the ``%%writefile name.py`` cells, each body migrated as the module it
+    writes; a changed cell's new source goes into ``new_sources``. A body that cannot be
+    migrated raises, or, with ``cell_errors`` given, is added there and stays as it is."""
+    reports: List[FileFinding] = []
     for number, (head, body, file_name) in program.files.items():
         if not migrator.needs_work(body.encode("utf-8")):
             continue
@@ -601,55 +402,29 @@ def migrate_notebook(  # noqa: PLR0915
         reports += [_relocate(FileFinding.of(report), number, -offset) for report in outcome.reports]
         if outcome.code != body:
             new_sources[number] = head + outcome.code
-    if cell_errors:
-        cell_errors.sort(key=lambda error: error.cell or 0)
-    by_number = {cell.number: cell for cell in cells}
-    ensure_ascii = _uses_ascii_escapes(text)
+    return reports
+
+
+def _place_in_file(reports: List[FileFinding], program_reports: List[FileFinding], program: _Program, text: str, by_number: Dict[int, Cell]) -> None:
+    """Each report's place in the notebook file's own text, besides its place in its cell."""
+    ensure_ascii = uses_ascii_escapes(text)
     for report in reports:
         if report.cell is not None:
-            report.file_line, report.file_column = _file_position(text, by_number[report.cell], report.line, report.column, ensure_ascii)
+            report.file_line, report.file_column = file_position(text, by_number[report.cell], report.line, report.column, ensure_ascii)
             if report.as_read:
                 line, column = report.as_read[:2]
-                report.file_as_read = _file_position(text, by_number[report.cell], line, column, ensure_ascii)
+                report.file_as_read = file_position(text, by_number[report.cell], line, column, ensure_ascii)
     for report in program_reports:  # the patch is of the JSON text: name its rules on the JSON lines
         if report.change_lines:
             report.change_lines = _file_lines(report.change_lines, program, text, by_number, ensure_ascii)
-    reports.sort(key=lambda r: (r.cell or 0, r.line, r.column))
-    changed = {number: source for number, source in new_sources.items() if source != by_number[number].source}
-    if not changed:
-        return data, reports, ""
-    new_text = _splice(text, cells, changed)
-    _verify(new_text, document, changed)
-    bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
-    new_data = bom + new_text.encode("utf-8")
-    diff_text = ""
-    if want_diff:
-        diff_text = notebook_diff(text, new_text, by_number, changed, name, migrator.notebook_diff, bom="\ufeff" if bom else "")
-    return new_data, reports, diff_text
 
 
-def notebook_diff(text: str, new_text: str, by_number: Dict[int, "Cell"], changed: Dict[int, str], name: str, style: str = "json", bom: str = "") -> str:  # noqa: PLR0913
+def notebook_diff(text: str, new_text: str, by_number: Dict[int, "Cell"], changed: Dict[int, str], name: str, style: str = "json") -> str:
     """The notebook's diff: ``json``, a unified diff of the file's own text, which
     ``git apply`` and ``patch`` take (only the changed source lines differ, so
-    it stays as small as the change); ``cells``, one diff per changed cell's
-    code (``name:cell N`` headers), easier to read and not a patch."""
+    it stays as small as the change; ``text`` and ``new_text`` start with the
+    file's BOM, if it has one); ``cells``, one diff per changed cell's code
+    (``name:cell N`` headers), easier to read and not a patch."""
     if style == "cells":
         return "".join(_cell_diff(by_number[number].source, changed[number], name, number) for number in sorted(changed))
-
-    # A BOM stays part of line 1, so that the patch matches the file's bytes.
-    return unified_diff(bom + text, bom + new_text, name)
-
-
-def _verify(new_text: str, document: Dict[str, Any], changed: Dict[int, str]) -> None:
-    """The spliced text must decode to the original notebook with only those sources changed."""
-    try:
-        reread = json.loads(new_text)
-    except json.JSONDecodeError as error:  # pragma: no cover - a bug in _splice
-        raise FileError(f"internal error: the rewritten notebook is not valid JSON ({error.msg}); notebook left unchanged")
-    expected = json.loads(json.dumps(document))
-    for index, cell in enumerate(expected["cells"]):
-        if index + 1 in changed:
-            source = changed[index + 1]
-            cell["source"] = _split_lines(source) if isinstance(cell["source"], list) else source
-    if reread != expected:  # pragma: no cover - a bug in _splice
-        raise FileError("internal error: rewriting the notebook would change more than its code; notebook left unchanged")
+    return unified_diff(text, new_text, name)

@@ -85,7 +85,7 @@ def precheck(path: Path, data: bytes, migrator: Migrator) -> Optional[FileResult
         return None
     try:
         if path.suffix == ".ipynb":
-            from migrate_tpu.engine.notebook import check_notebook_text
+            from migrate_tpu.engine.notebook_json import check_notebook_text
 
             check_notebook_text(data)
         else:
