@@ -22,7 +22,7 @@ Safety rules (docs/reliability.md explains them to users):
   than it saves there.
 - Workers end with the parent however it ends, SIGKILL included: each
   holds only its own end of its own pipe, and asks for SIGKILL when its
-  parent dies (see :func:`_die_with_parent`).
+  parent dies (see :func:`die_with_parent`).
 - SIGINT, SIGTERM and SIGHUP stop a run at once: workers are killed, a write
   in progress is finished first (it takes milliseconds), one line is printed
   and the process exits with 128 + the signal number. Every file is then
@@ -34,49 +34,30 @@ Safety rules (docs/reliability.md explains them to users):
 
 from __future__ import annotations
 
-import gc
-import multiprocessing
 import os
 import signal
-import sys
 import threading
 import time
 from collections import deque
 from contextlib import contextmanager
-from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as wait_for_any
-from multiprocessing.context import ForkContext, SpawnContext
-from multiprocessing.process import BaseProcess
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Literal, Optional, Sequence, Tuple, Type, Union
 
-from migrate_tpu.engine.cache import Fingerprint, ResultCache, unchanged
+from migrate_tpu.engine.cache import ResultCache, unchanged
 from migrate_tpu.engine.contracts import Migrator
 # one file's part, named here too for the engine's callers (pipeline.FileResult, pipeline.migrate_data, ...)
 from migrate_tpu.engine.one_file import (BINARY_MESSAGE, FileResult, display_path, error_result, migrate_candidate,  # noqa: F401
                                          migrate_data, precheck, write_result)
 from migrate_tpu.engine.source import SourceError, read_snapshot
+from migrate_tpu.engine.workers import Context, Slot, Worker, death_message, reap, start_context, worker_main
 
 # A worker gives up on a file after 60 s plus 60 s per MB of source. The
 # environment variable sets a flat limit in seconds instead (0: no limit).
 BASE_FILE_TIMEOUT = 60.0
 FILE_TIMEOUT_PER_MB = 60.0
 FILE_TIMEOUT_VARIABLE = "MIGRATE_TPU_FILE_TIMEOUT"
-
-# Test hook, documented in docs/reliability.md: a worker that is handed a file
-# with exactly this base name kills itself with SIGKILL, as the kernel's
-# out-of-memory killer would. It exists so that tests can check that a dying
-# worker takes down only its own file.
-CRASH_HOOK_VARIABLE = "MIGRATE_TPU_TEST_CRASH"
-
-# How many new container objects a worker allocates (net) before the cyclic garbage
-# collector runs; Python's default is 700. A LibCST tree is tens of thousands of small
-# objects held until its file is done, so at 700 the collector ran 660 times over
-# tf-models-official 2.4.0's 104 candidate files, each time walking objects that were
-# all alive: 6-10% of a worker's CPU there (benchmarks/README.md). Garbage still goes
-# at once when nothing refers to it; only reference cycles wait for the collector.
-WORKER_GC_THRESHOLD = 50_000
 
 # A new worker's first file also pays for loading LibCST and the rules: its
 # time limit starts this much later.
@@ -265,162 +246,7 @@ class _SignalGuard:
                 self.stop(signum)
 
 
-# -- the workers ------------------------------------------------------------------
-
-
-_Context = Union[ForkContext, SpawnContext]
-
-
-def _context() -> _Context:
-    if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin":
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("spawn")
-
-
-def _die_with_parent(parent: int) -> None:
-    """End this worker when the process that started it ends, however it ends.
-
-    A parent killed with SIGKILL closes nothing in an orderly way, so EOF on
-    the pipe is not enough (a worker busy on a large file reads no pipe):
-    on Linux the kernel sends SIGKILL to the worker when its parent dies;
-    elsewhere a thread watches the parent's process id.
-    """
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            PR_SET_PDEATHSIG = 1
-            if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
-                if os.getppid() != parent:  # the parent died before prctl took effect
-                    os._exit(1)
-                return
-        except (OSError, AttributeError):  # pragma: no cover - no usable libc
-            pass
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="migrate-tpu-parent-watch", daemon=True).start()
-
-
-def _worker_main(conn: Connection, migrator: Migrator, mode: str, parent: int, not_ours: Sequence[Connection] = ()) -> None:
-    # A forked worker inherits the parent's end of its own pipe and of every
-    # earlier worker's pipe. Holding them would keep those pipes open after
-    # the parent is gone, so no worker would ever see EOF: close them first.
-    for inherited in not_ours:
-        try:
-            inherited.close()
-        except OSError:  # pragma: no cover
-            pass
-    _die_with_parent(parent)
-    # The parent decides when to stop: it kills workers, which hold no state
-    # worth saving (they never write).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for name in ("SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_DFL)
-    # A crash is reported by the parent in one line; warnings about the
-    # analysed code (SyntaxWarning from compile) are not the user's output.
-    import faulthandler
-    import warnings
-
-    faulthandler.disable()
-    warnings.simplefilter("ignore")
-    # What the worker inherited (modules, rule tables) lives as long as it does: the
-    # collector leaves it alone from now on, and runs less often (WORKER_GC_THRESHOLD).
-    gc.freeze()
-    gc.set_threshold(WORKER_GC_THRESHOLD, *gc.get_threshold()[1:])
-    crash_on = os.environ.get(CRASH_HOOK_VARIABLE)
-    seen: Dict[str, Fingerprint] = {}  # one run: the worker ends with it
-    while True:
-        try:
-            task = conn.recv()
-        except (EOFError, OSError):
-            return
-        if task is None:
-            return
-        path = Path(task[0])
-        if crash_on and path.name == crash_on:
-            os.kill(os.getpid(), signal.SIGKILL)
-        payload = migrate_candidate(path, task[1], migrator, mode, seen)  # the parent ran precheck
-        try:
-            conn.send(payload)
-        except (EOFError, OSError):
-            return
-        except Exception as error:  # a result that cannot be pickled
-            try:
-                conn.send((error_result(payload[0].path, error), None))
-            except Exception:
-                return
-
-
-def _death_message(exitcode: Optional[int]) -> str:
-    if exitcode is not None and exitcode < 0:
-        try:
-            name = signal.Signals(-exitcode).name
-        except ValueError:
-            name = f"signal {-exitcode}"
-        if -exitcode == getattr(signal, "SIGKILL", 9):
-            cause = f"was killed ({name}), often by the system when memory runs out"
-        elif -exitcode == getattr(signal, "SIGSEGV", 11):
-            cause = f"crashed ({name}), often a stack overflow on a too deeply nested expression"
-        else:
-            cause = f"died ({name})"
-    elif exitcode is None:
-        cause = "stopped answering"
-    else:
-        cause = f"exited unexpectedly (status {exitcode})"
-    return f"the worker process analysing this file {cause}; left unchanged"
-
-
-class _Slot:
-    """One path of the run, in order: its bytes until sent, then its result."""
-
-    __slots__ = ("path", "data", "snapshot", "result", "tries", "cache_key", "keep_output", "output")
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        # keep_output: new bytes are handed back in ``output`` instead of written (stdin).
-        self.keep_output = False
-        self.output: Optional[bytes] = None
-        self.cache_key: Optional[str] = None
-        self.data: Optional[bytes] = None
-        self.snapshot: Optional[os.stat_result] = None
-        self.result: Optional[FileResult] = None
-        self.tries = 0
-
-
-class _Worker:
-    __slots__ = ("process", "conn", "slot", "deadline", "limit", "started", "fresh", "allowance")
-
-    def __init__(self, process: BaseProcess, conn: Connection) -> None:
-        self.process = process
-        self.conn = conn
-        self.slot: Optional[_Slot] = None
-        self.deadline: Optional[float] = None
-        self.limit: Optional[float] = None
-        self.started = 0.0
-        self.fresh = True  # its first file also pays for loading the migrator
-        self.allowance = 0.0  # seconds added to the current file's time limit for that
-
-
-def _reap(worker: _Worker, grace: float) -> None:
-    """Let a worker end within ``grace`` seconds, kill it past that, and close its pipe."""
-    try:
-        if grace:
-            worker.process.join(grace)
-        if worker.process.is_alive():
-            worker.process.kill()
-        worker.process.join(1.0)
-    except (OSError, ValueError, AssertionError):  # pragma: no cover
-        pass
-    try:
-        worker.conn.close()
-    except OSError:  # pragma: no cover
-        pass
+# -- the pool ---------------------------------------------------------------------
 
 
 class _Pool:
@@ -430,37 +256,37 @@ class _Pool:
         self.mode = mode
         self.jobs = max(1, jobs)
         self.timeout = timeout
-        self.workers: List[_Worker] = []
+        self.workers: List[Worker] = []
         self.written = 0
-        self._context: Optional[_Context] = None
+        self._context: Optional[Context] = None
         self.all_read = False  # every path has been read: the backlog is all there is
         self.reading = False  # reading ahead: the first worker starts, no others yet
 
     # workers ------------------------------------------------------------------
 
-    def _spawn(self) -> _Worker:
+    def _spawn(self) -> Worker:
         if self._context is None:
-            self._context = _context()
+            self._context = start_context()
         context = self._context
         parent_end, child_end = context.Pipe()
         # Under fork the child gets copies of these parent-side ends, which it
         # must close; under spawn it gets only what is passed, so pass nothing.
         not_ours = [parent_end] + [worker.conn for worker in self.workers] if context.get_start_method() == "fork" else []
         process = context.Process(
-            target=_worker_main, args=(child_end, self.migrator, self.mode, os.getpid(), not_ours), name="migrate-tpu-worker", daemon=True
+            target=worker_main, args=(child_end, self.migrator, self.mode, os.getpid(), not_ours), name="migrate-tpu-worker", daemon=True
         )
         process.start()
         child_end.close()
-        worker = _Worker(process, parent_end)
+        worker = Worker(process, parent_end)
         self.workers.append(worker)
         return worker
 
-    def _retire(self, worker: _Worker) -> None:
+    def _retire(self, worker: Worker) -> None:
         if worker in self.workers:
             self.workers.remove(worker)
-        _reap(worker, grace=0.0)
+        reap(worker, grace=0.0)
 
-    def _idle_worker(self, backlog: int) -> Optional[_Worker]:
+    def _idle_worker(self, backlog: int) -> Optional[Worker]:
         for worker in self.workers:
             if worker.slot is None:
                 return worker
@@ -479,7 +305,7 @@ class _Pool:
         return any(worker.slot is not None and now >= self._slow_after(worker) for worker in self.workers)
 
     @staticmethod
-    def _slow_after(worker: _Worker) -> float:
+    def _slow_after(worker: Worker) -> float:
         # A worker's first file also pays for loading the migrator, which can
         # take seconds on a loaded machine: that is not a sign of a large file.
         return worker.started + LAZY_SPAWN_AFTER + worker.allowance
@@ -514,13 +340,13 @@ class _Pool:
                 except (OSError, ValueError):  # pragma: no cover
                     pass
         for worker in list(self.workers):
-            _reap(worker, grace=2.0)
+            reap(worker, grace=2.0)
         self.workers = []
 
     # the run ------------------------------------------------------------------
 
-    def _prepare(self, path: Path) -> _Slot:
-        slot = _Slot(path)
+    def _prepare(self, path: Path) -> Slot:
+        slot = Slot(path)
         try:
             data, snapshot = read_snapshot(path)
         except SourceError as error:
@@ -544,8 +370,8 @@ class _Pool:
         return slot
 
     def results(self, paths: Iterable[Path], guard: _SignalGuard) -> Iterator[FileResult]:
-        slots: Deque[_Slot] = deque()
-        waiting: Deque[_Slot] = deque()
+        slots: Deque[Slot] = deque()
+        waiting: Deque[Slot] = deque()
         source = iter(paths)
         exhausted = False
         outstanding = 0
@@ -580,17 +406,17 @@ class _Pool:
 
     def one(self, path: Path, data: bytes, guard: _SignalGuard) -> Tuple[FileResult, Optional[bytes]]:
         """One candidate's bytes through a worker: its result and, in ``fix`` mode, its new bytes."""
-        slot = _Slot(path)
+        slot = Slot(path)
         slot.data = data
         slot.keep_output = True
-        waiting: Deque[_Slot] = deque([slot])
+        waiting: Deque[Slot] = deque([slot])
         while slot.result is None:
             self._dispatch(waiting)
             if slot.result is None:
                 self._wait(guard)
         return slot.result, slot.output
 
-    def _dispatch(self, waiting: Deque[_Slot]) -> int:
+    def _dispatch(self, waiting: Deque[Slot]) -> int:
         """Hand waiting files to idle (or new) workers; returns files settled without one."""
         settled = 0
         while waiting:
@@ -605,7 +431,7 @@ class _Pool:
                     settled += 1
         return settled
 
-    def _send(self, worker: _Worker, slot: _Slot) -> bool:
+    def _send(self, worker: Worker, slot: Slot) -> bool:
         data = slot.data
         assert data is not None, "only a slot that holds its bytes waits for a worker"
         slot.tries += 1
@@ -653,11 +479,12 @@ class _Pool:
                 settled += 1
             elif worker.deadline is not None and now >= worker.deadline:
                 elapsed = now - worker.started
-                self._fail(worker, f"gave up after {elapsed:.0f} s (too large or too deeply nested to analyse in time; {FILE_TIMEOUT_VARIABLE} sets the limit); left unchanged")
+                self._fail(worker, f"gave up after {elapsed:.0f} s (too large or too deeply nested to analyse in time; "
+                                   f"{FILE_TIMEOUT_VARIABLE} sets the limit); left unchanged")
                 settled += 1
         return settled
 
-    def _finish(self, worker: _Worker, payload: Tuple[FileResult, Optional[bytes]], guard: _SignalGuard) -> None:
+    def _finish(self, worker: Worker, payload: Tuple[FileResult, Optional[bytes]], guard: _SignalGuard) -> None:
         slot = worker.slot
         assert slot is not None, "only a busy worker answers"
         worker.slot = None
@@ -674,7 +501,7 @@ class _Pool:
                 self.cache.store(slot.cache_key, result)
         slot.result = result
 
-    def _fail(self, worker: _Worker, message: Optional[str]) -> None:
+    def _fail(self, worker: Worker, message: Optional[str]) -> None:
         slot = worker.slot
         assert slot is not None, "only a busy worker dies or runs out of time"
         worker.slot = None
@@ -683,6 +510,6 @@ class _Pool:
                 worker.process.join(1.0)
             except (OSError, ValueError, AssertionError):  # pragma: no cover
                 pass
-            message = _death_message(worker.process.exitcode)
+            message = death_message(worker.process.exitcode)
         self._retire(worker)
         slot.result = FileResult(display_path(slot.path), error=message)
