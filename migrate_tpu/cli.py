@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import shlex
 import sys
 from pathlib import Path
@@ -22,60 +21,9 @@ import click
 
 from migrate_tpu import __version__
 from migrate_tpu.compose import NOTEBOOK_DIFF_STYLES, TARGETS
-from migrate_tpu.invocation import under_pre_commit
+from migrate_tpu.cli_options import exit_zero_option, fail, installed_refused, paths_to_work_on, refuse_installed, shared_options
 
 REPORT_FORMATS = ("text", "json", "github", "sarif", "markdown")
-
-
-def _parse_shard(context, parameter, value):
-    if value is None:
-        return None
-    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", value)
-    if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
-        raise click.BadParameter("expected K/N with 1 <= K <= N, e.g. 2/4")
-    return int(match.group(1)), int(match.group(2))
-
-
-def shared_options(function):
-    options = [
-        click.option("--select", multiple=True, metavar="IDS", help="Only these rules (ids or prefixes, comma-separated); replaces the config's list."),
-        click.option("--ignore", multiple=True, metavar="IDS", help="Skip these rules (ids or prefixes, comma-separated), on top of the config's."),
-        click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching GLOB (on top of .gitignore and the config's)."),
-        click.option("--force-exclude", is_flag=True, default=None, help="Apply excludes to files named on the command line too (pre-commit)."),
-        click.option("--target", type=click.Choice(TARGETS + ("auto",)), default=None, help="TensorFlow version to migrate to (default 2.4); auto: from the tensorflow requirement."),
-        click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also apply fixes that may change behaviour."),
-        click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Worker processes (default: one per core; 1 under pre-commit)."),
-        click.option("--no-gitignore", is_flag=True, help="Do not skip what .gitignore ignores."),
-        click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None, help="Read settings from this pyproject.toml."),
-        click.option("--isolated", is_flag=True, help="Ignore pyproject.toml settings."),
-        click.option("--no-progress", is_flag=True, help="Never draw a progress bar."),
-        click.option("--no-cache", is_flag=True, help="Do not read or write the result cache."),
-        click.option("--follow-symlinks", is_flag=True, help="Follow symbolic links while walking folders (cycles are detected)."),
-        click.option("--timeout", type=click.FloatRange(min=0), default=None, metavar="SECONDS", help="Give up on a file after this long (0: no limit; default grows with file size)."),
-        click.option("--cache-dir", type=click.Path(file_okay=False), default=None, help="Where the result cache lives (default .migrate-tpu-cache)."),
-        click.option("--shard", callback=_parse_shard, default=None, metavar="K/N", help="Process only shard K of N (split by path, stable across machines)."),
-        click.option("--quiet", "-q", is_flag=True, help="Print only errors and the essential output."),
-        click.option("--stdin-filename", default=None, help="Name to show for source read from stdin (a .ipynb name reads a notebook)."),
-    ]
-    for option in reversed(options):
-        function = option(function)
-    return function
-
-
-def _fail(message: str) -> None:
-    click.echo(f"migrate-tpu: error: {message}", err=True)
-    sys.exit(2)
-
-
-def _no_paths(paths, default: Optional[str] = None) -> Tuple[str, ...]:
-    """The paths to work on: pre-commit may call a hook with no file, and nothing to do is a success."""
-    if paths:
-        return tuple(paths)
-    if under_pre_commit():
-        sys.exit(0)
-    if default is not None:
-        return (default,)
-    raise click.UsageError("Missing argument 'PATHS...': name files or folders (`.` for the current one).")
 
 
 def _start(
@@ -119,7 +67,7 @@ def _start(
             names, python, include_tensorflow = installed
             run, inventory = installed_run(names, python, include_tensorflow, settings, quiet=quiet, **run_options)
     except SettingsError as error:
-        _fail(str(error))
+        fail(str(error))
     if note and not quiet:
         click.echo(f"migrate-tpu: --target auto: {note}", err=True)
     if installed is not None:
@@ -223,7 +171,7 @@ def _write_output(output_file: Optional[str], data: bytes) -> None:
         try:
             Path(output_file).write_bytes(data)
         except OSError as error:
-            _fail(f"cannot write {output_file}: {error.strerror or error}")
+            fail(f"cannot write {output_file}: {error.strerror or error}")
     else:
         _write_stdout(data)
 
@@ -244,22 +192,6 @@ def _write_stdout(data: bytes) -> None:
     out.flush()
 
 
-def installed_refused(function):
-    """``--installed`` (and check's ``--python``, ``--include-tensorflow`` with it), refused by ``fix`` and ``diff``."""
-    function = click.option("--installed", is_flag=True, hidden=True, help="Refused: installed packages are only checked.")(function)
-    function = click.option("--python", "installed_python", default=None, hidden=True, help="Refused with --installed.")(function)
-    return click.option("--include-tensorflow", "installed_tensorflow", is_flag=True, hidden=True, help="Refused with --installed.")(function)
-
-
-def _refuse_installed(command: str) -> None:
-    _fail(f"`{command} --installed`: migrate-tpu never changes installed packages (pip owns them, and an upgrade "
-          f"would undo it); `migrate-tpu check --installed` lists what they call; upgrade the distribution, "
-          f"or copy the module into your project and run `migrate-tpu {command}` on the copy")
-
-
-exit_zero_option = click.option("--exit-zero", is_flag=True, help="Exit with status 0 even when findings or changes remain (2 still means errors).")
-
-
 @main.command()
 @click.argument("paths", nargs=-1)
 @shared_options
@@ -275,8 +207,8 @@ def diff(paths, exit_zero, output_file, notebook_diff, installed, installed_pyth
     `# migrate-tpu: ID, ...` line before each file names the rules behind
     its change; both tools skip it."""
     if installed or installed_python or installed_tensorflow:
-        _refuse_installed("diff")
-    paths = _no_paths(paths, default=".")
+        refuse_installed("diff")
+    paths = paths_to_work_on(paths, default=".")
     run = _start(paths, notebook_diff=notebook_diff, **options)
     if paths == ("-",):
         sys.exit(_stdin(run, "diff", exit_zero))
@@ -318,8 +250,8 @@ def diff(paths, exit_zero, output_file, notebook_diff, installed, installed_pyth
 def fix(paths, exit_zero, show_fixes, installed, installed_python, installed_tensorflow, **options) -> None:
     """Rewrite files in place (atomically); `fix -` reads stdin and writes stdout. Name the PATHS: `fix` writes."""
     if installed or installed_python or installed_tensorflow:
-        _refuse_installed("fix")
-    paths = _no_paths(paths)
+        refuse_installed("fix")
+    paths = paths_to_work_on(paths)
     run = _start(paths, **options)
     if paths == ("-",):
         sys.exit(_stdin(run, "fix", exit_zero))
@@ -364,24 +296,24 @@ def fix(paths, exit_zero, show_fixes, installed, installed_python, installed_ten
 def check(paths, exit_zero, output_format, output_file, statistics, show_fixes, installed, python, include_tensorflow, **options) -> None:  # noqa: PLR0915
     """List findings (fixable and manual) with rule id, file, line and column. PATHS default to `.`."""
     if statistics and output_format != "text":
-        _fail("--statistics works with --format text only")
+        fail("--statistics works with --format text only")
     inventory = None
     if installed:
         if "-" in paths:
-            _fail("--installed reads an interpreter's packages: name distributions, not `-`")
+            fail("--installed reads an interpreter's packages: name distributions, not `-`")
         # The markdown report shows notebooks' diffs cell by cell: it is read, not applied.
         run, inventory = _start((), want_edits=output_format in ("json", "sarif"), notebook_diff="cells",
                                 installed=(paths, python, include_tensorflow), **options)
         paths = ()
     else:
         if python or include_tensorflow:
-            _fail("--python and --include-tensorflow go with --installed")
-        paths = _no_paths(paths, default=".")
+            fail("--python and --include-tensorflow go with --installed")
+        paths = paths_to_work_on(paths, default=".")
         run = _start(paths, want_edits=output_format in ("json", "sarif"), notebook_diff="cells", **options)
     if paths == ("-",) and output_format == "text" and not statistics and not show_fixes:
         sys.exit(_stdin(run, "check", exit_zero))
     if "-" in paths:
-        _fail("`-` (stdin) works with --format text only; name files instead")
+        fail("`-` (stdin) works with --format text only; name files instead")
     from migrate_tpu.rule_lookup import rule_infos
     import migrate_tpu.engine.report as reporting
 
@@ -577,7 +509,7 @@ def verify(after, entry, steps, python, before_python, before_api, after_api, rt
         verdict = verifying.verify(target_path, args, options)
     except verifying.VerifyError as error:
         if output_format != "json":
-            _fail(str(error))
+            fail(str(error))
         verdict = verifying.Verdict(verifying.ERROR, error=str(error))  # JSON is always JSON
     except KeyboardInterrupt:
         # both runs are stopped by then (each run's launcher stops its processes); one line, no traceback
