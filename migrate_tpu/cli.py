@@ -197,7 +197,8 @@ def _write_stdout(data: bytes) -> None:
 @shared_options
 @exit_zero_option
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the patch here instead of stdout.")
-@click.option("--notebook-diff", type=click.Choice(NOTEBOOK_DIFF_STYLES), default="json", show_default=True, help="json: a notebook's change as a patch of its file; cells: cell by cell, for reading (not a patch).")
+@click.option("--notebook-diff", type=click.Choice(NOTEBOOK_DIFF_STYLES), default="json", show_default=True,
+              help="json: a notebook's change as a patch of its file; cells: cell by cell, for reading (not a patch).")
 @installed_refused
 def diff(paths, exit_zero, output_file, notebook_diff, installed, installed_python, installed_tensorflow, **options) -> None:
     """Print the changes `fix` would make as a patch; write nothing. PATHS default to `.`.
@@ -283,7 +284,8 @@ def fix(paths, exit_zero, show_fixes, installed, installed_python, installed_ten
 @click.argument("paths", nargs=-1)
 @shared_options
 @exit_zero_option
-@click.option("--format", "output_format", type=click.Choice(REPORT_FORMATS), default="text", help="Report format: text, json, github (workflow annotations), sarif (2.1.0) or markdown (summary and diff).")
+@click.option("--format", "output_format", type=click.Choice(REPORT_FORMATS), default="text",
+              help="Report format: text, json, github (workflow annotations), sarif (2.1.0) or markdown (summary and diff).")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the report here instead of stdout.")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them (text format).")
 @click.option("--show-fixes", is_flag=True, help="Also list, per file and rule, the fixes `fix` would make.")
@@ -293,28 +295,15 @@ def fix(paths, exit_zero, show_fixes, installed, installed_python, installed_ten
                                                                           "`migrate-tpu envs` (tf2.4, ...); default: the active virtualenv's, else this one.")
 @click.option("--include-tensorflow", is_flag=True, help="With --installed: also check TensorFlow's own distributions (tensorflow, keras, tf-keras, "
                                                          "tensorflow-estimator, tensorboard), which define the APIs rather than call them.")
-def check(paths, exit_zero, output_format, output_file, statistics, show_fixes, installed, python, include_tensorflow, **options) -> None:  # noqa: PLR0915
+def check(paths, exit_zero, output_format, output_file, statistics, show_fixes, installed, python, include_tensorflow, **options) -> None:
     """List findings (fixable and manual) with rule id, file, line and column. PATHS default to `.`."""
     if statistics and output_format != "text":
         fail("--statistics works with --format text only")
-    inventory = None
-    if installed:
-        if "-" in paths:
-            fail("--installed reads an interpreter's packages: name distributions, not `-`")
-        # The markdown report shows notebooks' diffs cell by cell: it is read, not applied.
-        run, inventory = _start((), want_edits=output_format in ("json", "sarif"), notebook_diff="cells",
-                                installed=(paths, python, include_tensorflow), **options)
-        paths = ()
-    else:
-        if python or include_tensorflow:
-            fail("--python and --include-tensorflow go with --installed")
-        paths = paths_to_work_on(paths, default=".")
-        run = _start(paths, want_edits=output_format in ("json", "sarif"), notebook_diff="cells", **options)
+    run, inventory, paths = _check_run(paths, output_format, installed, python, include_tensorflow, options)
     if paths == ("-",) and output_format == "text" and not statistics and not show_fixes:
         sys.exit(_stdin(run, "check", exit_zero))
     if "-" in paths:
         fail("`-` (stdin) works with --format text only; name files instead")
-    from migrate_tpu.rule_lookup import rule_infos
     import migrate_tpu.engine.report as reporting
 
     summary = reporting.RunSummary()
@@ -328,6 +317,40 @@ def check(paths, exit_zero, output_format, output_file, statistics, show_fixes, 
         # Keep only what the report needs, not every clean file.
         if result.reports or result.failed or result.diff:
             results.append(result)
+    report = _check_report(results, summary, output_format, statistics, inventory)
+    _write_output(output_file, report.encode("utf-8"))
+    if show_fixes:
+        click.echo(reporting.fixes_text(results, _rule_names(), "`migrate-tpu fix` would fix"), nl=False, err=True)
+    if not run.quiet:
+        click.echo(reporting.summary_text(summary, "check"), err=True)
+        if inventory is not None and summary.by_rule:
+            from migrate_tpu.installed_check import installed_summary
+
+            click.echo(installed_summary(results, inventory), err=True)
+    sys.exit(exit_status(bool(summary.errors), bool(summary.by_rule), exit_zero))
+
+
+def _check_run(paths, output_format: str, installed: bool, python, include_tensorflow: bool, options):
+    """``check``'s run, the inventory of ``--installed`` (else None) and the paths it works on
+    (none with ``--installed``: the run is over the interpreter's distributions)."""
+    if installed:
+        if "-" in paths:
+            fail("--installed reads an interpreter's packages: name distributions, not `-`")
+        # The markdown report shows notebooks' diffs cell by cell: it is read, not applied.
+        run, inventory = _start((), want_edits=output_format in ("json", "sarif"), notebook_diff="cells",
+                                installed=(paths, python, include_tensorflow), **options)
+        return run, inventory, ()
+    if python or include_tensorflow:
+        fail("--python and --include-tensorflow go with --installed")
+    paths = paths_to_work_on(paths, default=".")
+    return _start(paths, want_edits=output_format in ("json", "sarif"), notebook_diff="cells", **options), None, paths
+
+
+def _check_report(results, summary, output_format: str, statistics: bool, inventory) -> str:
+    """``check``'s report of ``results`` in ``output_format`` (or the statistics), as text."""
+    from migrate_tpu.rule_lookup import rule_infos
+    import migrate_tpu.engine.report as reporting
+
     buffer = io.StringIO()
     if statistics:
         buffer.write(reporting.statistics_text(results, _rule_names()))
@@ -346,16 +369,7 @@ def check(paths, exit_zero, output_format, output_file, statistics, show_fixes, 
         from migrate_tpu.installed_check import installed_report
 
         report = installed_report(output_format, report, results, inventory)
-    _write_output(output_file, report.encode("utf-8"))
-    if show_fixes:
-        click.echo(reporting.fixes_text(results, _rule_names(), "`migrate-tpu fix` would fix"), nl=False, err=True)
-    if not run.quiet:
-        click.echo(reporting.summary_text(summary, "check"), err=True)
-        if inventory is not None and summary.by_rule:
-            from migrate_tpu.installed_check import installed_summary
-
-            click.echo(installed_summary(results, inventory), err=True)
-    sys.exit(exit_status(bool(summary.errors), bool(summary.by_rule), exit_zero))
+    return report
 
 
 @main.command(name="rules")
@@ -385,10 +399,13 @@ def explain(rule: str) -> None:
 @click.option("--tf-api", type=click.Choice(["2.1", "2.2", "2.3", "2.4", "2.1+2.4", "native"]), default=None,
               help="API surface to provide (2.1, 2.2, 2.3: that release's, before migration; 2.1+2.4: both 2.1's and 2.4's names, for partly migrated code; "
                    "native: the interpreter's own, nothing restored or hidden, for `fix --target latest` output).")
-@click.option("--python", "python", default=None, metavar="PATH|ENV", help="Interpreter to run in: a path, or an env made by `migrate-tpu envs` (tf2.1, tf2.2, tf2.3, tf2.4, tf2.21).")
+@click.option("--python", "python", default=None, metavar="PATH|ENV",
+              help="Interpreter to run in: a path, or an env made by `migrate-tpu envs` (tf2.1, tf2.2, tf2.3, tf2.4, tf2.21).")
 @click.option("--no-emulation", is_flag=True, help="Use the real TPU; emulate nothing.")
 @click.option("--hosts", type=click.IntRange(min=1), default=None,
-              help="Emulate a TPU pod of this many hosts, in one program as a pod's client runs it (one input pipeline per host; --replicas then counts all hosts' cores; default 8 per host). A script that builds MultiWorkerMirroredStrategy itself runs as that many workers on a localhost cluster.")
+              help="Emulate a TPU pod of this many hosts, in one program as a pod's client runs it (one input pipeline per host; "
+                   "--replicas then counts all hosts' cores; default 8 per host). A script that builds MultiWorkerMirroredStrategy "
+                   "itself runs as that many workers on a localhost cluster.")
 @click.option("--tpu-env", type=click.Choice(["colab", "node", "none", "vm"]), default=None,
               help="Machine the emulated TPU is attached to: a TPU Node of 2020, where files must be on gs:// and the TPU worker runs no Python: "
                    "colab (TPU_NAME announces it; default), node (TPU_NAME names it) or none (TPUClusterResolver(tpu='') fails as on TF >= 2.2 "
@@ -397,7 +414,8 @@ def explain(rule: str) -> None:
               help="Read and write gs://BUCKET/PATH as DIR/BUCKET/PATH (also $MIGRATE_TPU_GCS).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Stop every process after this long (exit status 124).")
-@click.option("--verbose", is_flag=True, help="Show TensorFlow's start-up logs and the emulation's own frames in tracebacks, and every moved API the run called.")
+@click.option("--verbose", is_flag=True,
+              help="Show TensorFlow's start-up logs and the emulation's own frames in tracebacks, and every moved API the run called.")
 @click.option("--api-record", type=click.Path(dir_okay=False, writable=True), default=None, metavar="FILE",
               help="Write the record of the moved APIs the run called (each place, its rule, count and owner) to FILE as JSON.")
 @click.argument("script", type=click.Path(exists=True, dir_okay=False))
@@ -448,9 +466,11 @@ def _run_options_in(args: List[str], command: click.Command) -> Tuple[List[str],
 
 
 @main.command(context_settings={"allow_interspersed_args": False})
-@click.option("--after", "after", type=click.Path(exists=True), default=None, metavar="FILE", help="Compare against this version (migrated by hand or by an earlier fix) instead of fix's.")
+@click.option("--after", "after", type=click.Path(exists=True), default=None, metavar="FILE",
+              help="Compare against this version (migrated by hand or by an earlier fix) instead of fix's.")
 @click.option("--entry", default=None, metavar="FILE", help="TARGET is a folder: migrate the whole tree (in a copy) and run this entry point of it.")
-@click.option("--steps", type=click.IntRange(min=1), default=None, metavar="N", help="Stop both runs after step N (a step: one outermost run call, or tf.function containing one, or Keras execution).")
+@click.option("--steps", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Stop both runs after step N (a step: one outermost run call, or tf.function containing one, or Keras execution).")
 @click.option("--python", "python", default=None, metavar="PATH|ENV", help="Interpreter of the migrated program (and of the original without --before-python).")
 @click.option("--before-python", default=None, metavar="PATH|ENV", help="Interpreter of the original (e.g. tf2.1).")
 @click.option("--before-api", type=click.Choice(["2.1", "2.2", "2.3", "auto"]), default="auto", show_default=True,
@@ -467,8 +487,9 @@ def _run_options_in(args: List[str], command: click.Command) -> Tuple[List[str],
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS", help="Stop each run after this long (verdict error).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of Python random, NumPy and TensorFlow in both runs.")
 @click.option("--no-blame", is_flag=True, help="On a divergence or retrace, do not look for the change to blame (a few short runs).")
-@click.option("--power", is_flag=True, help="Also measure what an exact `same` could have caught: one more run, with every learning rate scaled by 1.1, must diverge "
-                                            "(a `same` within a tolerance always measures it).")
+@click.option("--power", is_flag=True,
+              help="Also measure what an exact `same` could have caught: one more run, with every learning rate scaled by 1.1, must diverge "
+                   "(a `same` within a tolerance always measures it).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
               help="Runs at once: 2 (the default where two CPUs and 4 GiB of memory are free) runs the original beside its migration, "
                    "and blame's first two runs together; 1 runs each after the other. The verdict is the same either way.")
