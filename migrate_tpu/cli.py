@@ -100,7 +100,7 @@ def _stdin_outcome(run, mode: str) -> Tuple[bool, bool]:
     """(whether the source failed, whether work is left), as :func:`exit_status` takes them."""
     from migrate_tpu.engine.report import error_line, finding_line, patch_bytes
 
-    name = run.stdin_filename or "<stdin>"
+    name = run.choices.stdin_filename or "<stdin>"
     data = sys.stdin.buffer.read()
     result, new_data = run.migrate_source(data, mode)
     if result.failed:
@@ -112,7 +112,7 @@ def _stdin_outcome(run, mode: str) -> Tuple[bool, bool]:
     if mode == "fix":
         _write_stdout(new_data if new_data is not None else data)
         for report in reports:
-            if not report.applied and not run.quiet:
+            if not report.applied and not run.choices.quiet:
                 click.echo(finding_line(name, report), err=True)
         return False, any(not r.applied for r in reports)
     if mode == "diff":
@@ -217,7 +217,7 @@ def diff(paths, exit_zero, output_file, notebook_diff, installed, installed_pyth
     from migrate_tpu.engine.report import RunSummary, error_line, patch_bytes, summary_text, write_text_findings
 
     root = patch_root(paths)
-    if root != Path.cwd().resolve() and not run.quiet:
+    if root != Path.cwd().resolve() and not run.choices.quiet:
         run.echo(f"migrate-tpu: paths in the patch are relative to {root}: apply it there")
     summary = RunSummary()
     remaining = []
@@ -236,7 +236,7 @@ def diff(paths, exit_zero, output_file, notebook_diff, installed, installed_pyth
             remaining.append(result)
     if output_file:
         _write_output(output_file, b"".join(patch))
-    if not run.quiet:
+    if not run.choices.quiet:
         write_text_findings(remaining, sys.stderr, only_remaining=True)
         click.echo(summary_text(summary, "diff"), err=True)
     sys.exit(exit_status(bool(summary.errors), bool(summary.changed), exit_zero))
@@ -266,7 +266,7 @@ def fix(paths, exit_zero, show_fixes, installed, installed_python, installed_ten
             run.echo(error_line(result))
         if result.written and show_fixes:
             written.append(result)
-        if not run.quiet:
+        if not run.choices.quiet:
             if result.written:
                 fixed = sum(1 for r in result.reports if r.applied)
                 run.echo(f"Fixed {result.path} ({fixed} {'fix' if fixed == 1 else 'fixes'})")
@@ -275,7 +275,7 @@ def fix(paths, exit_zero, show_fixes, installed, installed_python, installed_ten
                     run.echo(finding_line(result.path, report))
     if show_fixes:
         click.echo(fixes_text(written, _rule_names(), "Fixed"), nl=False, err=True)
-    if not run.quiet:
+    if not run.choices.quiet:
         click.echo(summary_text(summary, "fix"), err=True)
     sys.exit(exit_status(bool(summary.errors), bool(summary.remaining), exit_zero))
 
@@ -321,7 +321,7 @@ def check(paths, exit_zero, output_format, output_file, statistics, show_fixes, 
     _write_output(output_file, report.encode("utf-8"))
     if show_fixes:
         click.echo(reporting.fixes_text(results, _rule_names(), "`migrate-tpu fix` would fix"), nl=False, err=True)
-    if not run.quiet:
+    if not run.choices.quiet:
         click.echo(reporting.summary_text(summary, "check"), err=True)
         if inventory is not None and summary.by_rule:
             from migrate_tpu.installed_check import installed_summary

@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from migrate_tpu.codemod.foundation.targets import TARGETS, TENSORFLOW_PACKAGES, target_for_requirement
 from migrate_tpu.invocation import under_pre_commit
@@ -222,14 +223,13 @@ class EngineMigrator:
             raise FileError(error.message, line=error.line) from None
 
 
-def build_migrator(settings: Settings, paths: Sequence[str] = (), mode: str = "diff", want_edits: bool = False, notebook_diff: str = "json",  # noqa: PLR0913
-                   seen_as: Optional[Tuple[str, str]] = None, tops: Tuple[Tuple[str, ...], Tuple[str, ...]] = ((), ())) -> EngineMigrator:
+def build_migrator(settings: Settings, paths: Sequence[str], mode: str, choices: RunChoices) -> EngineMigrator:
     """The engine-side migrator for these settings; ``paths`` are the run's paths (folders among them are import roots);
-    ``seen_as``: a copy's folder and the user's folder it copies; ``tops``: folders each a project of its own (:class:`ProjectFiles`)."""
+    of ``choices``, ``want_edits``, ``notebook_diff``, ``seen_as`` and ``tops`` (:class:`RunChoices`)."""
     from migrate_tpu.codemod.migration.migrator import TPUMigrator
     from migrate_tpu.codemod.foundation.options import Options
 
-    project = ProjectFiles(tuple(str(Path(p).resolve()) for p in paths if p != "-" and Path(p).is_dir()), seen_as, tops,
+    project = ProjectFiles(tuple(str(Path(p).resolve()) for p in paths if p != "-" and Path(p).is_dir()), choices.seen_as, choices.tops,
                            tuple(settings.exclude if settings.project_exclude is None else settings.project_exclude))
 
     def codemod(extra_ignores: Tuple[str, ...] = ()) -> TPUMigrator:
@@ -238,13 +238,13 @@ def build_migrator(settings: Settings, paths: Sequence[str] = (), mode: str = "d
             ignore=settings.ignore + extra_ignores,
             target=settings.target,
             unsafe_fixes=settings.unsafe_fixes,
-            want_edits=want_edits,
+            want_edits=choices.want_edits,
             mode=mode,
         )
         return TPUMigrator(options, project)
 
     variants = [(glob, codemod(ids)) for glob, ids in settings.per_file_ignores]
-    return EngineMigrator(codemod(), variants, settings.base, notebook_diff)
+    return EngineMigrator(codemod(), variants, settings.base, choices.notebook_diff)
 
 
 def start_folder(paths: Sequence[str], stdin_filename: Optional[str]) -> Path:
@@ -257,7 +257,8 @@ def start_folder(paths: Sequence[str], stdin_filename: Optional[str]) -> Path:
     return Path.cwd()
 
 
-def settings_for(paths: Sequence[str], cli: CommandLine, config_file: Optional[str] = None, isolated: bool = False, stdin_filename: Optional[str] = None) -> Tuple[Settings, Optional[str]]:
+def settings_for(paths: Sequence[str], cli: CommandLine, config_file: Optional[str] = None, isolated: bool = False,
+                 stdin_filename: Optional[str] = None) -> Tuple[Settings, Optional[str]]:
     """``(settings, note)``: the file read, the facts found, :func:`resolve` decides.
 
     ``note`` says what ``--target auto`` chose and why. Raises
@@ -301,45 +302,40 @@ def settings_for(paths: Sequence[str], cli: CommandLine, config_file: Optional[s
     return settings, note
 
 
+@dataclass(frozen=True)
+class RunChoices:
+    """How one invocation runs, besides its paths and settings: :class:`Run`'s keywords, from
+    the command line's options (and from verify's copy and ``check --installed``)."""
+
+    quiet: bool = False
+    no_progress: bool = False
+    no_cache: bool = False
+    cache_dir: Optional[str] = None
+    shard: Optional[Tuple[int, int]] = None
+    follow_symlinks: bool = False
+    timeout: Optional[float] = None
+    stdin_filename: Optional[str] = None
+    want_edits: bool = False
+    notebook_diff: str = "json"
+    # verify's copy: (the copy's folder, the user's folder it copies); ``ProjectFiles``.
+    seen_as: Optional[Tuple[str, str]] = None
+    # check --installed: folders each a project of its own; ``ProjectFiles``.
+    tops: Tuple[Tuple[str, ...], Tuple[str, ...]] = ((), ())
+
+
 class Run:
     """One invocation's files and results, once its settings are known."""
 
-    def __init__(  # noqa: PLR0913
-        self,
-        paths: Sequence[str],
-        settings: Settings,
-        *,
-        quiet: bool = False,
-        no_progress: bool = False,
-        no_cache: bool = False,
-        cache_dir: Optional[str] = None,
-        shard: Optional[Tuple[int, int]] = None,
-        follow_symlinks: bool = False,
-        timeout: Optional[float] = None,
-        stdin_filename: Optional[str] = None,
-        want_edits: bool = False,
-        notebook_diff: str = "json",
-        seen_as: Optional[Tuple[str, str]] = None,
-        tops: Tuple[Tuple[str, ...], Tuple[str, ...]] = ((), ()),
-    ) -> None:
+    def __init__(self, paths: Sequence[str], settings: Settings, **choices: Any) -> None:
+        """``choices``: the fields of :class:`RunChoices`, by name (a name that is none of
+        them is a TypeError, as an unknown keyword is)."""
         self.paths = tuple(paths)
-        self.seen_as = seen_as
-        self.tops = tops
         self.settings = settings
-        self.quiet = quiet
-        self.no_progress = no_progress
-        self.no_cache = no_cache
-        self.cache_dir = cache_dir
-        self.shard = shard
-        self.follow_symlinks = follow_symlinks
-        self.timeout = timeout
-        self.stdin_filename = stdin_filename
-        self.want_edits = want_edits
-        self.notebook_diff = notebook_diff
+        self.choices = RunChoices(**choices)
         self.progress: Optional[Progress] = None
 
     def migrator(self, mode: str = "diff") -> EngineMigrator:
-        return build_migrator(self.settings, self.paths, mode, self.want_edits, self.notebook_diff, self.seen_as, self.tops)
+        return build_migrator(self.settings, self.paths, mode, self.choices)
 
     def files(self) -> Tuple[List[Path], List[FileResult], List[str]]:
         """``(files to process, problems found while walking, notes)``."""
@@ -354,8 +350,8 @@ class Run:
         errors: List[FileResult] = []
         notes: List[str] = []
         shard_base = base or Path.cwd()
-        for found in discover(self.paths, settings.exclude, settings.respect_gitignore, base=base, follow_symlinks=self.follow_symlinks):
-            if self.shard is not None and not in_shard(found.path, self.shard, shard_base):
+        for found in discover(self.paths, settings.exclude, settings.respect_gitignore, base=base, follow_symlinks=self.choices.follow_symlinks):
+            if self.choices.shard is not None and not in_shard(found.path, self.choices.shard, shard_base):
                 continue
             if found.problem is None:
                 if (
@@ -381,19 +377,20 @@ class Run:
         from migrate_tpu.engine.progress import Progress, wanted
 
         files, errors, notes = self.files()
-        progress = self.progress = Progress(len(files), wanted(len(files), disabled=self.no_progress or self.quiet), label=progress_label)
+        disabled = self.choices.no_progress or self.choices.quiet
+        progress = self.progress = Progress(len(files), wanted(len(files), disabled=disabled), label=progress_label)
         try:
-            if not self.quiet:
+            if not self.choices.quiet:
                 for note in notes:
                     self.echo(note)
             yield from errors
             migrator = self.migrator(mode)
             cache = None
-            if not self.no_cache:
+            if not self.choices.no_cache:
                 from migrate_tpu.engine.cache import default_cache
 
-                cache = default_cache(migrator.cache_salt(), self.cache_dir)
-            for result in run(files, migrator, mode, self.settings.jobs or None, timeout=self.timeout, cache=cache):
+                cache = default_cache(migrator.cache_salt(), self.choices.cache_dir)
+            for result in run(files, migrator, mode, self.settings.jobs or None, timeout=self.choices.timeout, cache=cache):
                 progress.advance(result.path)
                 yield result
         finally:
@@ -405,8 +402,8 @@ class Run:
         ``fix`` mode the new bytes come back."""
         from migrate_tpu.engine.pipeline import migrate_isolated
 
-        name = self.stdin_filename or "<stdin>"
-        return migrate_isolated(data, Path(name), self.migrator(mode), mode, timeout=self.timeout)
+        name = self.choices.stdin_filename or "<stdin>"
+        return migrate_isolated(data, Path(name), self.migrator(mode), mode, timeout=self.choices.timeout)
 
     def echo(self, text: str) -> None:
         if self.progress is not None and self.progress.enabled:
