@@ -14,7 +14,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Generator, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 if TYPE_CHECKING:  # pathspec is imported when a .gitignore is met, not at start-up
     from pathspec import GitIgnoreSpec
@@ -166,7 +166,7 @@ def discover(
             continue
         real = os.path.realpath(path)
         walked: Set[Optional[_Identity]] = {_identity(real)} if follow_symlinks else set()
-        yield from _walk(path, real, path, exclude, respect_gitignore, ignores, base, follow_symlinks, seen, walked)
+        yield from _Walk(path, exclude, respect_gitignore, ignores, base, follow_symlinks, seen, walked).folder(path, real)
 
 
 # A file's identity on disk, (device, inode): the same folder reached by two paths.
@@ -181,73 +181,90 @@ def _identity(path: str) -> Optional[_Identity]:
     return (status.st_dev, status.st_ino)
 
 
-def _walk(  # noqa: PLR0913, PLR0915
-    top: Path,
-    real: str,
-    root: Path,
-    exclude: Sequence[str],
-    respect_gitignore: bool,
-    ignores: _IgnoreRules,
-    base: Path,
-    follow: bool,
-    seen: Set[str],
-    walked: Set[Optional[_Identity]],
-) -> Iterator[Found]:
-    try:
-        entries = sorted(os.scandir(top), key=lambda e: e.name)
-    except OSError as error:
-        yield Found(top, f"cannot list directory: {(error.strerror or str(error)).lower()}", is_error=True)
-        return
-    for entry in entries:
-        path = Path(entry.path)
-        entry_real = os.path.join(real, entry.name)
-        if entry.is_symlink():
-            if not follow:
-                reason = _symlink_note(path, entry.name, root)
-                if reason is not None:
-                    yield Found(path, reason)
-                continue
-            try:
-                status = os.stat(entry.path)
-            except OSError:
-                if entry.name.endswith(SOURCE_SUFFIXES) or _is_loop(path):
-                    yield Found(path, _broken_link_reason(path), is_error=True)
-                continue
-            entry_real = os.path.realpath(entry.path)
-            is_dir = stat.S_ISDIR(status.st_mode)
+@dataclass
+class _Walk:
+    """The walk of one folder named on the command line: what stays the same in every
+    folder below it (``seen`` and ``walked`` grow as it goes)."""
+
+    root: Path
+    exclude: Sequence[str]
+    respect_gitignore: bool
+    ignores: _IgnoreRules
+    base: Path
+    follow: bool
+    seen: Set[str]  # the real paths of the files found, across the run's paths
+    walked: Set[Optional[_Identity]]  # the folders walked, when links are followed
+
+    def folder(self, top: Path, real: str) -> Iterator[Found]:
+        try:
+            entries = sorted(os.scandir(top), key=lambda e: e.name)
+        except OSError as error:
+            yield Found(top, f"cannot list directory: {(error.strerror or str(error)).lower()}", is_error=True)
+            return
+        for entry in entries:
+            path = Path(entry.path)
+            entry_real = os.path.join(real, entry.name)
+            if entry.is_symlink():
+                if not self.follow:
+                    reason = _symlink_note(path, entry.name, self.root)
+                    if reason is not None:
+                        yield Found(path, reason)
+                    continue
+                is_dir, entry_real = yield from self._followed_link(entry, path)
+                if is_dir is None:
+                    continue
+            else:
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    continue
             if is_dir:
-                identity = (status.st_dev, status.st_ino)
-                if identity in walked:
-                    if entry.name not in SKIPPED_DIRECTORIES:
-                        yield Found(path, "skipped: symbolic link to a folder already walked (a loop)")
+                # (no generator between a folder and the next: a deep tree's walk nests one a level)
+                if self._enters(entry, path):
+                    yield from self.folder(path, entry_real)
+            elif entry.name.endswith(SOURCE_SUFFIXES):
+                if _excluded(path, self.exclude, self.base):
                     continue
-        else:
-            try:
-                is_dir = entry.is_dir()
-            except OSError:
-                continue
+                if self.respect_gitignore and self.ignores.ignored(path, False, self.root):
+                    continue
+                if entry_real in self.seen:
+                    continue
+                self.seen.add(entry_real)
+                yield Found(path)
+
+    def _followed_link(self, entry: "os.DirEntry[str]", path: Path) -> Generator[Found, None, Tuple[Optional[bool], str]]:
+        """A link met while following links: whether it leads to a folder (None: left alone,
+        reported where worth a word) and its real path."""
+        try:
+            status = os.stat(entry.path)
+        except OSError:
+            if entry.name.endswith(SOURCE_SUFFIXES) or _is_loop(path):
+                yield Found(path, _broken_link_reason(path), is_error=True)
+            return None, ""
+        entry_real = os.path.realpath(entry.path)
+        is_dir = stat.S_ISDIR(status.st_mode)
         if is_dir:
-            if entry.name in SKIPPED_DIRECTORIES or _is_virtualenv(path):
-                continue
-            if _excluded(path, exclude, base):
-                continue
-            if respect_gitignore and ignores.ignored(path, True, root):
-                continue
-            if follow:
-                folder_identity = _identity(entry.path)
-                if folder_identity in walked:
-                    continue
-                walked.add(folder_identity)
-            yield from _walk(path, entry_real, root, exclude, respect_gitignore, ignores, base, follow, seen, walked)
-        elif entry.name.endswith(SOURCE_SUFFIXES):
-            if _excluded(path, exclude, base):
-                continue
-            if respect_gitignore and ignores.ignored(path, False, root):
-                continue
-            if entry_real in seen:
-                continue
-            seen.add(entry_real)
-            yield Found(path)
+            identity = (status.st_dev, status.st_ino)
+            if identity in self.walked:
+                if entry.name not in SKIPPED_DIRECTORIES:
+                    yield Found(path, "skipped: symbolic link to a folder already walked (a loop)")
+                return None, ""
+        return is_dir, entry_real
+
+    def _enters(self, entry: "os.DirEntry[str]", path: Path) -> bool:
+        """Whether the walk goes into the folder ``path`` (noted as walked when links are followed)."""
+        if entry.name in SKIPPED_DIRECTORIES or _is_virtualenv(path):
+            return False
+        if _excluded(path, self.exclude, self.base):
+            return False
+        if self.respect_gitignore and self.ignores.ignored(path, True, self.root):
+            return False
+        if self.follow:
+            folder_identity = _identity(entry.path)
+            if folder_identity in self.walked:
+                return False
+            self.walked.add(folder_identity)
+        return True
 
 
 def _is_loop(path: Path) -> bool:
