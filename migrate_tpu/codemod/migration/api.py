@@ -11,12 +11,12 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, replace
-from typing import Dict, List, Optional, Sequence, Tuple, TypedDict, cast
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, TypedDict, cast
 
 import libcst as cst
 
 from migrate_tpu.codemod.analysis.tree import iter_tree
-from migrate_tpu.codemod.analysis.walk import Analysis
+from migrate_tpu.codemod.analysis.walk import Analysis, ProjectFacts
 from migrate_tpu.codemod.foundation.findings import Report
 from migrate_tpu.codemod.foundation.lines import Start, StatementLines
 from migrate_tpu.codemod.foundation.options import Options
@@ -51,6 +51,29 @@ class _Memo(TypedDict, total=False):
 
     starts: Optional[List[int]]  # ``edits.statement_starts``
     texts: Dict[int, Tuple[cst.CSTNode, str]]  # ``edits.splice_code``'s statements generated
+
+
+class _Request(NamedTuple):
+    """What the migration of one text is asked with besides the text and its options."""
+
+    lookup: Optional[ProjectFacts] = None  # the project's other modules
+    path: str = ""
+    wrap: bool = True  # a fix may wrap the call it lengthens (``Change.wrap``); not in a doctest
+    # receives the analysis ("analysis") when the module is parsed, its guards found and its rules run
+    analysed: Optional[Dict[str, Analysis]] = None
+
+
+class _Parsed(NamedTuple):
+    """One text parsed and walked, and what placing its findings and fixing it share."""
+
+    analysis: Analysis
+    source: str
+    hidden_text: str  # the text of the statements left out of the parse (``partial_parse``)
+    wrapping: bool  # a fix may wrap the call it lengthens
+    memo: _Memo
+    module_tree: Optional[ast.Module]  # the standard library's tree of ``source``
+    statement_lines: Optional[StatementLines]
+    directives: Dict[int, Optional[Tuple[str, ...]]]  # line -> the rules ``# migrate-tpu: ignore`` names there
 
 
 _DIRECTIVE = re.compile(r"#\s*migrate-tpu:\s*ignore\b(?:\[([^\]]*)\])?", re.IGNORECASE)
@@ -105,12 +128,13 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
     from migrate_tpu.codemod.migration import doctests
 
     if not doctests.may_hold_examples(source):
-        return _migrate_code(source, options, lookup=lookup, path=path)
+        return _migrate_code(source, options, _Request(lookup, path))
     # One standard-library tree for the prefilter's second stage, the splice and the doctests
     # (a module's: ``compile`` in "exec" mode, which typeshed types as any ``ast.AST``).
     tree = cast(Optional[ast.Module], syntax_stage.parse(source))
     analysed: Dict[str, Analysis] = {}  # the code's own analysis, when it parsed the module
-    outcome = _migrate_code(source, options, lookup=lookup, path=path, tree=tree, analysed=analysed)
+    outcome = _migrate_code(source, options, _Request(lookup, path, analysed=analysed), tree)
+    in_doctest = _Request(lookup, path, wrap=False)
 
     def migrate_snippet(snippet: str, select: Optional[Tuple[str, ...]], ignore: Tuple[str, ...] = ()) -> Tuple[List[Report], str]:
         """The findings on ``snippet`` and its fixed code (with only the ``select`` rules' fixes),
@@ -119,17 +143,20 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
         # No call is wrapped: a doctest's fixes are put back line for line.
         if select is not None:
             narrowed = replace(options, mode="fix", want_edits=False, select=select or ("NONE",))
-            return [], _migrate_code(snippet, narrowed, lookup=lookup, path=path, wrap=False).code
+            return [], _migrate_code(snippet, narrowed, in_doctest).code
         base = replace(options, ignore=tuple(options.ignore) + tuple(ignore)) if ignore else options
-        checked = _migrate_code(snippet, replace(base, mode="check", want_edits=False), lookup=lookup, path=path, wrap=False)
+        checked = _migrate_code(snippet, replace(base, mode="check", want_edits=False), in_doctest)
         if not any(r.applied for r in checked.reports):
             return checked.reports, snippet
-        return checked.reports, _migrate_code(snippet, replace(base, mode="fix", want_edits=False), lookup=lookup, path=path, wrap=False).code
+        return checked.reports, _migrate_code(snippet, replace(base, mode="fix", want_edits=False), in_doctest).code
 
     edits, reports = doctests.migrate_doctests(source, migrate_snippet, tree)
     if not reports:
         return outcome
-    edits = _keep_legacy_doctests(source, options, edits, reports, lookup=lookup, path=path, analysis=analysed.get("analysis"))
+    analysis = analysed.get("analysis")
+    if analysis is None:
+        analysis = _guards_only(source, options, lookup, path)
+    edits = _keep_legacy_doctests(edits, reports, analysis)
     code = outcome.code
     if edits and options.mode != "check":
         line_of = LineMap(source, code) if code != source else (lambda line: line)
@@ -149,25 +176,30 @@ def migrate(source: str, options: Options = Options(), *, lookup=None, path: str
     return Outcome(code, merged)
 
 
-def _keep_legacy_doctests(  # noqa: PLR0913
-    source: str, options: Options, edits: list, reports: List[Report], *, lookup=None, path: str = "", analysis: Optional[Analysis] = None
-) -> list:
+def _guards_only(source: str, options: Options, lookup: Optional[ProjectFacts], path: str) -> Optional[Analysis]:
+    """The module's guards, on a walk without rules, for a file whose doctests have findings
+    where the code's own run did not parse the module (the prefilter's second stage may have
+    ruled the code out); None where it does not parse (the code's own run reports that)."""
+    try:
+        module = parse_module(source)
+    except Exception:
+        return None
+    analysis = Analysis(module, [], lookup=lookup, path=path)
+    analysis.target = options.target
+    run_rules(analysis)
+    return analysis
+
+
+def _keep_legacy_doctests(edits: list, reports: List[Report], analysis: Optional[Analysis]) -> list:
     """The doctest edits outside the legacy branches of the module's guards; a doctest finding in
     one (a docstring of a function defined there) becomes a note naming the guard, as in code.
 
-    The guards are those of the code's own ``analysis`` when it parsed the module; else they
-    are found here, on a walk without rules (the prefilter's second stage may have ruled the
-    code out), only for a file whose doctests have findings."""
+    The guards are those of ``analysis``: the code's own when it parsed the module, else
+    :func:`_guards_only`'s (None: the module does not parse, every edit is kept)."""
     from migrate_tpu.codemod.rules.version_guards.guards import guard_note
 
     if analysis is None:
-        try:
-            module = parse_module(source)
-        except Exception:  # the code's own run reports what does not parse
-            return edits
-        analysis = Analysis(module, [], lookup=lookup, path=path)
-        analysis.target = options.target
-        run_rules(analysis)
+        return edits
     module = analysis.module
     roots = [(root, guard) for guard in analysis.guards for root in guard.legacy]
     if not roots:
@@ -193,56 +225,33 @@ def _keep_legacy_doctests(  # noqa: PLR0913
     return [edit for edit in edits if edit.line not in left]
 
 
-def _migrate_code(  # noqa: PLR0913
-    source: str,
-    options: Options,
-    *,
-    lookup=None,
-    path: str = "",
-    tree: Optional[ast.AST] = None,
-    analysed: Optional[Dict[str, Analysis]] = None,
-    wrap: bool = True,
-) -> Outcome:
+def _migrate_code(source: str, options: Options, request: _Request, tree: Optional[ast.AST] = None) -> Outcome:
     """Migrate the code of ``source`` (its doctests aside); ``tree``: its standard-library
-    tree, when the caller has made it; ``analysed`` receives the analysis ("analysis") when
-    the module is parsed, its guards found and its rules run; ``wrap``: whether a fix may
-    wrap the call it lengthens (``Change.wrap``)."""
+    tree, when the caller has made it."""
     rule_classes = select_rules(options.select, options.ignore, options.target)
     # The prefilter's second stage: no LibCST parse where no rule can find anything.
-    needed, tree = syntax_stage.may_fire(source, rule_classes, lookup, path, tree, target=options.target)
+    needed, tree = syntax_stage.may_fire(source, rule_classes, request.lookup, request.path, tree, target=options.target)
     if not needed:
         return Outcome(source, [], parsed=False)
-    if analysed is None:  # (the doctests read the analysis of the whole module)
+    if request.analysed is None:  # (the doctests read the analysis of the whole module)
         if tree is None:
             tree = syntax_stage.parse(source)
         # LibCST parses only the top-level statements the rules may need (``partial_parse``).
         partial = partial_parse.leave_out(source, tree, rule_classes)
         if partial is not None:
             try:
-                outcome = _migrate_parsed(
-                    partial.text, partial.tree, options, rule_classes, lookup=lookup, path=path,
-                    hidden_text=partial.hidden_text, wrap=wrap,
-                )
+                outcome = _migrate_parsed(partial.text, partial.tree, options, rule_classes, hidden_text=partial.hidden_text, request=request)
             except Exception:  # the whole module, parsed, tells what went wrong
                 outcome = None
             code = partial.restore(outcome.code) if outcome is not None else None
             if outcome is not None and code is not None:
                 outcome.code = code
                 return outcome
-    return _migrate_parsed(source, tree, options, rule_classes, lookup=lookup, path=path, analysed=analysed, wrap=wrap)
+    return _migrate_parsed(source, tree, options, rule_classes, request=request)
 
 
-def _migrate_parsed(  # noqa: PLR0913
-    source: str,
-    tree: Optional[ast.AST],
-    options: Options,
-    rule_classes: Sequence[type],
-    *,
-    lookup=None,
-    path: str = "",
-    analysed: Optional[Dict[str, Analysis]] = None,
-    hidden_text: str = "",
-    wrap: bool = True,
+def _migrate_parsed(
+    source: str, tree: Optional[ast.AST], options: Options, rule_classes: Sequence[type], *, hidden_text: str = "", request: Optional[_Request] = None
 ) -> Outcome:
     """``_migrate_code`` past the prefilter. ``source`` is what LibCST parses: the module,
     or its text with some statements left out (``hidden_text`` is theirs); ``tree`` is the
@@ -253,20 +262,22 @@ def _migrate_parsed(  # noqa: PLR0913
     make the code (``_fixed_code``), which must parse; the reports say where what is left
     stands in the fixed file (``fix``: ``_as_written``) and which lines each fix edits
     (``diff``: ``_note_change_lines``)."""
+    if request is None:
+        request = _Request()
     module = parse_module(source)
     rules = [rule_class() for rule_class in rule_classes]
-    analysis = Analysis(module, rules, lookup=lookup, path=path)
+    analysis = Analysis(module, rules, lookup=request.lookup, path=request.path)
     analysis.target = options.target
     analysis.unparsed_text = hidden_text
     findings = run_rules(analysis)
-    if analysed is not None:
-        analysed["analysis"] = analysis
+    if request.analysed is not None:
+        request.analysed["analysis"] = analysis
     if not findings:
         return Outcome(source, [])
 
     directives = _directives(source)
     # A fix that may wrap the call it lengthens needs to know where the call stands.
-    wrapping = wrap and options.mode != "check"
+    wrapping = request.wrap and options.mode != "check"
     # Only the top-level statements that hold a finding are generated to place them, each
     # from where it begins in the source (known from the standard library's tree).
     if tree is None:
@@ -275,7 +286,8 @@ def _migrate_parsed(  # noqa: PLR0913
     module_tree = cast(Optional[ast.Module], tree)
     memo: _Memo = {"starts": statement_starts(module, source, module_tree) if module_tree is not None else None, "texts": {}}
     statement_lines = StatementLines(module, module_tree) if module_tree is not None else None
-    located = _locate(analysis, findings, source, options, wrapping, directives, memo, statement_lines)
+    parsed = _Parsed(analysis, source, hidden_text, wrapping, memo, module_tree, statement_lines, directives)
+    located = _locate(parsed, findings, options)
     kept = _unsuppressed(findings, located, directives)
 
     chosen = [f for f in kept if _will_apply(f, options)]
@@ -283,7 +295,7 @@ def _migrate_parsed(  # noqa: PLR0913
         for f in chosen:
             f.applied = True
         return Outcome(source, [_report(f, module, options, located) for f in kept])
-    new_module, code, generated = _fixed_code(analysis, chosen, source, located, hidden_text, wrapping, memo, module_tree)
+    new_module, code, generated = _fixed_code(parsed, chosen, located)
     if code != source and not _output_compiles(code, generated) and (_compiles(source) or not _parses_with_libcst(code)):
         raise OutputDoesNotParse("the migrated code does not parse")
 
@@ -296,27 +308,19 @@ def _migrate_parsed(  # noqa: PLR0913
     return Outcome(code, reports)
 
 
-def _locate(  # noqa: PLR0913
-    analysis: Analysis,
-    findings: Sequence[Finding],
-    source: str,
-    options: Options,
-    wrapping: bool,
-    directives: Dict[int, Optional[Tuple[str, ...]]],
-    memo: _Memo,
-    statement_lines: Optional[StatementLines],
-) -> Dict[int, Span]:
+def _locate(parsed: _Parsed, findings: Sequence[Finding], options: Options) -> Dict[int, Span]:
     """Place every finding (its line and columns, from 1) and return the spans, by node id, of
     all that is placed in one code generation pass: the findings' nodes, the statements their
     suppressions may sit on (where the file has any) and the nodes the fixes edit where the
     report carries its edits (JSON, SARIF) or a fix may wrap the call it lengthens."""
+    analysis, source, wrapping, memo = parsed.analysis, parsed.source, parsed.wrapping, parsed.memo
     module = analysis.module
-    statements = [f.statement for f in findings if f.statement is not None] if directives else []
+    statements = [f.statement for f in findings if f.statement is not None] if parsed.directives else []
     # fix mode locates the findings it applies too: should the fixed file not be
     # written after all, they are reported where they are in the file as read.
     wanted = findings
     edited = [c.node for f in findings for c in f.changes if options.want_edits or (wrapping and c.wrap)]
-    tops, inner = _top_statements(analysis, findings, edited, statement_lines)
+    tops, inner = _top_statements(analysis, findings, edited, parsed.statement_lines)
     located = spans(module, [f.node for f in wanted] + statements + edited, source=source, starts=memo["starts"], tops=tops, inner=inner)
     for finding in findings:
         span = located.get(id(finding.node), (0, 0, 0, 0))
@@ -345,24 +349,16 @@ def _unsuppressed(findings: Sequence[Finding], located: Dict[int, Span], directi
     return kept
 
 
-def _fixed_code(  # noqa: PLR0913
-    analysis: Analysis,
-    chosen: Sequence[Finding],
-    source: str,
-    located: Dict[int, Span],
-    hidden_text: str,
-    wrapping: bool,
-    memo: _Memo,
-    module_tree: Optional[ast.Module],
-) -> Tuple[cst.Module, str, Optional[List[str]]]:
+def _fixed_code(parsed: _Parsed, chosen: Sequence[Finding], located: Dict[int, Span]) -> Tuple[cst.Module, str, Optional[List[str]]]:
     """The ``chosen`` fixes applied (marked so), their imports added and the imports they
     release dropped where nothing else uses them: the new module, its code, and the statements
     generated for it (``_code``; None when the whole module was)."""
+    analysis, source, hidden_text, memo, module_tree = parsed.analysis, parsed.source, parsed.hidden_text, parsed.memo, parsed.module_tree
     module = analysis.module
     new_module = module
     if chosen:
         changes = [change for f in chosen for change in f.changes]
-        layout = Layout.of(source, located, hidden_text) if wrapping and any(c.wrap for c in changes) else None
+        layout = Layout.of(source, located, hidden_text) if parsed.wrapping and any(c.wrap for c in changes) else None
         new_module = apply_changes(module, changes, analysis, layout)
         new_module = add_imports(new_module, [spec for f in chosen for spec in f.imports])
         for f in chosen:
