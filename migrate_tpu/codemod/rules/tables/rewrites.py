@@ -5,7 +5,7 @@ import of moved symbols; or the message that leaves a position to a person.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, cast
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union, cast
 
 import libcst as cst
 
@@ -15,6 +15,14 @@ from migrate_tpu.codemod.foundation import references
 from migrate_tpu.codemod.framework.rule import Change, Safety
 from migrate_tpu.codemod.rules.tables.entries import DELEGATED, MANUAL, RENAME, REPLACED, SAME, SUBCLASS, UNSAFE_RENAME, Entry, head, short
 from migrate_tpu.codemod.rules.tables.walk import TableWalk
+
+
+class Reference(NamedTuple):
+    """A reference to a table's symbol, as the walk met it."""
+
+    node: Union[cst.Attribute, cst.Name]
+    scope: Scope
+    call: Optional[cst.Call]  # the call ``node`` is the callee of, if any
 
 
 class TableRewrites(TableWalk):
@@ -73,16 +81,8 @@ class TableRewrites(TableWalk):
             return entry.manual_message or "extra positional arguments have no equivalent in the new API"
         return None
 
-    def _rename_reference(  # noqa: PLR0913
-        self,
-        node: Union[cst.Attribute, cst.Name],
-        scope: Scope,
-        call: Optional[cst.Call],
-        entry: Entry,
-        analysis: Analysis,
-        in_place: bool,
-        unsafe: bool = False,
-    ) -> None:
+    def _rename_reference(self, reference: Reference, entry: Entry, analysis: Analysis, in_place: bool, unsafe: bool = False) -> None:
+        node, scope, call = reference
         reason = self._manual_reason(entry, call)
         new_short = short(entry.new)
         moved = self._moved(entry)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple, Union, cast
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple, cast
 
 import libcst as cst
 
@@ -19,7 +19,7 @@ from migrate_tpu.codemod.foundation import references
 from migrate_tpu.codemod.foundation.spelling import may_name
 from migrate_tpu.codemod.framework.rule import Change, Finding, Safety
 from migrate_tpu.codemod.rules.tables.entries import DELEGATED, MANUAL, RENAME, SAME, UNSAFE_RENAME, Entry, head, short
-from migrate_tpu.codemod.rules.tables.rewrites import TableRewrites
+from migrate_tpu.codemod.rules.tables.rewrites import Reference, TableRewrites
 
 if TYPE_CHECKING:  # pragma: no cover
     from migrate_tpu.codemod.stages.source_index import SourceIndex
@@ -182,28 +182,26 @@ class TableRule(TableRewrites):
         for node, scope, call, position in self._attributes:
             entry = self._entry_for(qualified_name(node, scope))
             if entry is not None:
-                self._handle(node, scope, call, entry, position, analysis, in_place=True)
+                self._handle(Reference(node, scope, call), entry, position, analysis, in_place=True)
             else:
                 self._report_if_maybe(node, scope, analysis)
         for name, items in uses.items():
             for node, scope, call, entry, _action, position in items:
-                self._handle(node, scope, call, entry, position, analysis, in_place=not import_follows[name])
+                self._handle(Reference(node, scope, call), entry, position, analysis, in_place=not import_follows[name])
         for node, scope in self._strings:
             self._rename_string(node, scope, analysis)
         self._report_name_lookups(analysis)
         for node, scope in self._imports:
             self._rewrite_import(node, scope, import_follows, uses, analysis)
 
-    def _handle(  # noqa: PLR0913
-        self, node: Union[cst.Attribute, cst.Name], scope: Scope, call: Optional[cst.Call], entry: Entry, position: str, analysis: Analysis, in_place: bool
-    ) -> None:
+    def _handle(self, reference: Reference, entry: Entry, position: str, analysis: Analysis, in_place: bool) -> None:
         action = self.action(entry, position)
         if action == DELEGATED:
             return
         if action == MANUAL:
-            self.report(node, self._manual_message(entry, position), analysis=analysis, suggestion=short(entry.new))
+            self.report(reference.node, self._manual_message(entry, position), analysis=analysis, suggestion=short(entry.new))
             return
-        self._rename_reference(node, scope, call, entry, analysis, in_place, unsafe=action == UNSAFE_RENAME)
+        self._rename_reference(reference, entry, analysis, in_place, unsafe=action == UNSAFE_RENAME)
 
 
 def _stand_ins(old: str, new: str, analysis: Analysis) -> Tuple[Dict[str, str], Dict[str, str]]:

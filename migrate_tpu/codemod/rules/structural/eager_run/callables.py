@@ -8,7 +8,7 @@ behind ``self.method``, a lambda, the def or lambda a factory of the file return
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence, Set, cast
+from typing import NamedTuple, Optional, Sequence, Set, cast
 
 import libcst as cst
 
@@ -32,6 +32,16 @@ class RunCallable:
     kind: str = "unknown"
     why: str = ""
     bindings: Sequence[Binding] = ()
+
+
+class Step(NamedTuple):
+    """The callable an eager ``run`` is given, as TPU301 weighs it."""
+
+    fn: cst.Arg  # the argument of ``run``
+    label: str  # its code, as the findings show it
+    scope: Scope  # where ``run`` is called
+    resolved: RunCallable
+    base: str  # the finding's message, before what a fix does
 
 
 class Callables:

@@ -14,7 +14,7 @@ from migrate_tpu.codemod.analysis.walk import Analysis, Scope
 from migrate_tpu.codemod.foundation.helpers import add_decorator
 from migrate_tpu.codemod.framework.rule import Change, Rule, Safety
 from migrate_tpu.codemod.rules.structural.eager_run.callables import RunCallable
-from migrate_tpu.codemod.rules.structural.eager_run.hoisting import Hoisting
+from migrate_tpu.codemod.rules.structural.eager_run.hoisting import Decorating, Hoisting
 from migrate_tpu.codemod.rules.structural.eager_run.safety import first_trace, wrap_reasons
 
 
@@ -36,7 +36,7 @@ class Fixes:
         reasons = side_effects(function, analysis)
         name = function.name.value
         note = ""
-        if def_scope.kind == "function" and self._hoisting.out_of_function(fn, function, def_scope, where, text, needed, reasons, base, analysis):
+        if def_scope.kind == "function" and self._hoisting.out_of_function(fn, Decorating(function, def_scope, where, text, needed, reasons), base, analysis):
             return
         if def_scope.kind == "function":
             note = f"; `{name}` is defined inside `{def_scope.name.split('.')[-1]}`, so it is traced again on every call there"

@@ -23,7 +23,7 @@ from migrate_tpu.codemod.analysis.walk import Analysis, Scope, Site
 from migrate_tpu.codemod.foundation.helpers import add_decorator
 from migrate_tpu.codemod.framework.hoisting import Loop, Statement, fresh_name, free_names, insert_before, rebound_in
 from migrate_tpu.codemod.framework.rule import Change, Rewritten, Rule, Safety
-from migrate_tpu.codemod.rules.structural.eager_run.callables import Callables, RunCallable, assigned_name
+from migrate_tpu.codemod.rules.structural.eager_run.callables import Callables, RunCallable, Step, assigned_name
 from migrate_tpu.codemod.rules.structural.eager_run.safety import FIRST_TRACE, VARIABLES, PerCall, hoist_reasons
 
 # A statement as a rewrite receives it: itself, or after lines another fix put above it.
@@ -43,19 +43,18 @@ class Hoisting:
         self._made_per_call = per_call.why
         self._taken_names = taken_names
 
-    def before_loop(  # noqa: PLR0913
-        self, call: cst.Call, fn: cst.Arg, label: str, scope: Scope, loops: Sequence[Loop], resolved: RunCallable, base: str, analysis: Analysis
-    ) -> bool:
+    def before_loop(self, call: cst.Call, step: Step, loops: Sequence[Loop], analysis: Analysis) -> bool:
         """Make the callable once, right before the outermost loop that keeps every name it
         reads: ``name = tf.function(<lambda or factory call>)``, or the nested ``def`` moved
         there under ``@tf.function``. False where no such move applies (the caller reports)."""
+        fn, scope, resolved, base = step.fn, step.scope, step.resolved, step.base
         value = fn.value
         if resolved.kind != "def" and isinstance(value, cst.Name):
             # ``step = make_step(k)`` (or a lambda) assigned in the loop: that line moves before it.
             moved_assign = self._assigned_in(loops[0], value.value, resolved)
             if moved_assign is None:
                 return False
-            return self._assignment_before_loop(fn, label, scope, loops, moved_assign, resolved, base, analysis)
+            return self._assignment_before_loop(step, loops, moved_assign, analysis)
         moving = self._what_moves(value, loops, resolved)
         if moving is None:
             return False
@@ -63,7 +62,7 @@ class Hoisting:
         names = free_names(code, is_statement)
         if names is None:
             return False
-        target = self._outermost_loop_keeping(names, fn, label, scope, loops, base, analysis)
+        target = self._outermost_loop_keeping(names, step, loops, analysis)
         if target is None:
             return True  # a loop changes a name it reads: reported, with no fix
         try:
@@ -103,11 +102,10 @@ class Hoisting:
             return self._code(value), False, None
         return None
 
-    def _outermost_loop_keeping(  # noqa: PLR0913
-        self, names: Set[str], fn: cst.Arg, label: str, scope: Scope, loops: Sequence[Loop], base: str, analysis: Analysis
-    ) -> Optional[Loop]:
+    def _outermost_loop_keeping(self, names: Set[str], step: Step, loops: Sequence[Loop], analysis: Analysis) -> Optional[Loop]:
         """The outermost of ``loops`` (innermost first) that, with every loop inside it, changes none
         of ``names``; None once it has reported that the innermost loop, or one around it, changes one."""
+        fn, label, scope, base = step.fn, step.label, step.scope, step.base
         target: Optional[Loop] = None
         changed: List[str] = []
         for loop in loops:  # innermost first: go out while the loop keeps every name
@@ -196,24 +194,15 @@ class Hoisting:
                 return index, statement
         return None
 
-    def _assignment_before_loop(  # noqa: PLR0913
-        self,
-        fn: cst.Arg,
-        label: str,
-        scope: Scope,
-        loops: Sequence[Loop],
-        moved: Tuple[int, cst.SimpleStatementLine],
-        resolved: RunCallable,
-        base: str,
-        analysis: Analysis,
-    ) -> bool:
+    def _assignment_before_loop(self, step: Step, loops: Sequence[Loop], moved: Tuple[int, cst.SimpleStatementLine], analysis: Analysis) -> bool:
+        fn, scope, resolved, base = step.fn, step.scope, step.resolved, step.base
         index, statement = moved
         assign = cast("Union[cst.Assign, cst.AnnAssign]", statement.body[0])  # with a value: ``_assigned_in`` took only these
         value = cast(cst.BaseExpression, assign.value)
         names = free_names(self._code(value), False)
         if names is None:
             return False
-        target = self._outermost_loop_keeping(names, fn, label, scope, loops, base, analysis)
+        target = self._outermost_loop_keeping(names, step, loops, analysis)
         if target is None:
             return True  # a loop changes a name it reads: reported, with no fix
         # Other code of the loop that reads the name would then get the tf.function.
@@ -258,8 +247,9 @@ class Hoisting:
     ) -> List[str]:
         return hoist_reasons(value, resolved, moved_def, scope, analysis, self._code)
 
-    def made_in_loop(self, fn: cst.Arg, label: str, scope: Scope, resolved: RunCallable, base: str, analysis: Analysis, anew: bool = True) -> None:  # noqa: PLR0913
+    def made_in_loop(self, step: Step, analysis: Analysis, anew: bool = True) -> None:
         """A callable built on every iteration: a tf.function made there would be traced on every call."""
+        fn, label, scope, resolved, base = step
         try:
             text, _ = expression_for("tensorflow.function", scope)
         except LookupError:
@@ -285,21 +275,11 @@ class Hoisting:
             suggestion=suggestion,
         )
 
-    def out_of_function(  # noqa: PLR0913
-        self,
-        fn: cst.Arg,
-        function: cst.FunctionDef,
-        def_scope: Scope,
-        where: Optional[Site],
-        text: str,
-        needed: Optional[Tuple[str, Optional[str]]],
-        reasons: List[str],
-        base: str,
-        analysis: Analysis,
-    ) -> bool:
+    def out_of_function(self, fn: cst.Arg, decorating: Decorating, base: str, analysis: Analysis) -> bool:
         """A def nested in a function, that reads only module-level names: moved to the module,
         right above the top-level statement holding it, under ``@tf.function``, so it is made
         (and traced) once rather than on every call of its function. False where it cannot go."""
+        function, def_scope, where, text, needed, reasons = decorating
         owner = def_scope.node
         if where is None or len(where.path) < 2 or not isinstance(owner, cst.FunctionDef):
             return False
@@ -358,6 +338,17 @@ class Hoisting:
             fix_title=f"Move `{name}` to the module as a `@{text}`",
         )
         return True
+
+
+class Decorating(NamedTuple):
+    """A ``def`` that ``run`` is given, to be made a ``tf.function``, and what decorating it takes."""
+
+    function: cst.FunctionDef
+    def_scope: Scope  # the scope the def is in
+    where: Optional[Site]  # where the walk met it
+    text: str  # ``tf.function`` as the file can spell it there
+    needed: Optional[Tuple[str, Optional[str]]]  # the import that spelling needs
+    reasons: List[str]  # what in its body may run differently in a ``tf.function``
 
 
 class _Move(NamedTuple):

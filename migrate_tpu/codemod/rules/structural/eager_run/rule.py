@@ -21,7 +21,7 @@ from migrate_tpu.codemod.foundation.helpers import argument
 from migrate_tpu.codemod.foundation.receivers import imported_receivers
 from migrate_tpu.codemod.framework.hoisting import Loop, loops_around
 from migrate_tpu.codemod.framework.rule import Finding, Rule, Safety, register
-from migrate_tpu.codemod.rules.structural.eager_run.callables import Callables, label_of
+from migrate_tpu.codemod.rules.structural.eager_run.callables import Callables, Step, label_of
 from migrate_tpu.codemod.rules.structural.eager_run.examples import EXAMPLES
 from migrate_tpu.codemod.rules.structural.eager_run.fixes import Fixes
 from migrate_tpu.codemod.rules.structural.eager_run.hoisting import Hoisting, built_in_loop
@@ -249,7 +249,9 @@ lambda that only calls a parameter: `lambda x: model(x)` is `model`).
                     analysis=analysis,
                 )
                 continue
-            self._handle(call, fn, scope, loops, graph, decorators, analysis)
+            step = self._step(fn, scope, graph, decorators, analysis)
+            if step is not None:
+                self._fix(call, step, loops, analysis)
         # Findings sit on the step argument, which the walk did not locate: they belong to the
         # statement of their `run` call, where a `# migrate-tpu: ignore[TPU301]` comment is
         # looked for (its first line, as for every rule, not only the argument's line).
@@ -301,17 +303,18 @@ lambda that only calls a parameter: `lambda x: model(x)` is `model`).
             return None
         return f"{label_of(self._callables.code(binding.value.func))}(...)"
 
-    def _handle(self, call: cst.Call, fn: cst.Arg, scope: Scope, loops: Sequence[Loop], graph: Set[int], decorators: Decorators, analysis: Analysis) -> None:  # noqa: PLR0913
-        loop = loops[0] if loops else None
+    def _step(self, fn: cst.Arg, scope: Scope, graph: Set[int], decorators: Decorators, analysis: Analysis) -> Optional[Step]:
+        """The callable ``run`` is given, where a fix may make it a ``tf.function``; None where it
+        is one already, runs traced, or may be one (reported)."""
         resolved = self._callables.resolve(fn.value, scope)
         if resolved.kind == "compiled":
-            return
+            return None
         label = label_of(analysis.module.code_for_node(fn.value))
         base = f"`{label}` is a plain Python function passed to an eager `run`; TPUStrategy rejects it outside `tf.function`"
         if resolved.kind in ("def", "method"):
             function = cast(cst.FunctionDef, resolved.node)
             if id(function) in graph:
-                return
+                return None
             where = analysis.site(function)
             def_scope = where.scope if where is not None else analysis.module_scope
             if decorators.function_kind(function, def_scope) == UNKNOWN:
@@ -323,20 +326,27 @@ lambda that only calls a parameter: `lambda x: model(x)` is `model`).
                     "TPUStrategy rejects it in eager `run`",
                     analysis=analysis,
                 )
-                return
+                return None
+        return Step(fn, label, scope, resolved, base)
+
+    def _fix(self, call: cst.Call, step: Step, loops: Sequence[Loop], analysis: Analysis) -> None:
+        """Make the callable of ``step`` a ``tf.function`` once: where it stands, before the loop
+        or out of its function; or say why a fix cannot."""
+        fn, resolved = step.fn, step.resolved
+        loop = loops[0] if loops else None
         if id(call) in self._comprehended and resolved.kind not in ("def", "method"):
             # A tf.function made in a comprehension is made (and traced) again on every item.
-            self._hoisting.made_in_loop(fn, label, scope, resolved, base, analysis, anew=isinstance(fn.value, (cst.Lambda, cst.Call)))
+            self._hoisting.made_in_loop(step, analysis, anew=isinstance(fn.value, (cst.Lambda, cst.Call)))
             return
         if loop is not None and built_in_loop(fn.value, resolved, loop):
-            if not self._hoisting.before_loop(call, fn, label, scope, loops, resolved, base, analysis):
-                self._hoisting.made_in_loop(fn, label, scope, resolved, base, analysis)
+            if not self._hoisting.before_loop(call, step, loops, analysis):
+                self._hoisting.made_in_loop(step, analysis)
             return
         if loop is not None and resolved.kind not in ("def", "method"):
             # ``run(tf.function(step))`` in the loop would make, and trace, a new tf.function on every iteration.
-            self._hoisting.made_in_loop(fn, label, scope, resolved, base, analysis, anew=False)
+            self._hoisting.made_in_loop(step, analysis, anew=False)
             return
         if resolved.kind in ("def", "method"):
-            self._fixes.decorate(fn, cast(cst.FunctionDef, resolved.node), base, analysis)
+            self._fixes.decorate(fn, cast(cst.FunctionDef, resolved.node), step.base, analysis)
         else:
-            self._fixes.wrap(call, fn, scope, resolved, base, analysis)
+            self._fixes.wrap(call, fn, step.scope, resolved, step.base, analysis)
