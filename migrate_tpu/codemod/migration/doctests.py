@@ -318,7 +318,7 @@ def _compiles(text: str) -> bool:
         return False
 
 
-def migrate_doctests(source: str, migrate_code: Callable, tree: Optional[ast.Module] = None) -> Tuple[List[DoctestEdit], List[Report]]:  # noqa: PLR0915
+def migrate_doctests(source: str, migrate_code: Callable, tree: Optional[ast.Module] = None) -> Tuple[List[DoctestEdit], List[Report]]:
     """The edits and reports for the doctests of ``source``. ``migrate_code(snippet, select, ignore=())``
     runs the rules (less ``ignore``): (findings, fixed code) with ``select`` None, else the code
     fixed by those rules only. ``tree``: the module's ``ast`` tree, when the caller has it."""
@@ -339,53 +339,61 @@ def migrate_doctests(source: str, migrate_code: Callable, tree: Optional[ast.Mod
             continue
         if header is None:
             header = _header(tree, source)
-        snippet_lines: List[Optional[_Line]] = [None] * len(header)
-        body: List[str] = list(header)
-        for example in examples:
-            text = [line.code for line in example]
-            if not _compiles("\n".join(text) + "\n"):
-                text = [""] * len(example)  # not Python (or not alone): its lines stay blank
-            body.extend(text)
-            snippet_lines.extend(example)
-        snippet = "\n".join(body) + "\n"
-        # Where each line of the snippet is in the file: its prompt and indentation were cut.
-        places = StrippedLines([(line.number, len(line.prefix)) if line is not None else None for line in snippet_lines])
-        found, code = migrate_code(snippet, None)
-        found = [r for r in found if places.holds(r.line)]
-        if not found:
-            continue
-        fitting = _fitting_rules(snippet, code, body, found, migrate_code)
-        if any(r.rule == _COLLAPSE and r.applied for r in found) and _COLLAPSE not in fitting:
-            # The collapse is left to a person, so the branch it would remove stays: what its own
-            # findings say (notes naming the guard) is reported on their lines, as in code.
-            seen = {(r.rule, r.line, r.column) for r in found}
-            kept = migrate_code(snippet, None, (_COLLAPSE,))[0]
-            found += [
-                r for r in kept
-                if not r.applied and (r.rule, r.line, r.column) not in seen and places.holds(r.line)
-            ]
-            found.sort(key=lambda r: (r.line, r.column, r.rule))
-        fixed_lines: Dict[int, str] = {}
-        if fitting:
-            code = code if fitting == {r.rule for r in found if r.applied} else migrate_code(snippet, tuple(sorted(fitting)))[1]
-            for i, (old, new) in enumerate(zip(body, code.splitlines())):
-                line = snippet_lines[i]
-                if old != new and line is not None and line.editable:
-                    fixed_lines[i] = new
-                    edits.append(DoctestEdit(line.number, line.prefix + line.code, line.prefix + new))
-        for report in found:
-            index = report.line - 1
-            line = cast(_Line, snippet_lines[index])  # ``found`` holds only findings on the file's lines
-            report.line, report.column, report.end_line, report.end_column = places.place((report.line, report.column, report.end_line, report.end_column))
-            report.edits = []
-            if report.applied and (report.rule not in fitting or index not in fixed_lines):
-                report.applied = False
-                report.safety = "manual"
-                report.fix_title = None
-                report.message += NOTE if line.editable else _ESCAPED
-            report.change_lines = [(line.number, line.number)] if report.applied else []
-            reports.append(report)
+        found_edits, found_reports = _docstring_doctests(header, examples, migrate_code)
+        edits += found_edits
+        reports += found_reports
     return edits, reports
+
+
+def _docstring_doctests(header: List[str], examples: List[List[_Line]], migrate_code: Callable) -> Tuple[List[DoctestEdit], List[Report]]:
+    """The edits and reports for the ``examples`` of one docstring, run as one snippet after ``header``."""
+    snippet_lines: List[Optional[_Line]] = [None] * len(header)
+    body: List[str] = list(header)
+    for example in examples:
+        text = [line.code for line in example]
+        if not _compiles("\n".join(text) + "\n"):
+            text = [""] * len(example)  # not Python (or not alone): its lines stay blank
+        body.extend(text)
+        snippet_lines.extend(example)
+    snippet = "\n".join(body) + "\n"
+    # Where each line of the snippet is in the file: its prompt and indentation were cut.
+    places = StrippedLines([(line.number, len(line.prefix)) if line is not None else None for line in snippet_lines])
+    found, code = migrate_code(snippet, None)
+    found = [r for r in found if places.holds(r.line)]
+    if not found:
+        return [], []
+    fitting = _fitting_rules(snippet, code, body, found, migrate_code)
+    if any(r.rule == _COLLAPSE and r.applied for r in found) and _COLLAPSE not in fitting:
+        # The collapse is left to a person, so the branch it would remove stays: what its own
+        # findings say (notes naming the guard) is reported on their lines, as in code.
+        seen = {(r.rule, r.line, r.column) for r in found}
+        kept = migrate_code(snippet, None, (_COLLAPSE,))[0]
+        found += [
+            r for r in kept
+            if not r.applied and (r.rule, r.line, r.column) not in seen and places.holds(r.line)
+        ]
+        found.sort(key=lambda r: (r.line, r.column, r.rule))
+    edits: List[DoctestEdit] = []
+    fixed_lines: Dict[int, str] = {}
+    if fitting:
+        code = code if fitting == {r.rule for r in found if r.applied} else migrate_code(snippet, tuple(sorted(fitting)))[1]
+        for i, (old, new) in enumerate(zip(body, code.splitlines())):
+            line = snippet_lines[i]
+            if old != new and line is not None and line.editable:
+                fixed_lines[i] = new
+                edits.append(DoctestEdit(line.number, line.prefix + line.code, line.prefix + new))
+    for report in found:
+        index = report.line - 1
+        line = cast(_Line, snippet_lines[index])  # ``found`` holds only findings on the file's lines
+        report.line, report.column, report.end_line, report.end_column = places.place((report.line, report.column, report.end_line, report.end_column))
+        report.edits = []
+        if report.applied and (report.rule not in fitting or index not in fixed_lines):
+            report.applied = False
+            report.safety = "manual"
+            report.fix_title = None
+            report.message += NOTE if line.editable else _ESCAPED
+        report.change_lines = [(line.number, line.number)] if report.applied else []
+    return edits, found
 
 
 def _fitting_rules(snippet: str, code: str, body: List[str], found: List[Report], migrate_code: Callable) -> set:

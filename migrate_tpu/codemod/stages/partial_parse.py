@@ -227,7 +227,7 @@ class _Facts:
         self.words = words
 
 
-def leave_out(source: str, tree: Optional[ast.AST], rule_classes: Sequence[type]) -> Optional[PartialText]:  # noqa: PLR0915
+def leave_out(source: str, tree: Optional[ast.AST], rule_classes: Sequence[type]) -> Optional[PartialText]:
     """The text LibCST need parse for ``rule_classes`` to find what they find in ``source``
     (``tree``: its ``ast`` tree), or None when every statement must be parsed."""
     if not isinstance(tree, ast.Module) or "\r" in source or ":=" in source or MARKER in source:
@@ -239,67 +239,88 @@ def leave_out(source: str, tree: Optional[ast.AST], rule_classes: Sequence[type]
     if prefilter is None:
         return None
     line_starts = line_offsets(source, "\n")
-    evidence = _EvidenceLines(source, prefilter, line_starts)
-    walked: Dict[int, _Facts] = {}
-
-    def facts(statement: ast.stmt) -> _Facts:
-        if id(statement) not in walked:
-            walked[id(statement)] = _Facts(statement)
-        return walked[id(statement)]
-
-    # Each top-level statement's lines, and whether it may be hidden.
-    spans: List[Tuple[int, int]] = []
-    candidates: Dict[int, str] = {}  # index -> the statement's text
-    names: Dict[int, str] = {}  # index -> the name the candidate binds
-    for index, statement in enumerate(body):
-        decorators = getattr(statement, "decorator_list", None)
-        first = min(d.lineno for d in decorators) if decorators else statement.lineno
-        last = statement.end_lineno or statement.lineno
-        spans.append((first, last))
-        name = _defined_name(statement)
-        if name is None or name in IMPORT_ALIASES or evidence.in_code(statement, first, last, facts):
-            continue
-        text = source[line_starts[first] : line_starts[last + 1]]
-        if "\\\n" not in text and not _GLOBAL.search(text):
-            candidates[index] = text
-            names[index] = name
-    if not candidates:
+    choice = _Choice(source, body, _EvidenceLines(source, prefilter, line_starts), line_starts)
+    choice.find_candidates()
+    if not choice.candidates:
         return None
-
-    read: Set[str] = set()  # every word the parsed part holds
-    bound: Set[str] = set()  # every name the parsed part binds where the analysis looks it up
-    for index, statement in enumerate(body):
-        if index in candidates:
-            continue
-        first, last = spans[index]
-        text = source[line_starts[first] : line_starts[last + 1]]
-        read.update(_WORD.findall(text))
-        _bind_by_text(text, first, evidence, bound)
-        name = _defined_name(statement)
-        if name is not None:
-            bound.add(name)
-        elif not isinstance(statement, (ast.Import, ast.ImportFrom)) or evidence.any_in(first, last):
-            _bind_at_module_level(statement, bound)
-    bound -= _KEYWORDS
-    words_of = {index: set(_WORD.findall(text)) for index, text in candidates.items()}
-    changed = True
-    while changed:
-        changed = False
-        for index in list(candidates):
-            statement = body[index]
-            needed = names[index] in read
-            if not needed and not words_of[index].isdisjoint(bound):
-                # A word may come from a string (a message, a docstring): the names its code reads.
-                needed = not facts(statement).words.isdisjoint(bound)
-            if needed:
-                text = candidates.pop(index)
-                read |= words_of[index]
-                bound.add(names[index])
-                _bind_by_text(text, spans[index][0], evidence, bound)
-                changed = True
-    if not candidates:
+    choice.keep_what_the_rest_needs()
+    if not choice.candidates:
         return None
-    return _placeholders(source, body, spans, candidates, line_starts)
+    return _placeholders(source, body, choice.spans, choice.candidates, line_starts)
+
+
+class _Choice:
+    """Which top-level statements of a module ``leave_out`` hides: the candidates (defs and
+    classes without evidence), less those the parsed part reads or may look up by name."""
+
+    def __init__(self, source: str, body: List[ast.stmt], evidence: _EvidenceLines, line_starts: List[int]) -> None:
+        self.source = source
+        self.body = body
+        self.evidence = evidence
+        self.line_starts = line_starts
+        self._walked: Dict[int, _Facts] = {}
+        self.spans: List[Tuple[int, int]] = []  # each top-level statement's lines
+        self.candidates: Dict[int, str] = {}  # index -> the statement's text
+        self.names: Dict[int, str] = {}  # index -> the name the candidate binds
+
+    def facts(self, statement: ast.stmt) -> _Facts:
+        if id(statement) not in self._walked:
+            self._walked[id(statement)] = _Facts(statement)
+        return self._walked[id(statement)]
+
+    def _text(self, first: int, last: int) -> str:
+        return self.source[self.line_starts[first] : self.line_starts[last + 1]]
+
+    def find_candidates(self) -> None:
+        """Each top-level statement's lines, and whether it may be hidden."""
+        for index, statement in enumerate(self.body):
+            decorators = getattr(statement, "decorator_list", None)
+            first = min(d.lineno for d in decorators) if decorators else statement.lineno
+            last = statement.end_lineno or statement.lineno
+            self.spans.append((first, last))
+            name = _defined_name(statement)
+            if name is None or name in IMPORT_ALIASES or self.evidence.in_code(statement, first, last, self.facts):
+                continue
+            text = self._text(first, last)
+            if "\\\n" not in text and not _GLOBAL.search(text):
+                self.candidates[index] = text
+                self.names[index] = name
+
+    def keep_what_the_rest_needs(self) -> None:
+        """Parse the candidates the parsed part reads (by name), or whose code reads a name the
+        parsed part binds, until no more is needed."""
+        evidence = self.evidence
+        read: Set[str] = set()  # every word the parsed part holds
+        bound: Set[str] = set()  # every name the parsed part binds where the analysis looks it up
+        for index, statement in enumerate(self.body):
+            if index in self.candidates:
+                continue
+            first, last = self.spans[index]
+            text = self._text(first, last)
+            read.update(_WORD.findall(text))
+            _bind_by_text(text, first, evidence, bound)
+            name = _defined_name(statement)
+            if name is not None:
+                bound.add(name)
+            elif not isinstance(statement, (ast.Import, ast.ImportFrom)) or evidence.any_in(first, last):
+                _bind_at_module_level(statement, bound)
+        bound -= _KEYWORDS
+        words_of = {index: set(_WORD.findall(text)) for index, text in self.candidates.items()}
+        changed = True
+        while changed:
+            changed = False
+            for index in list(self.candidates):
+                statement = self.body[index]
+                needed = self.names[index] in read
+                if not needed and not words_of[index].isdisjoint(bound):
+                    # A word may come from a string (a message, a docstring): the names its code reads.
+                    needed = not self.facts(statement).words.isdisjoint(bound)
+                if needed:
+                    text = self.candidates.pop(index)
+                    read |= words_of[index]
+                    bound.add(self.names[index])
+                    _bind_by_text(text, self.spans[index][0], evidence, bound)
+                    changed = True
 
 
 def _bind_by_text(text: str, first: int, evidence: _EvidenceLines, bound: Set[str]) -> None:

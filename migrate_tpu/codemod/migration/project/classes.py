@@ -10,11 +10,20 @@ from __future__ import annotations
 import ast
 import re
 from functools import lru_cache
-from typing import Callable, Dict, List, Optional, Set, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Set, Tuple, Union, cast
 
 from migrate_tpu.codemod.foundation.outline import GLOBAL_START
 from migrate_tpu.codemod.foundation.spelling import is_word_character, word_places
 from migrate_tpu.codemod.migration.project.reading import ModuleResolver, TreeFiles, TreeReader
+
+
+class _Class(NamedTuple):
+    """A class of the tree as the gates read it (``ClassGates._lone_class``)."""
+
+    path: str  # its module
+    class_def: ast.ClassDef
+    bindings: Dict[str, List[Tuple[str, object]]]  # how its module binds names (``_module_bindings``)
+    seen: Set[Tuple[str, str]]  # the (module, class) pairs asked about on the way: a cycle of bases ends
 
 
 class ClassGates(TreeReader):
@@ -40,12 +49,11 @@ class ClassGates(TreeReader):
         lone = self._lone_class(path, symbol, set() if seen is None else seen)
         if isinstance(lone, bool):
             return lone
-        class_def, bindings, seen = lone
         # A base made by a call may be ``extend_with_decoupled_weight_decay(Adam)``.
-        return self._bases_may(path, class_def, bindings, KNOWN.__contains__, self._may_be_optimizer_class, seen, made_by_call=True)
+        return self._bases_may(lone, KNOWN.__contains__, self._may_be_optimizer_class, made_by_call=True)
 
-    def _lone_class(self, path: str, symbol: str, seen: Set[Tuple[str, str]]):
-        """(the module's class ``symbol``, the module's bindings, ``seen``) when its ``ast``
+    def _lone_class(self, path: str, symbol: str, seen: Set[Tuple[str, str]]) -> Union[bool, _Class]:
+        """The module's class ``symbol`` (with the module's bindings and ``seen``) when its ``ast``
         tells the name is bound once, by a class; else the gates' answer: False in a cycle of
         bases (the analysis's own guards answer nothing there) or where the module does not
         bind the name, True where the module cannot be told or binds it otherwise (left to
@@ -59,7 +67,7 @@ class ClassGates(TreeReader):
         found = bindings.get(symbol, [])
         if len(found) != 1 or found[0][0] != "class":
             return bool(found)
-        return found[0][1], bindings, seen
+        return _Class(path, cast(ast.ClassDef, found[0][1]), bindings, seen)  # a "class" binding holds its ClassDef
 
     def _may_trace_methods(self, path: str, symbol: str, seen: Optional[Set[Tuple[str, str]]] = None) -> bool:
         """Whether the module's class ``symbol`` may have methods run under ``tf.function``
@@ -76,7 +84,7 @@ class ClassGates(TreeReader):
         lone = self._lone_class(path, symbol, set() if seen is None else seen)
         if isinstance(lone, bool):
             return lone
-        class_def, bindings, seen = lone
+        class_def, bindings = lone.class_def, lone.bindings
         # What the class binds anywhere in it to a dotted name (a method's local alias of
         # ``tf.function``): as ``names.qualified_name`` follows them, only an assignment of
         # a name or an attribute (or a tuple, unpacked) makes an alias; an import in it may.
@@ -118,25 +126,19 @@ class ClassGates(TreeReader):
         if any(may_trace(call.func, set()) for call in calls):
             return True
         traced = {*LIBRARY_TRACED_METHODS, *LIBRARY_MAYBE_TRACED_METHODS}
-        return self._bases_may(path, class_def, bindings, traced.__contains__, self._may_trace_methods, seen, made_by_call=False)
+        return self._bases_may(lone, traced.__contains__, self._may_trace_methods, made_by_call=False)
 
-    def _bases_may(  # noqa: PLR0913
-        self,
-        path: str,
-        class_def: ast.ClassDef,
-        bindings: Dict[str, List[Tuple[str, object]]],
-        known: Callable[[str], bool],
-        ask: Callable[[str, str, Set[Tuple[str, str]]], bool],
-        seen: Set[Tuple[str, str]],
-        made_by_call: bool,
+    def _bases_may(
+        self, lone: _Class, known: Callable[[str], bool], ask: Callable[[str, str, Set[Tuple[str, str]]], bool], made_by_call: bool
     ) -> bool:
-        """Whether a base of the module's ``class_def`` may be what the caller looks for: a
+        """Whether a base of the class ``lone`` may be what the caller looks for: a
         library class ``known`` names, or a class of the module or of the tree that ``ask``
         says may be. A base bound nowhere (``object``) or outside the tree is not; one bound
         otherwise (an alias, a relative import) may be; one made by a call (or subscripted)
         may be when ``made_by_call``. ``*bases`` are passed by, as the analysis does."""
         from migrate_tpu.codemod.analysis.names import canonical
 
+        path, class_def, bindings, seen = lone
         for base in class_def.bases:
             if type(base) is ast.Starred:
                 continue

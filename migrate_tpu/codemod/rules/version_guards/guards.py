@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Union, cast
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union, cast
 
 import libcst as cst
 
@@ -227,7 +227,7 @@ def _fallback_errors(handler: cst.ExceptHandler) -> List[str]:
     return [e.value for e in elements if isinstance(e, cst.Name) and e.value in _FALLBACK_ERRORS]
 
 
-def find_guards(analysis: Analysis) -> List["Guard"]:  # noqa: PLR0915
+def find_guards(analysis: Analysis) -> List["Guard"]:
     """The guards among the branch points the walk noted, outer ones first."""
     guards: List[Guard] = []
     target_versions = TARGET_VERSIONS.get(analysis.target, TARGET_VERSIONS["2.4"])
@@ -235,7 +235,7 @@ def find_guards(analysis: Analysis) -> List["Guard"]:  # noqa: PLR0915
     analysis.module_scope.memo["scopes_by_node"] = analysis.scopes_by_node  # ``Klass.X`` finds the class's scope
     older_versions = OLDER_VERSIONS.get(analysis.target, OLDER_VERSIONS["2.4"])
     module = analysis.module
-    reads_memo: Dict[int, bool] = {}
+    reading = _Reading(module, target_versions, older_versions, {})
     node: Union[cst.Call, BranchPoint]  # each ``getattr`` call, then each branch point
     for node, scope in analysis.calls_by_name.get("getattr", ()):
         fallback = _getattr_fallback(node, scope)
@@ -251,52 +251,77 @@ def find_guards(analysis: Analysis) -> List["Guard"]:  # noqa: PLR0915
             if fallbacks:
                 guards.append(Guard(node, _header(module, node), "fallback", legacy=[node.body, *fallbacks]))
             continue
-        when_true: List[cst.CSTNode] = [node.body]
-        when_false: List[cst.CSTNode] = [node.orelse] if node.orelse is not None else []
-        early_exit = isinstance(node, cst.If) and node.orelse is None and _ends_in_exit(node.body)
-        if early_exit:
-            # ``if hasattr(s, "run"): return s.run(f)`` then the fallback: what follows is the else.
-            when_false = _following(analysis, node)
-        try:
-            values = {version: evaluate(node.test, scope, version) for version in (SOURCE_VERSION, *target_versions)}
-            older = {evaluate(node.test, scope, version)[0] for version in older_versions}
-        except ValueError:
-            true_is_old = _feature_test(node.test, scope)
-            if true_is_old is not None:
-                guards.append(Guard(node, _header(module, node), "feature", legacy=when_true if true_is_old else when_false))
-            elif reads_version(node.test, scope, memo=reads_memo) or _outside_version_flag(node.test, scope):
-                # A test on the version that cannot be evaluated as a whole (it also reads
-                # other values, or the version through code not modelled here). The branch
-                # the target never takes is the legacy one; when that is unknown, neither
-                # is rewritten (a rewrite would turn the legacy branch into a copy of the other).
-                target_value = _value_on(node.test, scope, target_versions)
-                legacy = when_true if target_value is False else when_false if target_value is True else [*when_true, *when_false]
-                guards.append(Guard(node, _header(module, node), "version", legacy=legacy))
-            continue
-        source, names = values.pop(SOURCE_VERSION)
-        on_target = {value for value, _ in values.values()}
-        if on_target == {source} == older | {source}:
-            continue  # every release agrees: not a migration guard
-        if len(on_target) == 1:
-            # The branch no release of the target takes serves older TensorFlow: TF 2.1, or
-            # only releases before it (``startswith("2.0")`` is False on 2.1 and on the target).
-            legacy = when_false if next(iter(on_target)) else when_true
-        else:
-            legacy = when_true if source else when_false
-        guard = Guard(node, _header(module, node), "version", legacy=legacy, test_names=names)
-        # A text comparison the target's releases answer against their order is reported, not
-        # collapsed: keeping the branch it takes would make the mistake permanent.
-        guard.misordered = _misordered(node.test, scope, target_versions)
-        # Decided, unless keeping the body would leave the statements after it dead but in place.
-        removable = True
-        if early_exit and on_target == {True}:
-            # Kept, the body always leaves the block: what follows it there never runs on the target.
-            removable = _removable(when_false, scope)
-            guard.unreachable = list(when_false) if removable else []
-        if len(on_target) == 1 and guard.misordered is None and removable:
-            guard.value = on_target.pop()
-        guards.append(guard)
+        guard = _test_guard(analysis, node, scope, reading)
+        if guard is not None:
+            guards.append(guard)
     return guards
+
+
+class _Reading(NamedTuple):
+    """What testing the branch points of one module reads (``find_guards``)."""
+
+    module: cst.Module
+    target_versions: Tuple[str, ...]  # the target's releases
+    older_versions: Tuple[str, ...]  # the releases before the source's
+    reads_memo: Dict[int, bool]  # ``reads_version``'s answers
+
+
+def _test_guard(analysis: Analysis, node: Union[cst.If, cst.IfExp], scope: Scope, reading: _Reading) -> Optional["Guard"]:
+    """The guard an ``if`` or a conditional expression is, by its test, or None."""
+    when_true: List[cst.CSTNode] = [node.body]
+    when_false: List[cst.CSTNode] = [node.orelse] if node.orelse is not None else []
+    early_exit = isinstance(node, cst.If) and node.orelse is None and _ends_in_exit(node.body)
+    if early_exit:
+        # ``if hasattr(s, "run"): return s.run(f)`` then the fallback: what follows is the else.
+        when_false = _following(analysis, node)
+    target_versions = reading.target_versions
+    try:
+        values = {version: evaluate(node.test, scope, version) for version in (SOURCE_VERSION, *target_versions)}
+        older = {evaluate(node.test, scope, version)[0] for version in reading.older_versions}
+    except ValueError:
+        return _unevaluated_guard(node, scope, reading, when_true, when_false)
+    source, names = values.pop(SOURCE_VERSION)
+    on_target = {value for value, _ in values.values()}
+    if on_target == {source} == older | {source}:
+        return None  # every release agrees: not a migration guard
+    if len(on_target) == 1:
+        # The branch no release of the target takes serves older TensorFlow: TF 2.1, or
+        # only releases before it (``startswith("2.0")`` is False on 2.1 and on the target).
+        legacy = when_false if next(iter(on_target)) else when_true
+    else:
+        legacy = when_true if source else when_false
+    guard = Guard(node, _header(reading.module, node), "version", legacy=legacy, test_names=names)
+    # A text comparison the target's releases answer against their order is reported, not
+    # collapsed: keeping the branch it takes would make the mistake permanent.
+    guard.misordered = _misordered(node.test, scope, target_versions)
+    # Decided, unless keeping the body would leave the statements after it dead but in place.
+    removable = True
+    if early_exit and on_target == {True}:
+        # Kept, the body always leaves the block: what follows it there never runs on the target.
+        removable = _removable(when_false, scope)
+        guard.unreachable = list(when_false) if removable else []
+    if len(on_target) == 1 and guard.misordered is None and removable:
+        guard.value = on_target.pop()
+    return guard
+
+
+def _unevaluated_guard(
+    node: Union[cst.If, cst.IfExp], scope: Scope, reading: _Reading, when_true: List[cst.CSTNode], when_false: List[cst.CSTNode]
+) -> Optional["Guard"]:
+    """The guard a test that cannot be evaluated on the versions is: a test of a feature, or of
+    the version that also reads other values; or None."""
+    true_is_old = _feature_test(node.test, scope)
+    if true_is_old is not None:
+        return Guard(node, _header(reading.module, node), "feature", legacy=when_true if true_is_old else when_false)
+    if reads_version(node.test, scope, memo=reading.reads_memo) or _outside_version_flag(node.test, scope):
+        # A test on the version that cannot be evaluated as a whole (it also reads
+        # other values, or the version through code not modelled here). The branch
+        # the target never takes is the legacy one; when that is unknown, neither
+        # is rewritten (a rewrite would turn the legacy branch into a copy of the other).
+        target_value = _value_on(node.test, scope, reading.target_versions)
+        legacy = when_true if target_value is False else when_false if target_value is True else [*when_true, *when_false]
+        return Guard(node, _header(reading.module, node), "version", legacy=legacy)
+    return None
 
 
 _VERSION_TOKENS = frozenset({"version", "ver", "old", "older", "new", "newer", "legacy", "ge", "gt", "le", "lt", "before", "after"})
