@@ -131,11 +131,13 @@ def summary_text(summary: RunSummary, mode: str) -> str:
     scanned = count(summary.files, "file") + f" scanned ({summary.parsed} parsed, {summary.skipped} skipped by the prefilter)"
     errors = count(summary.errors, "error")
     if mode == "fix":
-        lines.append(f"{scanned}, {summary.changed} changed, {count(summary.applied, 'fix', 'fixes')} applied, {count(summary.remaining, 'finding')} remaining, {errors}.")
+        lines.append(f"{scanned}, {summary.changed} changed, {count(summary.applied, 'fix', 'fixes')} applied, "
+                     f"{count(summary.remaining, 'finding')} remaining, {errors}.")
     elif mode == "diff":
         lines.append(f"{scanned}, {summary.changed} would change, {count(summary.remaining, 'finding')} not fixable automatically, {errors}.")
     else:
-        lines.append(f"{scanned}, {summary.fixable_files} would change, {count(total, 'finding')} ({summary.applied} fixable with `migrate-tpu fix` [*]), {errors}.")
+        lines.append(f"{scanned}, {summary.fixable_files} would change, {count(total, 'finding')} "
+                     f"({summary.applied} fixable with `migrate-tpu fix` [*]), {errors}.")
     if summary.by_rule:
         lines.append("By rule: " + ", ".join(f"{rule} {number}" for rule, number in sorted(summary.by_rule.items())))
     if summary.unsafe_hidden:

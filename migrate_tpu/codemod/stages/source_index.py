@@ -117,7 +117,9 @@ class SourceIndex(BoundNames):
 
     def _note_other_binding(self, node: ast.AST, walk: _Walk) -> None:
         """``global``/``nonlocal`` names, an ``except ... as`` name, a match pattern's capture."""
-        names = node.names if isinstance(node, (ast.Global, ast.Nonlocal)) else [getattr(node, "rest" if type(node).__name__ == "MatchMapping" else "name", None)]
+        names = node.names if isinstance(node, (ast.Global, ast.Nonlocal)) else [
+            getattr(node, "rest" if type(node).__name__ == "MatchMapping" else "name", None)
+        ]
         for name in names:
             if name:
                 self._bound.add(name)

@@ -126,7 +126,8 @@ class ProjectLookup(ClassGates, VersionReach):
     def class_tracing(self, dotted: str, importing_path: str):
         """For the tree's class ``dotted``: (methods it or its bases run under tf.function, and
         those they may: {method: why}), or None when it is not in view (``tracing.py``)."""
-        found = self._summary_of(dotted, importing_path, "traced_methods", lambda path, symbol: self._may_define_class(path, symbol) and self._may_trace_methods(path, symbol))
+        found = self._summary_of(dotted, importing_path, "traced_methods",
+                                 lambda path, symbol: self._may_define_class(path, symbol) and self._may_trace_methods(path, symbol))
         if found is None:
             return None
         table, symbol = found

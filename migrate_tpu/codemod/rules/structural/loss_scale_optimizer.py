@@ -70,7 +70,8 @@ Rewrites `LossScaleOptimizer(opt, 'dynamic')` to
 The experimental class was deprecated in 2.4 and removed in 2.9. The stable one
 takes `dynamic`/`initial_scale` instead of a `loss_scale` argument.
 """
-    use_instead = "A `LossScale` object has no direct equivalent, and a loss scale known only at run time (a flag) may be either form: both are reported for manual work. bfloat16 training on TPU needs no loss scaling at all."
+    use_instead = ("A `LossScale` object has no direct equivalent, and a loss scale known only at run time (a flag) may be either form: "
+                   "both are reported for manual work. bfloat16 training on TPU needs no loss scaling at all.")
     fix_safety = "Safe for `'dynamic'` and numeric literals, and for a name bound once to one (the name is kept)."
     examples = (
         tf_example(
@@ -151,7 +152,8 @@ scaled = tf.keras.mixed_precision.experimental.LossScaleOptimizer(
             elif isinstance(known, (cst.Integer, cst.Float)):
                 extra = [keyword("dynamic", cst.Name("False"), comma=comma()), keyword("initial_scale", scale.value)]
             elif _is_loss_scale_object(scale.value, scope):
-                self.report(call, "a `LossScale` object has no direct equivalent in `tf.keras.mixed_precision.LossScaleOptimizer`; set `dynamic`/`initial_scale`/`dynamic_growth_steps` by hand", analysis=analysis)
+                self.report(call, "a `LossScale` object has no direct equivalent in `tf.keras.mixed_precision.LossScaleOptimizer`; "
+                            "set `dynamic`/`initial_scale`/`dynamic_growth_steps` by hand", analysis=analysis)
                 continue
             else:
                 # A flag, a parameter, a call: its value ("dynamic", a number or a LossScale) is known

@@ -103,7 +103,8 @@ strategy = tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=resolver)
     def finish(self, analysis: Analysis) -> Iterable[Finding]:
         for call, scope in self.calls():
             if has_star_arguments(call) or len(call.args) > 2:
-                self.report(call, "the stable `MultiWorkerMirroredStrategy` takes `(cluster_resolver, communication_options)`; map these arguments by hand", analysis=analysis)
+                self.report(call, "the stable `MultiWorkerMirroredStrategy` takes `(cluster_resolver, communication_options)`; map these arguments by hand",
+                            analysis=analysis)
                 continue
             self.propose(
                 call,

@@ -92,8 +92,10 @@ optimizer = tfa.optimizers.LazyAdam(learning_rate=1e-3)
 decoupled = tfa.optimizers.AdamW(1e-4, learning_rate=1e-3)
 """,
             expected=(
-                Expected("safe", 3, 13, "`lr=` is a deprecated alias of `learning_rate=` (`tfa.optimizers.LazyAdam` passes it on to Keras `Adam`); optimizers since Keras 2.11 ignore it"),
-                Expected("safe", 4, 13, "`lr=` is a deprecated alias of `learning_rate=` (`tfa.optimizers.AdamW` passes it on to Keras `Adam`); optimizers since Keras 2.11 ignore it"),
+                Expected("safe", 3, 13, "`lr=` is a deprecated alias of `learning_rate=` (`tfa.optimizers.LazyAdam` passes it on to Keras `Adam`); "
+                                        "optimizers since Keras 2.11 ignore it"),
+                Expected("safe", 4, 13, "`lr=` is a deprecated alias of `learning_rate=` (`tfa.optimizers.AdamW` passes it on to Keras `Adam`); "
+                                        "optimizers since Keras 2.11 ignore it"),
             ),
         ),
         # A wrapper drops `lr` (TF 2.4.1, Addons 0.12.1) and refuses `learning_rate`: reported only.
@@ -134,7 +136,8 @@ optimizer = WarmAdam(learning_rate=1e-3)
                     "safe",
                     6,
                     13,
-                    "`lr=` is a deprecated alias of `learning_rate=` (`WarmAdam` inherits its constructor from `tf.keras.optimizers.Adam`); optimizers since Keras 2.11 ignore it",
+                    "`lr=` is a deprecated alias of `learning_rate=` (`WarmAdam` inherits its constructor from `tf.keras.optimizers.Adam`); "
+                    "optimizers since Keras 2.11 ignore it",
                 ),
             ),
         ),
@@ -226,7 +229,8 @@ optimizer = tf.keras.optimizers.SGD(0.1, lr=0.2)
                     "manual",
                     1,
                     13,
-                    "both `lr=` and a positional learning rate (or `*args`) are given: `lr=` wins (TF 2.1 and 2.4), so give its value as the only `learning_rate`",
+                    "both `lr=` and a positional learning rate (or `*args`) are given: `lr=` wins (TF 2.1 and 2.4), "
+                    "so give its value as the only `learning_rate`",
                 ),
             ),
         ),
