@@ -1,7 +1,8 @@
 """The linters the ecosystem expects, run as CI runs the tests: ruff and mypy, configured in
-pyproject.toml ([tool.ruff], [tool.mypy]), each must report nothing.
+pyproject.toml ([tool.ruff], [tool.mypy]), each must report nothing; and pylint for the one room
+rule ruff lacks, a module's size ([tool.pylint]: at most 600 lines).
 
-Both are in the ``test`` extra. Each runs as a subprocess of this interpreter (the venv's),
+All three are in the ``test`` extra. Each runs as a subprocess of this interpreter (the venv's),
 from the repository root so that it reads pyproject.toml; on a finding the test fails
 with the tool's own report. mypy keeps its incremental cache in ``.mypy_cache/`` (ignored
 by git): a warm run takes under a second, a cold one (a fresh clone, CI) 10 to 25 s on 2
@@ -41,6 +42,13 @@ def run_module(module: str, arguments: List[str]) -> subprocess.CompletedProcess
 def test_ruff_finds_nothing():
     done = run_module("ruff", ["check", "--no-fix", *RUFF_PATHS])
     assert done.returncode == 0, f"ruff check {' '.join(RUFF_PATHS)} (exit {done.returncode}):\n{done.stdout}"
+
+
+@pytest.mark.slow
+def test_no_module_of_the_package_is_over_600_lines():
+    # pylint with pyproject.toml's [tool.pylint]: too-many-lines alone (10 to 25 s on 2 cores)
+    done = run_module("pylint", ["migrate_tpu"])
+    assert done.returncode == 0, f"pylint migrate_tpu (exit {done.returncode}):\n{done.stdout}"
 
 
 @pytest.mark.slow
