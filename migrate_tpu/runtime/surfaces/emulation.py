@@ -219,40 +219,9 @@ def install(replicas=None, tf_api=None):
     if STATE.replicas is None:
         configure_devices(replicas or 8)
     STATE.tf_api = tf_api
-
-    real_stable = getattr(tf.distribute, "TPUStrategy", None)
-    if real_stable is not None:
-        try:
-            params = inspect.signature(real_stable.__init__).parameters
-            _StableTPUStrategy._extra_kwargs = tuple(
-                p for p in params if p not in ("self", "tpu_cluster_resolver", "experimental_device_assignment"))
-        except (TypeError, ValueError):
-            pass
-
+    _take_the_stable_class_keywords()
     _patch_entry_points()
-    # Methods exist only where the emulated TF version had them.
-    base = tf.distribute.MirroredStrategy
-    if hasattr(base, "run"):
-        _patch(_EmulatedTPU, "run", _strategy_run, only_if_present=False)
-    if tf_api == "2.1":
-        _patch(_EmulatedTPU, "experimental_run_v2", _strategy_experimental_run_v2,
-               only_if_present=False)
-    elif tf_api in ("2.2", "2.3") and not hasattr(base, "experimental_run_v2"):
-        _patch(_EmulatedTPU, "experimental_run_v2", _strategy_experimental_run_v2_of_2_2,
-               only_if_present=False)
-    experimental, stable = strategy_classes()
-    if tf_api in ("2.2", "2.3"):
-        # TF 2.2 and 2.3 had the model-parallelism helpers on every strategy (TF 2.4 kept them on
-        # tf.distribute.TPUStrategy alone): the experimental class checks arguments as TPUs do
-        for name in LOGICAL_DEVICE_HELPERS:
-            _patch(experimental, name, _StableTPUStrategy.__dict__[name], only_if_present=False)
-    for mod in api_modules("distribute.experimental", v1=False):
-        _patch(mod, "TPUStrategy", experimental)
-    for mod in api_modules("distribute", v1=False):
-        if getattr(mod, "TPUStrategy", None) is not None:
-            _patch(mod, "TPUStrategy", stable)
-    _patch(getattr(getattr(getattr(tf.compat, "v1", None), "distribute", None), "experimental", None),
-           "TPUStrategy", TPUStrategyV1)
+    experimental, stable = _install_strategies(tf_api)
     collective = _collective_extended()
     if collective is not None:
         _patch(collective, "_initialize_local", _single_worker_on_this_hosts_devices(collective.__dict__["_initialize_local"]))
@@ -275,6 +244,49 @@ def install(replicas=None, tf_api=None):
     api_paths.install()
     STATE.installed = True
     return STATE
+
+
+def _take_the_stable_class_keywords():
+    """The keywords the interpreter's own ``tf.distribute.TPUStrategy`` takes beyond the two the
+    emulated class has: the emulated class takes them too."""
+    real_stable = getattr(tf.distribute, "TPUStrategy", None)
+    if real_stable is None:
+        return
+    try:
+        params = inspect.signature(real_stable.__init__).parameters
+    except (TypeError, ValueError):
+        return
+    _StableTPUStrategy._extra_kwargs = tuple(
+        p for p in params if p not in ("self", "tpu_cluster_resolver", "experimental_device_assignment"))
+
+
+def _install_strategies(tf_api):
+    """The emulated TPUStrategy classes where the program finds TensorFlow's, with the methods of
+    the emulated release (methods exist only where that release had them); returns the
+    (experimental, stable) classes."""
+    base = tf.distribute.MirroredStrategy
+    if hasattr(base, "run"):
+        _patch(_EmulatedTPU, "run", _strategy_run, only_if_present=False)
+    if tf_api == "2.1":
+        _patch(_EmulatedTPU, "experimental_run_v2", _strategy_experimental_run_v2,
+               only_if_present=False)
+    elif tf_api in ("2.2", "2.3") and not hasattr(base, "experimental_run_v2"):
+        _patch(_EmulatedTPU, "experimental_run_v2", _strategy_experimental_run_v2_of_2_2,
+               only_if_present=False)
+    experimental, stable = strategy_classes()
+    if tf_api in ("2.2", "2.3"):
+        # TF 2.2 and 2.3 had the model-parallelism helpers on every strategy (TF 2.4 kept them on
+        # tf.distribute.TPUStrategy alone): the experimental class checks arguments as TPUs do
+        for name in LOGICAL_DEVICE_HELPERS:
+            _patch(experimental, name, _StableTPUStrategy.__dict__[name], only_if_present=False)
+    for mod in api_modules("distribute.experimental", v1=False):
+        _patch(mod, "TPUStrategy", experimental)
+    for mod in api_modules("distribute", v1=False):
+        if getattr(mod, "TPUStrategy", None) is not None:
+            _patch(mod, "TPUStrategy", stable)
+    _patch(getattr(getattr(getattr(tf.compat, "v1", None), "distribute", None), "experimental", None),
+           "TPUStrategy", TPUStrategyV1)
+    return experimental, stable
 
 
 def uninstall():

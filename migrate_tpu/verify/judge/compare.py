@@ -3,7 +3,6 @@ the comparison is tested on records written by hand (tests/verify/test_compare.p
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import json
 import os
@@ -14,15 +13,10 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from migrate_tpu.verify.judge.advice import failure_advice, is_tpu_compile_failure, is_tpu_node_failure, no_record_advice, node_advice
 from migrate_tpu.verify.values.arrays import array_chunks, arrays_close, is_array, is_real, largest_magnitude, numbers, numbers_close
+from migrate_tpu.verify.values.printed import numbered, pair_printed, printed_lines, release_numbers, version_strings
 from migrate_tpu.verify.values.record_walk import Apart, Leaf, walk
 from migrate_tpu.verify.values.tolerance import NOISE_MARGIN, Judge, Key, Spread, path_words
-from migrate_tpu.verify.values.verdict import BEFORE_API, DIVERGED, ERROR, RETRACED, SAME, SURFACE_VERSIONS, TIMED_OUT, RunResult, Verdict
-
-# A number in a printed line (the lowest-priority signal).
-_NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
-# A printed line about time or speed differs from run to run: never compared.
-_TIMING = re.compile(r"(?i)(\btime|\btook\b|elapsed|\bsec|\bseconds?\b|\d\s*m?s\b|/s\b|/sec\b|per second|\bETA\b)")
-
+from migrate_tpu.verify.values.verdict import BEFORE_API, DIVERGED, ERROR, RETRACED, SAME, TIMED_OUT, RunResult, Verdict
 
 class _Mismatch(Exception):
     def __init__(self, replica: Optional[int], before: Any, after: Any, what: str = "value") -> None:
@@ -253,8 +247,9 @@ def _both_stopped_note(failure: str, steps: int) -> str:
 
 
 def _judged(verdict: Verdict, judge: Judge, runs: Tuple[RunResult, RunResult], label: str, context: CompareContext) -> Verdict:
+    """The verdict on two runs: an error where they cannot be compared, else where they first part,
+    else ``same`` (or ``retraced``) with what the reader should know."""
     before, after = runs
-    hosts, before_api = context.hosts, context.before_api
     b, a = before.record or {}, after.record or {}
     matched, unmatched = match_variables(b.get("variables", []), a.get("variables", []))
     verdict = verdict.but(
@@ -264,6 +259,22 @@ def _judged(verdict: Verdict, judge: Judge, runs: Tuple[RunResult, RunResult], l
         traces={"before": {k: v["count"] for k, v in (b.get("traces") or {}).items()},
                 "after": {k: v["count"] for k, v in (a.get("traces") or {}).items()}},
         replicas={"before": b.get("replicas"), "after": a.get("replicas")})
+    stopped = _not_comparable(verdict, runs, label, context.before_api)
+    if stopped is not None:
+        return stopped
+    steps = min(_steps_done(b), _steps_done(a))
+    verdict = verdict.but(steps=steps)
+    divergence = _first_divergence(runs, judge, steps, (matched, unmatched), context.hosts)
+    if divergence is not None:
+        return verdict.but(verdict=DIVERGED, first_divergence=divergence)
+    return _agreed(verdict, runs, steps)
+
+
+def _not_comparable(verdict: Verdict, runs: Tuple[RunResult, RunResult], label: str, before_api: str) -> Optional[Verdict]:
+    """The verdict where the two runs cannot be compared step by step (a run timed out or was
+    killed, the original did not run or failed before its first step, the migration did not
+    start), else None."""
+    before, after = runs
     if before.status == TIMED_OUT or after.status == TIMED_OUT:
         which = "original" if before.status == TIMED_OUT else "migrated program"
         return error(verdict, f"the {which} timed out", "raise --timeout, or verify fewer steps with --steps N")
@@ -275,7 +286,8 @@ def _judged(verdict: Verdict, judge: Judge, runs: Tuple[RunResult, RunResult], l
     if before.record is None:
         return error(verdict, "the original did not run: " + _last_line(before.stderr),
                      no_record_advice(before.stderr))
-    before_failure = _exception_text(b, (before, after))
+    b = before.record
+    before_failure = _exception_text(b, runs)
     if before_failure is not None and not _steps_done(b):
         return error(verdict, _original_failure(before_failure, before_api), failure_advice(b, label, before_api, before.program))
     if after.record is None:
@@ -283,10 +295,18 @@ def _judged(verdict: Verdict, judge: Judge, runs: Tuple[RunResult, RunResult], l
             return error(verdict, "the migrated program did not run: " + _last_line(after.stderr), no_record_advice(after.stderr))
         return verdict.but(verdict=DIVERGED, first_divergence={"step": 1, "kind": "exit", "where": None, "before": 0,
                                                                "after": after.status, "message": _last_line(after.stderr)})
-    steps = min(_steps_done(b), _steps_done(a))
-    verdict = verdict.but(steps=steps)
+    return None
+
+
+def _first_divergence(runs: Tuple[RunResult, RunResult], judge: Judge, steps: int,
+                      variables: Tuple[List[Tuple[str, dict, dict]], List[dict]], hosts: Optional[int]) -> Optional[dict]:
+    """Where two runs that both recorded first part, in order of what says most: the recorded
+    values of the steps, the uncaught exception, the number of steps, the variables, the other
+    hosts of a pod, the printed numbers; None where they agree."""
+    before, after = runs
+    b, a = before.record or {}, after.record or {}
     divergence = _first_event_divergence((b, a), runs, judge, steps)
-    after_failure = _exception_text(a, (before, after))
+    before_failure, after_failure = _exception_text(b, runs), _exception_text(a, runs)
     if divergence is None and (before_failure or after_failure) and before_failure != after_failure:
         places = {"before": _exception_place(b, before), "after": _exception_place(a, after)}
         divergence = {"step": min(_steps_done(b), _steps_done(a)) + 1, "kind": "exception",
@@ -296,17 +316,23 @@ def _judged(verdict: Verdict, judge: Judge, runs: Tuple[RunResult, RunResult], l
         divergence = {"step": steps + 1, "kind": "steps", "where": None, "before": _steps_done(b), "after": _steps_done(a),
                       "what": "the number of steps", "message": "the two programs ran a different number of steps"}
     if divergence is None:
-        divergence = _variable_divergence(matched, unmatched, judge, steps)
+        divergence = _variable_divergence(*variables, judge, steps)
     if hosts and hosts > 1:
         if divergence is not None:
             divergence["host"] = 0
         else:
             divergence = _host_divergence(before, after, judge, steps)
     if divergence is None:
-        versions = version_strings(b, a)
-        divergence = _printed_divergence(before, after, judge, steps, versions)
-    if divergence is not None:
-        return verdict.but(verdict=DIVERGED, first_divergence=divergence)
+        divergence = _printed_divergence(before, after, judge, steps, version_strings(b, a))
+    return divergence
+
+
+def _agreed(verdict: Verdict, runs: Tuple[RunResult, RunResult], steps: int) -> Verdict:
+    """``same`` with its notes (both runs stopped alike, what was not compared, one replica), or
+    ``retraced`` where the migration traces its step functions more often."""
+    before, after = runs
+    b, a = before.record or {}, after.record or {}
+    before_failure = _exception_text(b, runs)
     if before_failure is not None:
         verdict = verdict.noted(_both_stopped_note(before_failure, steps))
     if verdict.variables_not_compared:
@@ -477,62 +503,6 @@ def _variable_divergence(matched: List[Tuple[str, dict, dict]], unmatched: List[
 # Printed lines: the last and least signal
 # --------------------------------------------------------------------------
 
-_VERSION_MARK = "<tensorflow version>"
-
-
-def version_strings(*records: dict) -> List[str]:
-    """The TensorFlow versions a program may print: each run's interpreter's, and the releases
-    the API surfaces stand for (a program reads its surface's version)."""
-    found = {v for v in SURFACE_VERSIONS.values()}
-    found.update(str(record["tensorflow"]) for record in records if record.get("tensorflow"))
-    return sorted(found, key=len, reverse=True)
-
-
-def _without_versions(line: str, versions: Sequence[str]) -> str:
-    for version in versions:
-        line = re.sub(r"(?<![\w.])" + re.escape(version) + r"(?![\w.])", _VERSION_MARK, line)
-    return line
-
-
-def _release_numbers(versions: Sequence[str]) -> frozenset:
-    """The releases' ``major.minor`` as numbers (2.1, 2.4, 2.21): what a program that parses
-    ``tf.__version__`` prints of it, which differs between the surfaces by design."""
-    found = set()
-    for version in versions:
-        match = re.match(r"(\d+\.\d+)", version)
-        if match:
-            found.add(float(match.group(1)))
-    return frozenset(found)
-
-
-def pair_printed(b_numbered: List[Tuple[int, str, List[float]]], a_numbered: List[Tuple[int, str, List[float]]]) -> List[tuple]:
-    """Two runs' numbered lines paired in order by their words (:func:`_numbered`)."""
-    matcher = difflib.SequenceMatcher(None, [shape for _, shape, _ in b_numbered], [shape for _, shape, _ in a_numbered], autojunk=False)
-    return [(b_numbered[block.a + k], a_numbered[block.b + k]) for block in matcher.get_matching_blocks() for k in range(block.size)]
-
-
-def printed_lines(record: dict, stdout: str) -> List[Tuple[str, Optional[dict]]]:
-    """Each printed line and the print call that wrote it (``None`` where the record has no
-    print calls: the lines of stdout)."""
-    if "printed" not in record:
-        return [(line, None) for line in stdout.splitlines()]
-    lines: List[Tuple[str, Optional[dict]]] = []
-    for event in record["printed"]:
-        lines.extend((line, event) for line in (event["text"].splitlines() or [""]))
-    return lines
-
-
-def numbered(lines: List[Tuple[str, Optional[dict]]], versions: Sequence[str]) -> List[Tuple[int, str, List[float]]]:
-    """``(index, words, numbers)`` of the lines that hold numbers and speak of no time."""
-    found = []
-    for index, (line, _) in enumerate(lines):
-        line = _without_versions(line, versions)
-        numbers = _NUMBER.findall(line)
-        if numbers and not _TIMING.search(line):
-            found.append((index, _NUMBER.sub("#", line), [float(x) for x in numbers]))
-    return found
-
-
 def _printed_divergence(before: RunResult, after: RunResult, judge: Judge, steps: int,
                         versions: Sequence[str] = ()) -> Optional[dict]:
     """Lines whose words agree but whose numbers do not (a printed line of a different
@@ -545,7 +515,7 @@ def _printed_divergence(before: RunResult, after: RunResult, judge: Judge, steps
     # lines paired in order by their words: a migration that prints a line more or less (a
     # hand migration of a guide) still has the others compared
     pairs = pair_printed(b_numbered, a_numbered)
-    releases = _release_numbers(versions)
+    releases = release_numbers(versions)
     for (index_b, _, nb), (index_a, _, na) in pairs:
         if len(nb) != len(na):
             continue

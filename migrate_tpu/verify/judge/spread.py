@@ -12,7 +12,8 @@ import numpy
 
 from migrate_tpu.verify.values.arrays import array_chunks, numbers
 from migrate_tpu.verify.values.record_walk import numeric_leaves
-from migrate_tpu.verify.judge.compare import describe_kind, same_kind, match_variables, numbered, pair_printed, printed_lines, version_strings
+from migrate_tpu.verify.judge.compare import describe_kind, match_variables, same_kind
+from migrate_tpu.verify.values.printed import numbered, pair_printed, printed_lines, version_strings
 from migrate_tpu.verify.values.tolerance import Key, Spread
 from migrate_tpu.verify.values.verdict import RunResult
 
