@@ -239,7 +239,8 @@ def test_show_fixes(cli, tmp_path):
     write(tmp_path / "old.py", TF21)
     write(tmp_path / "manual.py", MANUAL)
     would = cli("check", "--show-fixes", ".")
-    assert "`migrate-tpu fix` would fix 2 findings:\n- old.py:\n    1 \u00d7 TPU101 (experimental-run-v2)\n    1 \u00d7 TPU103 (experimental-tpu-strategy)\n" in would.stderr.decode()
+    assert ("`migrate-tpu fix` would fix 2 findings:\n- old.py:\n"
+            "    1 \u00d7 TPU101 (experimental-run-v2)\n    1 \u00d7 TPU103 (experimental-tpu-strategy)\n") in would.stderr.decode()
     fixed = cli("fix", "--show-fixes", ".")
     assert fixed.returncode == 1
     listing = fixed.stderr.decode().split("Fixed 2 findings:\n")[1].splitlines()[:4]

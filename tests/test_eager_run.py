@@ -420,7 +420,8 @@ def test_a_def_nested_in_a_function_that_reads_only_module_names_moves_to_the_mo
     "why, body",
     [
         ("a parameter", "def train(batch, scale):\n    def step(x):\n        return x * scale\n\n    return strategy.run(step, args=(batch,))\n"),
-        ("self", "class T:\n    def train(self, batch):\n        def step(x):\n            return x * self.k\n\n        return strategy.run(step, args=(batch,))\n"),
+        ("self", "class T:\n    def train(self, batch):\n        def step(x):\n            return x * self.k\n\n"
+                 "        return strategy.run(step, args=(batch,))\n"),
         ("a default", "def train(batch):\n    def step(x, k=K):\n        return x * k\n\n    return strategy.run(step, args=(batch,))\n"),
         ("a module name taken", "step = 3\n\n\ndef train(batch):\n    def step(x):\n        return x\n\n    return strategy.run(step, args=(batch,))\n"),
     ],
@@ -659,7 +660,8 @@ def test_a_nested_step_moved_to_the_module_is_unsafe_when_its_body_runs_python_o
     """A def nested in a function that reads only module-level names moves to the module under
     `@tf.function`; a `print` in its body would then run only while tracing: unsafe, not applied
     by plain `fix`, applied with --unsafe-fixes."""
-    source = HEADER + "def train(x):\n    def step_fn(inputs):\n        print('tracing')\n        return inputs * 2\n\n    return strategy.run(step_fn, args=(x,))\n"
+    source = HEADER + ("def train(x):\n    def step_fn(inputs):\n        print('tracing')\n        return inputs * 2\n\n"
+                       "    return strategy.run(step_fn, args=(x,))\n")
     outcome, reports = _tpu301(source)
     assert [(r.safety, r.applied) for r in reports] == [("unsafe", False)]
     assert "moved to the module" in reports[0].message and "`print()`" in reports[0].message

@@ -259,7 +259,8 @@ def test_check_installed_groups_findings_by_distribution_and_writes_nothing(cli,
     assert _snapshot(site) == before
     # TensorFlow's own, when asked for; a distribution named alone
     both = cli("check", "--installed", "--python", python, "--include-tensorflow", "--no-cache", "-q")
-    assert [line for line in both.stdout.decode().splitlines() if not line.startswith(("/", " "))] == ["old-tpu-lib 0.3.1 (3 findings)", "tensorflow-cpu 2.4.1 (3 findings)"]
+    assert [line for line in both.stdout.decode().splitlines() if not line.startswith(("/", " "))] == ["old-tpu-lib 0.3.1 (3 findings)",
+                                                                                                     "tensorflow-cpu 2.4.1 (3 findings)"]
     tidy = cli("check", "--installed", "--python", python, "tidy", "--no-cache")
     assert (tidy.returncode, tidy.stdout) == (0, b"")
     assert "checking 1 distribution (1 file)" in tidy.stderr.decode()

@@ -180,7 +180,8 @@ def test_an_example_that_misstates_its_finding_fails(change):
     from migrate_tpu.codemod.framework.rule import Expected, tf_example
 
     rule = _example_of("TPU405")
-    stated = {"safety": "safe", "line": 1, "column": 13, "message": "`lr=` is a deprecated alias of `learning_rate=`; Keras 2.11 and later optimizers ignore it"}
+    stated = {"safety": "safe", "line": 1, "column": 13,
+              "message": "`lr=` is a deprecated alias of `learning_rate=`; Keras 2.11 and later optimizers ignore it"}
     right = tf_example(
         before="optimizer = tf.keras.optimizers.SGD(lr=0.1)\n",
         after="optimizer = tf.keras.optimizers.SGD(learning_rate=0.1)\n",

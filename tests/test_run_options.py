@@ -71,7 +71,8 @@ def test_envs_check_reports_missing_envs_with_the_command_to_run(cli, tmp_path):
 def test_the_wheel_ships_the_env_builder(tmp_path):
     # A pip user has no scripts/ folder: `migrate-tpu envs` runs the script inside the package.
     built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(pytest.importorskip("migrate_tpu").__file__).rsplit("/migrate_tpu/", 1)[0]],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path),
+         str(pytest.importorskip("migrate_tpu").__file__).rsplit("/migrate_tpu/", 1)[0]],
         capture_output=True,
         text=True,
         timeout=600,

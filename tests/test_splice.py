@@ -12,7 +12,8 @@ import pytest
 from migrate_tpu.codemod.framework.edits import splice_code
 
 TRICKY = [
-    '"""Doc."""\nimport os\n\n\n# comment\n@decorator  # why\n# between\n@other(\n    1)\ndef f():\n    pass\n    # indented trailer\n# outdented\nx = 1; y = 2\n\n# footer\n',
+    '"""Doc."""\nimport os\n\n\n# comment\n@decorator  # why\n# between\n@other(\n    1)\ndef f():\n    pass\n'
+    "    # indented trailer\n# outdented\nx = 1; y = 2\n\n# footer\n",
     "import os\r\nx = 1\r\n\r\nclass A:\r\n    pass\r\n",
     "x = 1\ny = 2",  # no trailing newline
     "if x:\n    pass\nelse:\n    pass\n\n\n\nz = (\n    1,\n)\n",

@@ -63,7 +63,8 @@ def test_evidence_no_rule_can_act_on_skips_libcst(source):
         (TF + "model.compile(optimizer='sgd', loss='mse', experimental_steps_per_execution=8)\n", "TPU401"),
         (TF + "model.compile('sgd', 'mse', metrics=['acc'], distribute=None)\n", "TPU401"),
         (TF + "model.compile(optimizer='sgd', loss='mse', experimental_run_tf_function=False)\n", "TPU401"),
-        (TF + "def make():\n    return tf.distribute.get_strategy()\n\nrunner = make()\n\ndef step(x):\n    return x\n\nrunner.run(step, args=(1,))\n", "TPU301"),
+        (TF + "def make():\n    return tf.distribute.get_strategy()\n\nrunner = make()\n\ndef step(x):\n    return x\n\n"
+              "runner.run(step, args=(1,))\n", "TPU301"),
         (TF + "runner = tf.distribute.get_strategy()\n\ndef step(x):\n    return x\n\nrunner.run(step, args=(1,))\n", "TPU301"),
     ],
 )
@@ -207,13 +208,16 @@ STRATEGY = TF + "strategy = tf.distribute.get_strategy()\n\n"
         STRATEGY + "@tf.function\ndef train(it):\n    def step(x):\n        return x\n    return strategy.run(step, args=(next(it),))\n",
         STRATEGY + "@tf.function(experimental_relax_shapes=True)\ndef train(it):\n    return strategy.run(lambda x: x, args=(next(it),))\n",
         STRATEGY + "from tensorflow.python.eager import def_function\n\n@def_function.function\ndef train(x):\n    return strategy.run(f, args=(x,))\n",
-        TF.replace("tensorflow", "tensorflow.compat.v2") + "strategy = tf.distribute.get_strategy()\n\n@tf.function\ndef train(x):\n    return strategy.run(f, args=(x,))\n",
+        TF.replace("tensorflow", "tensorflow.compat.v2") + ("strategy = tf.distribute.get_strategy()\n\n@tf.function\ndef train(x):\n"
+                                                            "    return strategy.run(f, args=(x,))\n"),
         # A def handed to tf.function anywhere in the file (`train = tf.function(train)`), a method by `self.name`.
         STRATEGY + "def train(x):\n    return strategy.run(f, args=(x,))\n\nif fast:\n    train = tf.function(train)\n",
-        STRATEGY + "class Loop:\n    def __init__(self):\n        self.step = tf.function(self.train)\n\n    def train(self, x):\n        return strategy.run(f, args=(x,))\n",
+        STRATEGY + ("class Loop:\n    def __init__(self):\n        self.step = tf.function(self.train)\n\n"
+                    "    def train(self, x):\n        return strategy.run(f, args=(x,))\n"),
         # A step method that a known library base class runs under tf.function.
         STRATEGY + "import orbit\n\nclass Trainer(orbit.StandardTrainer):\n    def train_step(self, it):\n        strategy.run(f, args=(next(it),))\n",
-        STRATEGY + "from orbit import standard_runner\n\nclass Trainer(standard_runner.StandardTrainer, Mixin):\n    def train_step(self, it):\n        strategy.run(f, args=(next(it),))\n",
+        STRATEGY + ("from orbit import standard_runner\n\nclass Trainer(standard_runner.StandardTrainer, Mixin):\n"
+                    "    def train_step(self, it):\n        strategy.run(f, args=(next(it),))\n"),
         STRATEGY + "class Net(tf.keras.Model):\n    def train_step(self, data):\n        return strategy.run(f, args=(data,))\n",
     ],
 )
@@ -239,7 +243,8 @@ def test_a_run_that_tf_function_traces_skips_libcst(source, monkeypatch):
         STRATEGY + "@tf.function\ndef helper(x):\n    return x\n\ndef train(x):\n    return strategy.run(f, args=(x,))\n",
         # A library's step that is decorated (the analysis asks what the decorator does), a
         # method the library does not trace, a base not reached through an import.
-        STRATEGY + "import orbit\n\nclass Trainer(orbit.StandardTrainer):\n    @timed\n    def train_step(self, it):\n        strategy.run(f, args=(next(it),))\n",
+        STRATEGY + ("import orbit\n\nclass Trainer(orbit.StandardTrainer):\n    @timed\n"
+                    "    def train_step(self, it):\n        strategy.run(f, args=(next(it),))\n"),
         STRATEGY + "import orbit\n\nclass Trainer(orbit.StandardTrainer):\n    def train_loop_begin(self):\n        strategy.run(f)\n",
         STRATEGY + "from . import runner\n\nclass Trainer(runner.StandardTrainer):\n    def train_step(self, it):\n        strategy.run(f, args=(next(it),))\n",
         STRATEGY + "import tf_agents\n\nclass Agent(tf_agents.agents.TFAgent):\n    def _train(self, x):\n        strategy.run(f, args=(x,))\n",
@@ -363,7 +368,8 @@ def test_a_project_with_its_own_absl_is_asked(tmp_path):
         (TF + "from tensorflow.distribute.experimental import TPUStrategy as T\n\ns = T(r)\n", "TPU103"),
         (TF + "def f(s: 'tf.distribute.experimental.TPUStrategy'):\n    pass\n", "TPU103"),  # a string annotation
         (TF + "S = getattr(tf.distribute.experimental, 'TPUStrategy')\n", "TPU103"),
-        (TF + "try:\n    from tensorflow.distribute import experimental as d\nexcept ImportError:\n    from tf_compat import d\n\ns = d.TPUStrategy(r)\n", "TPU103"),
+        (TF + "try:\n    from tensorflow.distribute import experimental as d\nexcept ImportError:\n    from tf_compat import d\n\n"
+              "s = d.TPUStrategy(r)\n", "TPU103"),
         (TF + "if isinstance(s, tf.distribute.experimental.TPUStrategy):\n    pass\n", "TPU104"),
         (TF + "if type(s).__name__ == 'TPUStrategy':\n    pass\n", "TPU104"),
         (TF + "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n", "TPU403"),

@@ -166,10 +166,12 @@ def test_every_part_is_checked():
         ("migrate_tpu.runtime.process.runner", "from migrate_tpu.codemod.analysis.names import x\n", "runtime imports migrate_tpu.codemod.analysis.names"),
         ("migrate_tpu.engine.config", "import tensorflow as tf\n", "engine imports tensorflow"),
         ("migrate_tpu.engine.config", "PACKAGE = 'tensorflow-cpu'\n", "the engine names TensorFlow"),
-        ("migrate_tpu.engine.pipeline", "import importlib\nimportlib.import_module('migrate_tpu.codemod.migration.api')\n", "engine imports migrate_tpu.codemod.migration.api"),
+        ("migrate_tpu.engine.pipeline", "import importlib\nimportlib.import_module('migrate_tpu.codemod.migration.api')\n",
+         "engine imports migrate_tpu.codemod.migration.api"),
         ("migrate_tpu.cli", "import tensorflow\n", "tensorflow imported outside the runtime"),
         ("migrate_tpu.verify.runs.plan", "from migrate_tpu.codemod.migration.api import migrate\n", "verify imports migrate_tpu.codemod.migration.api"),
-        ("migrate_tpu.verify.judge.compare", "from migrate_tpu.runtime.surfaces.emulation import install\n", "verify imports migrate_tpu.runtime.surfaces.emulation"),
+        ("migrate_tpu.verify.judge.compare", "from migrate_tpu.runtime.surfaces.emulation import install\n",
+         "verify imports migrate_tpu.runtime.surfaces.emulation"),
     ],
 )
 def test_a_break_is_found(module, source, expected):
@@ -179,7 +181,8 @@ def test_a_break_is_found(module, source, expected):
 
 def test_what_the_walls_allow():
     assert wall_breaks('"""Knows no tensorflow: this docstring may say so."""\nimport re\n', "migrate_tpu.engine.pipeline") == []
-    assert wall_breaks("from migrate_tpu.codemod.foundation.targets import TARGETS\nfrom migrate_tpu.engine.config import load_config\n", "migrate_tpu.compose") == []
+    assert wall_breaks("from migrate_tpu.codemod.foundation.targets import TARGETS\nfrom migrate_tpu.engine.config import load_config\n",
+                       "migrate_tpu.compose") == []
     assert wall_breaks("import tensorflow as tf\n", "migrate_tpu.runtime.surfaces.emulation") == []
 
 
@@ -255,7 +258,8 @@ def cli_reaches_around(source: str) -> List[str]:
 
 def test_the_cli_goes_through_the_composition_root():
     assert cli_reaches_around((PACKAGE / "cli.py").read_text("utf-8")) == []
-    assert cli_reaches_around("from migrate_tpu.codemod.framework.rule import all_rules\n") == ["1: cli imports migrate_tpu.codemod.framework.rule", "1: cli imports migrate_tpu.codemod.framework.rule.all_rules"]
+    assert cli_reaches_around("from migrate_tpu.codemod.framework.rule import all_rules\n") == ["1: cli imports migrate_tpu.codemod.framework.rule",
+                                                                                               "1: cli imports migrate_tpu.codemod.framework.rule.all_rules"]
     assert cli_reaches_around("def f():\n    from migrate_tpu.engine.pipeline import migrate_isolated\n")[0] == "2: cli imports migrate_tpu.engine.pipeline"
 
 

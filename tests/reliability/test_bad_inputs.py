@@ -162,7 +162,10 @@ FROZEN_NOTEBOOK = json.dumps(
 )
 
 
-@pytest.mark.parametrize("name, data", [("frozen.py", TF_LINES + "x = 1\nloss = strategy.experimental_run_v2(step, args=(x,))\n"), ("frozen.ipynb", FROZEN_NOTEBOOK)])
+@pytest.mark.parametrize(
+    "name, data",
+    [("frozen.py", TF_LINES + "x = 1\nloss = strategy.experimental_run_v2(step, args=(x,))\n"), ("frozen.ipynb", FROZEN_NOTEBOOK)],
+)
 @pytest.mark.slow
 def test_a_file_that_cannot_be_written_reports_its_findings_where_they_are(tree, name, data):
     # Nothing was applied, so every finding sits where `check` puts it, in the file

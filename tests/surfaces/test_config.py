@@ -63,7 +63,8 @@ def test_nearest_pyproject_is_searched_from_the_path(run_cli, tmp_path):
 
 @pytest.mark.slow  # about 1 s or more on 2 cores (the CLI's runs)
 def test_exclude_and_force_exclude(run_cli, tmp_path):
-    _write(tmp_path, {"pyproject.toml": '[tool.migrate-tpu]\nexclude = ["legacy/*", "scratch_*.py"]\n', "legacy/old.py": TRAIN, "scratch_1.py": TRAIN, "train.py": TRAIN})
+    _write(tmp_path, {"pyproject.toml": '[tool.migrate-tpu]\nexclude = ["legacy/*", "scratch_*.py"]\n',
+                      "legacy/old.py": TRAIN, "scratch_1.py": TRAIN, "train.py": TRAIN})
     assert {path for path, _ in _rules(run_cli("check", "--format", "json", "."))} == {"train.py"}
     # Named on the command line, a file is taken, unless --force-exclude (pre-commit).
     assert {path for path, _ in _rules(run_cli("check", "--format", "json", "legacy/old.py", "train.py"))} == {"legacy/old.py", "train.py"}
@@ -157,7 +158,8 @@ def test_target_auto(run_cli, tmp_path, files, target, note):
 
 
 def test_target_auto_from_config(run_cli, tmp_path):
-    _write(tmp_path, {"pyproject.toml": '[project]\nname = "x"\ndependencies = ["tensorflow==2.4.1"]\n\n[tool.migrate-tpu]\ntarget = "auto"\n', "train.py": TRAIN})
+    _write(tmp_path, {"pyproject.toml": '[project]\nname = "x"\ndependencies = ["tensorflow==2.4.1"]\n\n[tool.migrate-tpu]\ntarget = "auto"\n',
+                      "train.py": TRAIN})
     result = run_cli("check", ".")
     assert "--target auto: 'tensorflow==2.4.1' in pyproject.toml: TensorFlow 2.4, migrating to 2.4" in result.stderr
 

@@ -160,7 +160,8 @@ def test_ignore_comment_in_a_notebook(run_cli, fixture_copy):
     "text, message",
     [
         ('{"cells": [', "invalid JSON"),
-        ('{"cells": [{"cell_type": "code", "source": "x.experimental_run_v2(f)  # tpu"}], "metadata": {}, "nbformat": 4, "nbformat_minor": 4}', "broken.ipynb:cell 1: error: not a valid notebook"),
+        ('{"cells": [{"cell_type": "code", "source": "x.experimental_run_v2(f)  # tpu"}], "metadata": {}, "nbformat": 4, "nbformat_minor": 4}',
+         "broken.ipynb:cell 1: error: not a valid notebook"),
         ('{"worksheets": [], "metadata": {}, "nbformat": 3, "nbformat_minor": 0, "x": "TPUStrategy tensorflow"}', "only nbformat 4"),
     ],
     ids=["json", "schema", "nbformat3"],
@@ -328,7 +329,8 @@ def test_added_imports_go_after_leading_magics(run_cli, tmp_path):
     cells = [
         {"cell_type": "markdown", "metadata": {}, "source": "# Setup"},
         {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-         "source": "%tensorflow_version 2.x\n!pip install -q tensorflow-datasets\nfrom tensorflow.distribute.experimental import TPUStrategy\nimport numpy as np"},
+         "source": "%tensorflow_version 2.x\n!pip install -q tensorflow-datasets\n"
+                   "from tensorflow.distribute.experimental import TPUStrategy\nimport numpy as np"},
         {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
          "source": "strategy = TPUStrategy(resolver)\ndataset = strategy.experimental_make_numpy_dataset((np.ones(3),))"},
     ]

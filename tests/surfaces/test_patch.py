@@ -42,7 +42,8 @@ def _diff(*args, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def _snapshot(root: Path) -> dict:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and not {".git", ".migrate-tpu-cache"} & set(p.parts)}
+    return {p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file() and not {".git", ".migrate-tpu-cache"} & set(p.parts)}
 
 
 def _apply(tool: str, patch: bytes, where: Path) -> subprocess.CompletedProcess:
