@@ -127,7 +127,8 @@ MUTANTS: List[Mutant] = [
     Mutant("comparator", COMPARE, "    if divergence is None and (before_failure or after_failure) and before_failure != after_failure:",
            "    if divergence is None and after_failure and before_failure != after_failure:", COMPARE_TESTS),
     Mutant("comparator", COMPARE, "    if seen and max(seen) < 2:", "    if seen and max(seen) < 1:", COMPARE_TESTS),
-    Mutant("comparator", "migrate_tpu/verify/values/printed.py", "        line = re.sub(r\"(?<![\\w.])\" + re.escape(version) + r\"(?![\\w.])\", _VERSION_MARK, line)",
+    Mutant("comparator", "migrate_tpu/verify/values/printed.py",
+           "        line = re.sub(r\"(?<![\\w.])\" + re.escape(version) + r\"(?![\\w.])\", _VERSION_MARK, line)",
            "        line = line", COMPARE_TESTS),
     # coverage
     Mutant("comparator", "migrate_tpu/verify/values/changes.py", "    return any(line in seen for line in hunk.watch)", "    return bool(seen)", COMPARE_TESTS),
