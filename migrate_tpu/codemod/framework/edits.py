@@ -373,6 +373,54 @@ class _DropImports(cst.CSTTransformer):
         return updated_node.with_changes(body=body)
 
 
+# An import statement found for a name: the statement, whether it is at the top level, and the aliases that bind the name.
+_Binding = Tuple[cst.SimpleStatementLine, bool, List[cst.ImportAlias]]
+
+
+def _unused_bindings(module: cst.Module, code: str, name: str, found: Sequence[Tuple[cst.SimpleStatementLine, bool]]) -> List[_Binding]:
+    """The statements of ``found`` that import ``name``, each with its aliases that bind it; none
+    when ``code`` mentions ``name`` anywhere but in them (every import of it must then be unused)."""
+    binding: List[_Binding] = []
+    for statement, top in found:
+        matches = [alias for alias, bound in _bound_names(statement.body[0]) if bound == name]
+        if matches:
+            binding.append((statement, top, matches))
+    if not binding:
+        return []
+    pattern = re.compile(r"(?<![\w.])" + re.escape(name) + r"\b")
+    own = sum(len(pattern.findall(module.code_for_node(statement))) for statement, _, _ in binding)
+    return [] if len(pattern.findall(code)) > own else binding
+
+
+def _drop_top_level(
+    module: cst.Module, body: List[Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]], statement: cst.SimpleStatementLine, drop: List[cst.ImportAlias]
+) -> cst.Module:
+    """Removes the aliases ``drop`` from the top-level import ``statement`` of ``body`` (edited in
+    place), or the whole statement when nothing is left of it; returns ``module``, whose footer
+    takes the statement's comments where it was the last statement."""
+    index = next(i for i, s in enumerate(body) if s is statement)
+    small = cast("Union[cst.Import, cst.ImportFrom]", statement.body[0])  # ``_is_import_line``
+    remaining = [a for a in cast("Sequence[cst.ImportAlias]", small.names) if a not in drop]  # ``_bound_names`` matches nothing in a ``*`` import
+    if remaining:
+        remaining[-1] = remaining[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        new_small = small.with_changes(names=remaining)
+        if isinstance(small, cst.ImportFrom) and small.lpar is not None and len(remaining) == 1:
+            new_small = new_small.with_changes(lpar=None, rpar=None)
+        body[index] = statement.with_changes(body=[new_small])
+        return module
+    following = index + 1
+    if any(line.comment is not None for line in statement.leading_lines):
+        # The comments above the import stay where they were.
+        if following < len(body):
+            body[following] = body[following].with_changes(
+                leading_lines=list(statement.leading_lines) + list(body[following].leading_lines)
+            )
+        else:
+            module = module.with_changes(footer=list(statement.leading_lines) + list(module.footer))
+    del body[index]
+    return module
+
+
 def drop_unused_imports(module: cst.Module, code: str, names: Iterable[str]) -> Optional[cst.Module]:
     """Remove imports of ``names`` that ``code`` no longer mentions elsewhere.
 
@@ -387,47 +435,16 @@ def drop_unused_imports(module: cst.Module, code: str, names: Iterable[str]) -> 
     nested_drop: Dict[int, List[cst.ImportAlias]] = {}
     nested: Optional[List[cst.SimpleStatementLine]] = None  # found once: the loop below never edits them
     for name in dict.fromkeys(names):
-        pattern = re.compile(r"(?<![\w.])" + re.escape(name) + r"\b")
         if nested is None:
             nested = []
             if _INDENTED_IMPORT.search(code):
                 _nested_import_lines(body, nested)
         found = [(s, True) for s in body if _is_import_line(s)] + [(s, False) for s in nested]
-        binding = []
-        for statement, top in found:
-            matches = [alias for alias, bound in _bound_names(statement.body[0]) if bound == name]
-            if matches:
-                binding.append((statement, top, matches))
-        if not binding:
-            continue
-        own = sum(len(pattern.findall(module.code_for_node(statement))) for statement, _, _ in binding)
-        if len(pattern.findall(code)) > own:
-            continue
-        for statement, top, matches in binding:
-            if not top:
-                nested_drop.setdefault(id(statement), []).extend(matches)
-                changed = True
-                continue
-            index = next(i for i, s in enumerate(body) if s is statement)
-            small = cast("Union[cst.Import, cst.ImportFrom]", statement.body[0])  # ``_is_import_line``
-            remaining = [a for a in cast("Sequence[cst.ImportAlias]", small.names) if a not in matches]  # ``_bound_names`` matches nothing in a ``*`` import
-            if remaining:
-                remaining[-1] = remaining[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-                new_small = small.with_changes(names=remaining)
-                if isinstance(small, cst.ImportFrom) and small.lpar is not None and len(remaining) == 1:
-                    new_small = new_small.with_changes(lpar=None, rpar=None)
-                body[index] = statement.with_changes(body=[new_small])
+        for statement, top, matches in _unused_bindings(module, code, name, found):
+            if top:
+                module = _drop_top_level(module, body, statement, matches)
             else:
-                following = index + 1
-                if any(line.comment is not None for line in statement.leading_lines):
-                    # The comments above the import stay where they were.
-                    if following < len(body):
-                        body[following] = body[following].with_changes(
-                            leading_lines=list(statement.leading_lines) + list(body[following].leading_lines)
-                        )
-                    else:
-                        module = module.with_changes(footer=list(statement.leading_lines) + list(module.footer))
-                del body[index]
+                nested_drop.setdefault(id(statement), []).extend(matches)
             changed = True
     if not changed:
         return None
@@ -512,6 +529,14 @@ def _statement_code(module: cst.Module, statement: cst.CSTNode, texts: Optional[
     return text
 
 
+def _kept_positions(old: cst.Module, new: cst.Module) -> Optional[List[Optional[int]]]:
+    """The index in ``old`` of each statement of ``new`` (None for a new one); None when the kept ones are not in their old order."""
+    position = {id(statement): index for index, statement in enumerate(old.body)}
+    kept = [position.get(id(statement)) for statement in new.body]
+    indices = [index for index in kept if index is not None]
+    return kept if all(a < b for a, b in zip(indices, indices[1:])) else None
+
+
 def splice_code(
     old: cst.Module,
     new: cst.Module,
@@ -541,14 +566,9 @@ def splice_code(
         or "\r" in source.replace("\r\n", "")  # lone carriage returns: lines counted differently
     ):
         return None
-    position = {id(statement): index for index, statement in enumerate(old.body)}
-    kept = [position.get(id(statement)) for statement in new.body]
-    previous = -1
-    for index in kept:
-        if index is not None:
-            if index <= previous:
-                return None
-            previous = index
+    kept = _kept_positions(old, new)
+    if kept is None:
+        return None
     if starts is None:
         starts = statement_starts(old, source)
     if starts is None:
