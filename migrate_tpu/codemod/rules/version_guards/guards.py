@@ -135,14 +135,7 @@ def _feature_test(test: cst.BaseExpression, scope: Scope, depth: int = 0) -> Opt
         comparison = test.comparisons[0]
         right = comparison.comparator
         if isinstance(comparison.operator, (cst.In, cst.NotIn)) and _is_dir_call(right, scope):
-            # ``"run" in dir(strategy)``
-            name = test.left
-            if not isinstance(name, cst.SimpleString):
-                return None
-            role = _feature_role(right.args[0].value, cast(str, name.evaluated_value), scope)  # a bytes literal finds no role either
-            if role is None:
-                return None
-            return (role == "old") != isinstance(comparison.operator, cst.NotIn)
+            return _dir_test(test.left, right, isinstance(comparison.operator, cst.NotIn), scope)
         if not (isinstance(right, cst.Name) and right.value == "None"):
             return None
         if isinstance(comparison.operator, cst.Is):
@@ -150,6 +143,22 @@ def _feature_test(test: cst.BaseExpression, scope: Scope, depth: int = 0) -> Opt
         elif not isinstance(comparison.operator, cst.IsNot):
             return None
         test = test.left
+    return _attribute_test(test, scope, negate)
+
+
+def _dir_test(name: cst.BaseExpression, listing: cst.Call, absent: bool, scope: Scope) -> Optional[bool]:
+    """For ``"run" in dir(strategy)`` (``absent``: ``not in``): whether the True branch needs the old API."""
+    if not isinstance(name, cst.SimpleString):
+        return None
+    role = _feature_role(listing.args[0].value, cast(str, name.evaluated_value), scope)  # a bytes literal finds no role either
+    if role is None:
+        return None
+    return (role == "old") != absent
+
+
+def _attribute_test(test: cst.BaseExpression, scope: Scope, negate: bool) -> Optional[bool]:
+    """For ``hasattr(x, NAME)`` and ``getattr(x, NAME, None)`` (its truth, through ``callable`` too,
+    or compared with None; ``negate``: ``is None``): whether the True branch needs the old API."""
     if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "callable" and len(test.args) == 1:
         if lookup(scope, "callable") is None and not negate:
             test = test.args[0].value  # ``callable(getattr(s, "run", None))``
