@@ -292,15 +292,8 @@ class Hoisting:
         if name in module.bindings or name in self._taken_names or len(def_scope.bindings.get(name, ())) != 1:
             return False  # the module has that name (or another fix gives it one), or the function binds it again
         names = free_names(self._code(function), True)
-        if names is None:
+        if names is None or not _module_level(names, def_scope, module):
             return False
-        for free in names:
-            found = lookup(def_scope, free)
-            if found is None:
-                if not hasattr(builtins, free):
-                    return False
-            elif found[0] is not module:
-                return False  # it reads a name of the function around it (``self``, a parameter...)
         top = where.path[1]
         if not analysis.name_ready(text.split(".")[0], top):
             return False
@@ -320,16 +313,9 @@ class Hoisting:
             return cst.FlattenSentinel([moved, *nodes])
 
         safety = Safety.UNSAFE if reasons else Safety.SAFE
-        message = (
-            base + f"; `{name}` is defined inside `{def_scope.name.split('.')[-1]}`, so a `tf.function` made there would be "
-            f"traced again on every call: it reads only module-level names, so it is moved to the module, as a `@{text}`"
-        )
-        if reasons:
-            message += f"; in a `tf.function` its Python code runs only while tracing, and the body has {', '.join(reasons)}"
-            message += FIRST_TRACE if any(VARIABLES in r for r in reasons) else ""
         self.report(
             fn.value,
-            message,
+            _moved_out_message(base, name, def_scope, text, reasons),
             analysis=analysis,
             changes=[Change(owner, take_out), Change(top, put_above)],
             safety=safety,
@@ -367,6 +353,30 @@ def _with_reasons(message: str, reasons: List[str], per_call: Optional[str]) -> 
         message += FIRST_TRACE if any(VARIABLES in r for r in reasons) else ""
     if per_call:
         message += "; " + per_call
+    return message
+
+
+def _module_level(names: Set[str], def_scope: Scope, module: Scope) -> bool:
+    """Whether each of ``names``, read by a def in ``def_scope``, is the module's or a builtin."""
+    for free in names:
+        found = lookup(def_scope, free)
+        if found is None:
+            if not hasattr(builtins, free):
+                return False
+        elif found[0] is not module:
+            return False  # it reads a name of the function around it (``self``, a parameter...)
+    return True
+
+
+def _moved_out_message(base: str, name: str, def_scope: Scope, text: str, reasons: List[str]) -> str:
+    """The finding of a def ``out_of_function`` moves to the module, and why the move may change what it does (unsafe)."""
+    message = (
+        base + f"; `{name}` is defined inside `{def_scope.name.split('.')[-1]}`, so a `tf.function` made there would be "
+        f"traced again on every call: it reads only module-level names, so it is moved to the module, as a `@{text}`"
+    )
+    if reasons:
+        message += f"; in a `tf.function` its Python code runs only while tracing, and the body has {', '.join(reasons)}"
+        message += FIRST_TRACE if any(VARIABLES in r for r in reasons) else ""
     return message
 
 
