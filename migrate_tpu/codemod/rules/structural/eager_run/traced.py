@@ -40,17 +40,33 @@ def wrapped_names(wrappers: Sequence[Wrapper]) -> Tuple[Set[str], Set[str], Set[
 
 def traced_functions(analysis: Analysis, decorators: Decorators, wrappers: Sequence[Wrapper]) -> Tuple[Set[int], Dict[int, str]]:
     """Functions (and lambdas) that run traced, and those that may (with the reason, for the note)."""
+    graph, maybe, called_as_it_is = _traced_where_defined(analysis, decorators, wrappers)
+    _add_called_from_traced(analysis, graph, maybe)
+    # A def also called as it is outside traced code: its ``run`` is eager there (a note, no fix).
+    for function in called_as_it_is:
+        if id(function) not in graph and id(function) not in maybe:
+            name = function.name.value
+            maybe[id(function)] = f"`{name}` is passed to `tf.function`, but also called as it is (`{name}(...)`) outside any `tf.function`"
+    return graph, maybe
+
+
+def _traced_where_defined(
+    analysis: Analysis, decorators: Decorators, wrappers: Sequence[Wrapper]
+) -> Tuple[Set[int], Dict[int, str], List[cst.FunctionDef]]:
+    """What runs traced by its definition (decorated, passed to ``tf.function``, overriding a method
+    a base class traces; and the lambdas passed to it), what may (with why), and the defs passed
+    to ``tf.function`` that the code also calls as they are (traced only if every such call is)."""
     names, methods, lambdas = wrapped_names(wrappers)
     graph: Set[int] = set(lambdas)
     maybe: Dict[int, str] = {}
     called_as_it_is: List[cst.FunctionDef] = []
     # A def passed to ``tf.function`` that the code also calls by its name runs traced through
     # the ``tf.function`` and as it is through the direct call. It counts as traced only when
-    # every direct call is in traced code (decided below with the helpers, whose callers are
-    # read the same way). With a direct call outside, its ``run`` is eager there: a note, no
-    # fix. The author meant the def to be traced, and calling it as it is too is often on
-    # purpose (a test of the eager path beside the traced one, a debugging switch): wrapping
-    # its step would change that path, and make a new ``tf.function`` on every such call.
+    # every direct call is in traced code (decided with the helpers, ``_add_called_from_traced``,
+    # whose callers are read the same way). With a direct call outside, its ``run`` is eager
+    # there: a note, no fix. The author meant the def to be traced, and calling it as it is too
+    # is often on purpose (a test of the eager path beside the traced one, a debugging switch):
+    # wrapping its step would change that path, and make a new ``tf.function`` on every such call.
     # Only plain functions: a method passed as ``self.m`` stays traced whatever calls ``.m(...)``,
     # since calls are known by their last name alone (``model.train(...)`` is not ``self.train``).
     # And only where the name is bound by nothing but the def: after ``step = tf.function(step)``
@@ -66,7 +82,7 @@ def traced_functions(analysis: Analysis, decorators: Decorators, wrappers: Seque
             inherited = class_tracing(cast(cst.ClassDef, cast(Scope, outer).node), analysis)
         wrapped = function.name.value in (methods if in_class else names)
         if wrapped and kind == NEUTRAL and not in_class and _called_as_it_is(function, own_scope, analysis):
-            wrapped = False  # traced only if every such call is (the loop below)
+            wrapped = False  # traced only if every such call is (``_add_called_from_traced``)
             called_as_it_is.append(function)
         if kind == TRACED or wrapped or function.name.value in inherited[0]:
             graph.add(id(function))
@@ -78,7 +94,12 @@ def traced_functions(analysis: Analysis, decorators: Decorators, wrappers: Seque
             unknown = next(d for d in function.decorators if decorators.kind(d.decorator, cast(Scope, outer)) == UNKNOWN)
             code = analysis.module.code_for_node(unknown.decorator).strip()
             maybe[id(function)] = f"`{function.name.value}` is decorated with `@{label_of(code)}`, which may wrap it in `tf.function`"
-    # A helper called only from traced code is traced too (only possibly, if a caller only may be).
+    return graph, maybe, called_as_it_is
+
+
+def _add_called_from_traced(analysis: Analysis, graph: Set[int], maybe: Dict[int, str]) -> None:
+    """Adds to ``graph`` each helper called only from traced code, which is traced too (to
+    ``maybe``, only possibly, if a caller only may be), until no more is found."""
     changed = True
     while changed:
         changed = False
@@ -96,11 +117,6 @@ def traced_functions(analysis: Analysis, decorators: Decorators, wrappers: Seque
             elif all(enclosing(scope, graph) is not None or enclosing(scope, maybe) is not None for _, scope in callers):
                 maybe[id(function)] = f"`{function.name.value}` is called only from code that may be traced"
                 changed = True
-    for function in called_as_it_is:
-        if id(function) not in graph and id(function) not in maybe:
-            name = function.name.value
-            maybe[id(function)] = f"`{name}` is passed to `tf.function`, but also called as it is (`{name}(...)`) outside any `tf.function`"
-    return graph, maybe
 
 
 def _called_as_it_is(function: cst.FunctionDef, own_scope: Scope, analysis: Analysis) -> bool:
