@@ -225,36 +225,46 @@ lambda that only calls a parameter: `lambda x: model(x)` is `model`).
             if (possibly is not None or session is not None or caught is not None) and callables.compiled(fn.value, scope, graph):
                 continue  # `fn` is a `tf.function` already: `run` takes it traced or not, nothing to note
             if possibly is not None or session is not None or caught is not None:
-                label = label_of(analysis.module.code_for_node(fn.value))
-                if caught is not None:
-                    # The code handles the eager failure itself (a fallback, or a probe of
-                    # what the strategy supports): wrapping the step changes which branch runs.
-                    self.report(
-                        fn.value,
-                        f"`run` sits in a `try` whose `{caught}` catches the `NotImplementedError` that TPUStrategy "
-                        f"raises for a plain function in eager `run`; the code may rely on it, so `{label}` is "
-                        "left as it is: make it a `tf.function` if the TPU should run it",
-                        analysis=analysis,
-                    )
-                    continue
-                if possibly is not None:
-                    why = maybe[possibly]
-                else:  # graph code: `run` builds graph ops, and wrapping the step would change what it builds
-                    # (``caught`` and ``possibly`` are None here: the ``session`` call is what brought us in)
-                    why = f"this file builds TF1 graphs (`{label_of(self._callables.code(cast(cst.Call, session).func))}(...)`), where `run` is not eager"
-                self.report(
-                    fn.value,
-                    f"`run` may be traced here: {why}; if it does not, `{label}` must be a "
-                    "`tf.function` (TPUStrategy rejects a plain function in eager `run`)",
-                    analysis=analysis,
-                )
+                self._note_unfixed(fn, caught, maybe[possibly] if possibly is not None else None, session, analysis)
                 continue
             step = self._step(fn, scope, graph, decorators, analysis)
             if step is not None:
                 self._fix(call, step, loops, analysis)
-        # Findings sit on the step argument, which the walk did not locate: they belong to the
-        # statement of their `run` call, where a `# migrate-tpu: ignore[TPU301]` comment is
-        # looked for (its first line, as for every rule, not only the argument's line).
+        self._place_on_statements(analysis)
+        return self.findings
+
+    def _note_unfixed(self, fn: cst.Arg, caught: Optional[str], possibly: Optional[str], session: Optional[cst.Call], analysis: Analysis) -> None:
+        """A note, no fix, for the step of a ``run`` in a ``try`` that catches its eager error
+        (``caught``: the handler), that may be traced (``possibly``: why), or in a file that
+        builds TF1 graphs (``session``: the call that does)."""
+        label = label_of(analysis.module.code_for_node(fn.value))
+        if caught is not None:
+            # The code handles the eager failure itself (a fallback, or a probe of
+            # what the strategy supports): wrapping the step changes which branch runs.
+            self.report(
+                fn.value,
+                f"`run` sits in a `try` whose `{caught}` catches the `NotImplementedError` that TPUStrategy "
+                f"raises for a plain function in eager `run`; the code may rely on it, so `{label}` is "
+                "left as it is: make it a `tf.function` if the TPU should run it",
+                analysis=analysis,
+            )
+            return
+        if possibly is not None:
+            why = possibly
+        else:  # graph code: `run` builds graph ops, and wrapping the step would change what it builds
+            # (``caught`` and ``possibly`` are None here: the ``session`` call is what brought us in)
+            why = f"this file builds TF1 graphs (`{label_of(self._callables.code(cast(cst.Call, session).func))}(...)`), where `run` is not eager"
+        self.report(
+            fn.value,
+            f"`run` may be traced here: {why}; if it does not, `{label}` must be a "
+            "`tf.function` (TPUStrategy rejects a plain function in eager `run`)",
+            analysis=analysis,
+        )
+
+    def _place_on_statements(self, analysis: Analysis) -> None:
+        """Gives each finding the statement of its ``run`` call. Findings sit on the step argument,
+        which the walk did not locate; that statement is where a ``# migrate-tpu: ignore[TPU301]``
+        comment is looked for (its first line, as for every rule, not only the argument's line)."""
         statements = {}
         for call, _, _ in self._runs:
             fn = argument(call, 0, "fn")
@@ -263,7 +273,6 @@ lambda that only calls a parameter: `lambda x: model(x)` is `model`).
         for finding in self.findings:
             if finding.statement is None:
                 finding.statement = statements.get(id(finding.node))
-        return self.findings
 
     def _unknown_strategy(self, call: cst.Call, scope: Scope, facts: StrategyFacts, graph: Set[int], analysis: Analysis) -> None:
         """Issue 22.8: ``strategy = get_strategy(); strategy.experimental_run_v2(fn)`` where
