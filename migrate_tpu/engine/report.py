@@ -413,41 +413,36 @@ def _sarif_fix(path: str, report: FileFinding) -> Optional[Dict[str, object]]:
     }
 
 
-def sarif_report(results: List[FileResult], rules: List[RuleInfo], tool_version: str, information_uri: Optional[str] = None) -> str:
-    known = {rule.id: index for index, rule in enumerate(rules)}
-    rule_list = list(rules)
-    sarif_results = []
-    for result in results:
-        for report in result.reports:
-            if report.rule not in known:
-                known[report.rule] = len(rule_list)
-                rule_list.append(RuleInfo(report.rule, report.rule, report.message))
-            cell = report.cell
-            if cell is not None:
-                line, column = file_position(report)
-                region = _sarif_region(line, column)
-                text = f"cell {cell}, line {report.line}, col {report.column}: {report.message}"
-            else:
-                region = _sarif_region(report.line, report.column, report.end_line, report.end_column)
-                text = report.message
-            properties: Dict[str, object] = {"safety": report.safety, "fixable": bool(report.applied)}
-            if cell is not None:
-                properties.update({"cell": cell, "cellLine": report.line, "cellColumn": report.column})
-            item: Dict[str, object] = {
-                "ruleId": report.rule,
-                "ruleIndex": known[report.rule],
-                "level": "warning",
-                "message": {"text": text + _fix_note(report)},
-                "locations": [
-                    {"physicalLocation": {"artifactLocation": {"uri": result.path, "uriBaseId": "%SRCROOT%"}, "region": region}}
-                ],
-                "properties": properties,
-            }
-            fix = _sarif_fix(result.path, report)
-            if fix:
-                item["fixes"] = [fix]
-            sarif_results.append(item)
-    notifications = []
+def _sarif_result(path: str, report: FileFinding, rule_index: int) -> Dict[str, object]:
+    """A finding as a SARIF result: a notebook's is placed in the file, its place in its cell told in its message and properties."""
+    cell = report.cell
+    if cell is not None:
+        line, column = file_position(report)
+        region = _sarif_region(line, column)
+        text = f"cell {cell}, line {report.line}, col {report.column}: {report.message}"
+    else:
+        region = _sarif_region(report.line, report.column, report.end_line, report.end_column)
+        text = report.message
+    properties: Dict[str, object] = {"safety": report.safety, "fixable": bool(report.applied)}
+    if cell is not None:
+        properties.update({"cell": cell, "cellLine": report.line, "cellColumn": report.column})
+    item: Dict[str, object] = {
+        "ruleId": report.rule,
+        "ruleIndex": rule_index,
+        "level": "warning",
+        "message": {"text": text + _fix_note(report)},
+        "locations": [{"physicalLocation": {"artifactLocation": {"uri": path, "uriBaseId": "%SRCROOT%"}, "region": region}}],
+        "properties": properties,
+    }
+    fix = _sarif_fix(path, report)
+    if fix:
+        item["fixes"] = [fix]
+    return item
+
+
+def _sarif_notifications(results: List[FileResult]) -> List[Dict[str, object]]:
+    """An error notification for each file that failed, at its error's line where it has one."""
+    notifications: List[Dict[str, object]] = []
     for result in results:
         if result.failed:
             cell, message = split_error(result)
@@ -462,6 +457,21 @@ def sarif_report(results: List[FileResult], rules: List[RuleInfo], tool_version:
                     "locations": [location],
                 }
             )
+    return notifications
+
+
+def sarif_report(results: List[FileResult], rules: List[RuleInfo], tool_version: str, information_uri: Optional[str] = None) -> str:
+    known = {rule.id: index for index, rule in enumerate(rules)}
+    rule_list = list(rules)
+    sarif_results = []
+    for result in results:
+        for report in result.reports:
+            if report.rule not in known:
+                # A finding of a rule the caller did not list: listed under its id.
+                known[report.rule] = len(rule_list)
+                rule_list.append(RuleInfo(report.rule, report.rule, report.message))
+            sarif_results.append(_sarif_result(result.path, report, known[report.rule]))
+    notifications = _sarif_notifications(results)
     driver: Dict[str, object] = {
         "name": "migrate-tpu",
         "version": tool_version,
