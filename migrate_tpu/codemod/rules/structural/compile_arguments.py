@@ -260,18 +260,7 @@ pattern = re.compile("a+", re.IGNORECASE)
     def _check(self, call: cst.Call, scope: Scope, analysis: Analysis, uses_tensorflow: bool, sure: bool = True) -> None:
         positional = [a for a in call.args if a.keyword is None]
         keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
-        reasons = []
-        for name in DROPPED_WHEN_NONE:
-            arg = keywords.get(name)
-            if arg is None and len(positional) > PARAMETERS_2_1.index(name):
-                arg = positional[PARAMETERS_2_1.index(name)]
-            if arg is not None and not is_literal(arg.value, (None,)):
-                reasons.append(f"`{name}` other than None raises `ValueError` since TF 2.2")
-        for name in SESSION_KEYWORDS:
-            if name in keywords:
-                reasons.append(f"the TF 1 session argument `{name}` raises `TypeError` in TF 2.4")
-        if len(positional) > len(PARAMETERS_2_1):
-            reasons.append("more positional arguments than TF 2.1's `compile` had")
+        reasons = _failing_arguments(positional, keywords)
         keras_like = uses_tensorflow and (len(positional) > 2 or set(keywords) & (set(PARAMETERS_2_1) | {"experimental_run_tf_function"} | set(RENAMED)))
         if not keras_like:
             return
@@ -290,40 +279,60 @@ pattern = re.compile("a+", re.IGNORECASE)
         if "experimental_run_tf_function" in keywords:
             notes.append("`experimental_run_tf_function` is ignored since TF 2.2")
 
-        def rewrite(updated: cst.Call) -> cst.Call:
-            new_args: List[Optional[cst.Arg]] = []  # None: the argument goes
-            seen_positional = 0
-            present = {a.keyword.value for a in updated.args if a.keyword is not None}
-            for arg in updated.args:
-                if arg.keyword is None:
-                    name = PARAMETERS_2_1[seen_positional]
-                    seen_positional += 1
-                    if seen_positional <= 2:
-                        new_args.append(arg)
-                    elif name in DROPPED_WHEN_NONE:
-                        new_args.append(None)
-                    else:
-                        new_args.append(as_keyword(arg, name))
-                    continue
-                name = arg.keyword.value
-                if name == "experimental_run_tf_function" or name in DROPPED_WHEN_NONE:
-                    new_args.append(None)
-                elif name in RENAMED:
-                    new_args.append(None if RENAMED[name] in present else arg.with_changes(keyword=cst.Name(RENAMED[name])))
-                else:
-                    new_args.append(arg)
-            return remove_arguments(updated, new_args)
-
         if not sure:
             notes.append("the base class `super()` reaches here is not in view: check that its `compile` is Keras' `Model.compile`")
         self.report(
             call,
             "; ".join(notes) or "`compile` arguments changed after TF 2.1",
             analysis=analysis,
-            changes=[Change(call, rewrite, wrap=True)],
+            changes=[Change(call, _arguments_of_2_4, wrap=True)],
             safety=None if sure else Safety.UNSAFE,
             fix_title="Use keywords with TF 2.1 names; drop ignored arguments",
         )
+
+
+def _failing_arguments(positional: List[cst.Arg], keywords: Dict[str, cst.Arg]) -> List[str]:
+    """Why the call's arguments fail on the target (each a reason): no fix then, only the finding."""
+    reasons = []
+    for name in DROPPED_WHEN_NONE:
+        arg = keywords.get(name)
+        if arg is None and len(positional) > PARAMETERS_2_1.index(name):
+            arg = positional[PARAMETERS_2_1.index(name)]
+        if arg is not None and not is_literal(arg.value, (None,)):
+            reasons.append(f"`{name}` other than None raises `ValueError` since TF 2.2")
+    for name in SESSION_KEYWORDS:
+        if name in keywords:
+            reasons.append(f"the TF 1 session argument `{name}` raises `TypeError` in TF 2.4")
+    if len(positional) > len(PARAMETERS_2_1):
+        reasons.append("more positional arguments than TF 2.1's `compile` had")
+    return reasons
+
+
+def _arguments_of_2_4(updated: cst.Call) -> cst.Call:
+    """The fix: positional arguments after ``loss`` as keywords, renamed keywords under their
+    new names (dropped where the new one is given too), ignored and None-only ones dropped."""
+    new_args: List[Optional[cst.Arg]] = []  # None: the argument goes
+    seen_positional = 0
+    present = {a.keyword.value for a in updated.args if a.keyword is not None}
+    for arg in updated.args:
+        if arg.keyword is None:
+            name = PARAMETERS_2_1[seen_positional]
+            seen_positional += 1
+            if seen_positional <= 2:
+                new_args.append(arg)
+            elif name in DROPPED_WHEN_NONE:
+                new_args.append(None)
+            else:
+                new_args.append(as_keyword(arg, name))
+            continue
+        name = arg.keyword.value
+        if name == "experimental_run_tf_function" or name in DROPPED_WHEN_NONE:
+            new_args.append(None)
+        elif name in RENAMED:
+            new_args.append(None if RENAMED[name] in present else arg.with_changes(keyword=cst.Name(RENAMED[name])))
+        else:
+            new_args.append(arg)
+    return remove_arguments(updated, new_args)
 
 
 def _super_owner(call: cst.Call, scope: Scope, analysis: Analysis) -> Optional[str]:
