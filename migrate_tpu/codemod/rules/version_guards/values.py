@@ -169,41 +169,9 @@ class Evaluator:
         if isinstance(expr, (cst.GeneratorExp, cst.ListComp)):
             return self._comprehension(expr, scope, depth)
         if isinstance(expr, (cst.Name, cst.Attribute)):
-            name = qualified_name(expr, scope)
-            if name is not None and canonical(name) in _VERSION_NAMES:
-                self.saw_version = True
-                return self.version
-            imported = _imported_values(name, scope)
-            if imported is not None:
-                if imported is _UNKNOWN or self.version not in imported:
-                    raise Undecided
-                self.saw_version = True
-                return imported[self.version]
-            if isinstance(expr, cst.Name):
-                if expr.value in ("True", "False", "None"):
-                    return {"True": True, "False": False, "None": None}[expr.value]
-                return self._bound(expr, scope, depth)
-            attribute = _class_attribute(expr, scope)
-            if attribute is not None:  # ``self.TF_OLD``, bound once in the class body
-                self.overridable = True
-                return self.value(attribute[0], attribute[1], depth)
-            base = self.value(expr.value, scope, depth)
-            if isinstance(base, _Version):
-                return base.attribute(expr.attr.value)
-            raise Undecided
+            return self._named(expr, scope, depth)
         if isinstance(expr, cst.Comparison):
-            left = self.value(expr.left, scope, depth)
-            result = True
-            for target in expr.comparisons:
-                right = self.value(target.comparator, scope, depth)
-                compare = _COMPARISONS.get(type(target.operator))
-                if compare is None:
-                    raise Undecided
-                if self.numeric_strings and isinstance(target.operator, _ORDERINGS):
-                    left, right = _numbers(left), _numbers(right)
-                result = result and bool(compare(left, right))
-                left = right
-            return result
+            return self._comparison(expr, scope, depth)
         if isinstance(expr, cst.BooleanOperation):
             left = self.value(expr.left, scope, depth)
             right = self.value(expr.right, scope, depth)
@@ -211,16 +179,62 @@ class Evaluator:
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
             return not self.value(expr.expression, scope, depth)
         if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
-            base = cast("SupportsGetItem[Any, object]", self.value(expr.value, scope, depth))  # not subscriptable: TypeError, Undecided
-            index = expr.slice[0].slice
-            if isinstance(index, cst.Index):
-                return base[self.value(index.value, scope, depth)]
-            if isinstance(index, cst.Slice):
-                bounds = [None if part is None else self.value(part, scope, depth) for part in (index.lower, index.upper, index.step)]
-                return base[slice(*bounds)]
-            raise Undecided
+            return self._subscript(expr, scope, depth)
         if isinstance(expr, cst.Call):
             return self._call(expr, scope, depth)
+        raise Undecided
+
+    def _named(self, expr: Union[cst.Name, cst.Attribute], scope: Scope, depth: int) -> object:
+        """A name or an attribute: the TensorFlow version (or a value imported from a module that
+        reads it), a constant, what a name is bound to, a class attribute, or a version's part."""
+        name = qualified_name(expr, scope)
+        if name is not None and canonical(name) in _VERSION_NAMES:
+            self.saw_version = True
+            return self.version
+        imported = _imported_values(name, scope)
+        if imported is not None:
+            if imported is _UNKNOWN or self.version not in imported:
+                raise Undecided
+            self.saw_version = True
+            return imported[self.version]
+        if isinstance(expr, cst.Name):
+            if expr.value in ("True", "False", "None"):
+                return {"True": True, "False": False, "None": None}[expr.value]
+            return self._bound(expr, scope, depth)
+        attribute = _class_attribute(expr, scope)
+        if attribute is not None:  # ``self.TF_OLD``, bound once in the class body
+            self.overridable = True
+            return self.value(attribute[0], attribute[1], depth)
+        base = self.value(expr.value, scope, depth)
+        if isinstance(base, _Version):
+            return base.attribute(expr.attr.value)
+        raise Undecided
+
+    def _comparison(self, expr: cst.Comparison, scope: Scope, depth: int) -> bool:
+        """A comparison, chained as Python chains it; version strings ordered by their numbers
+        where ``numeric_strings`` says so."""
+        left = self.value(expr.left, scope, depth)
+        result = True
+        for target in expr.comparisons:
+            right = self.value(target.comparator, scope, depth)
+            compare = _COMPARISONS.get(type(target.operator))
+            if compare is None:
+                raise Undecided
+            if self.numeric_strings and isinstance(target.operator, _ORDERINGS):
+                left, right = _numbers(left), _numbers(right)
+            result = result and bool(compare(left, right))
+            left = right
+        return result
+
+    def _subscript(self, expr: cst.Subscript, scope: Scope, depth: int) -> object:
+        """An item or a slice of a value (``tf.__version__.split(".")[0]``, ``[:2]``)."""
+        base = cast("SupportsGetItem[Any, object]", self.value(expr.value, scope, depth))  # not subscriptable: TypeError, Undecided
+        index = expr.slice[0].slice
+        if isinstance(index, cst.Index):
+            return base[self.value(index.value, scope, depth)]
+        if isinstance(index, cst.Slice):
+            bounds = [None if part is None else self.value(part, scope, depth) for part in (index.lower, index.upper, index.step)]
+            return base[slice(*bounds)]
         raise Undecided
 
     def _comprehension(self, expr: Union[cst.ListComp, cst.GeneratorExp], scope: Scope, depth: int) -> List[object]:
