@@ -82,51 +82,21 @@ class TableRewrites(TableWalk):
         return None
 
     def _rename_reference(self, reference: Reference, entry: Entry, analysis: Analysis, in_place: bool, unsafe: bool = False) -> None:
-        node, scope, call = reference
+        node, _, call = reference
         reason = self._manual_reason(entry, call)
         new_short = short(entry.new)
         moved = self._moved(entry)
         if reason is not None:
             self.report(call or node, f"{moved}, but {reason}", analysis=analysis)
             return
-        replacement: Optional[cst.BaseExpression] = None
-        imports: List[Tuple[str, Optional[str]]] = []
-        new = cast(str, entry.new)  # an entry whose references are renamed names the new symbol
-        if in_place:
-            try:
-                text, needed = renamed_expression(node, scope, new, analysis)
-            except LookupError:
-                self.report(node, moved, analysis=analysis)
-                return
-            replacement = cst.parse_expression(text)
-            if needed:
-                imports.append(needed)
-        elif entry.last != new.rsplit(".", 1)[-1] and isinstance(node, cst.Name):
-            bound_as_alias = node.value != entry.last
-            if not bound_as_alias:
-                replacement = cst.Name(new.rsplit(".", 1)[-1])
-
+        found = _new_reference(reference, entry, analysis, in_place)
+        if found is None:
+            self.report(node, moved, analysis=analysis)
+            return
+        replacement, imports = found
         keywords = entry.keywords
-
-        def rewrite_reference(updated: cst.BaseExpression, replacement: Optional[cst.BaseExpression] = replacement) -> cst.BaseExpression:
-            if replacement is None:
-                return updated
-            return replacement.with_changes(lpar=updated.lpar, rpar=updated.rpar)
-
-        def rewrite_call(updated: cst.Call, replacement: Optional[cst.BaseExpression] = replacement) -> cst.Call:
-            new_args = [
-                arg.with_changes(keyword=arg.keyword.with_changes(value=keywords[arg.keyword.value]))
-                if arg.keyword is not None and arg.keyword.value in keywords
-                else arg
-                for arg in updated.args
-            ]
-            return updated.with_changes(func=rewrite_reference(updated.func), args=new_args)
-
-        if call is not None and (keywords or replacement is not None):
-            changes = [Change(call, rewrite_call)]
-        elif replacement is not None:
-            changes = [Change(node, rewrite_reference)]
-        else:
+        changes = _reference_changes(reference, replacement, keywords)
+        if not changes:
             return  # the import rewrite covers this use
         if unsafe and keywords:
             # The subclass's calls of the base constructor (``super().__init__(r,
@@ -267,6 +237,57 @@ class TableRewrites(TableWalk):
             changes=[Change(statement, new_lines)],
             fix_title="Import from the new module",
         )
+
+
+def _new_reference(
+    reference: Reference, entry: Entry, analysis: Analysis, in_place: bool
+) -> Optional[Tuple[Optional[cst.BaseExpression], List[Tuple[str, Optional[str]]]]]:
+    """What replaces the reference, and the imports it needs. In place: the new symbol as the file
+    can spell it there (None when it cannot). Through its import: the new last name where the
+    import binds the old one under its own name; no replacement otherwise."""
+    node, scope, _ = reference
+    replacement: Optional[cst.BaseExpression] = None
+    imports: List[Tuple[str, Optional[str]]] = []
+    new = cast(str, entry.new)  # an entry whose references are renamed names the new symbol
+    if in_place:
+        try:
+            text, needed = renamed_expression(node, scope, new, analysis)
+        except LookupError:
+            return None
+        replacement = cst.parse_expression(text)
+        if needed:
+            imports.append(needed)
+    elif entry.last != new.rsplit(".", 1)[-1] and isinstance(node, cst.Name):
+        bound_as_alias = node.value != entry.last
+        if not bound_as_alias:
+            replacement = cst.Name(new.rsplit(".", 1)[-1])
+    return replacement, imports
+
+
+def _reference_changes(reference: Reference, replacement: Optional[cst.BaseExpression], keywords: Dict[str, str]) -> List[Change]:
+    """The change to the reference's call (its callee replaced, its renamed keywords), or to the
+    reference itself; none where there is nothing to replace (the import rewrite covers it)."""
+    node, _, call = reference
+
+    def rewrite_reference(updated: cst.BaseExpression, replacement: Optional[cst.BaseExpression] = replacement) -> cst.BaseExpression:
+        if replacement is None:
+            return updated
+        return replacement.with_changes(lpar=updated.lpar, rpar=updated.rpar)
+
+    def rewrite_call(updated: cst.Call, replacement: Optional[cst.BaseExpression] = replacement) -> cst.Call:
+        new_args = [
+            arg.with_changes(keyword=arg.keyword.with_changes(value=keywords[arg.keyword.value]))
+            if arg.keyword is not None and arg.keyword.value in keywords
+            else arg
+            for arg in updated.args
+        ]
+        return updated.with_changes(func=rewrite_reference(updated.func), args=new_args)
+
+    if call is not None and (keywords or replacement is not None):
+        return [Change(call, rewrite_call)]
+    if replacement is not None:
+        return [Change(node, rewrite_reference)]
+    return []
 
 
 def renamed_expression(node: cst.CSTNode, scope: Scope, new: str, analysis: Optional[Analysis] = None) -> Tuple[str, Optional[Tuple[str, Optional[str]]]]:
