@@ -103,3 +103,4 @@ def test_where_the_control_fails_a_mistake_it_cannot_see_leaves_it_inconclusive(
                                 reruns, judged, (None, None), False)
     assert judgement.verdict.verdict == INCONCLUSIVE
     assert judgement.verdict.power["measured"] and not judgement.verdict.power["caught"]
+

@@ -311,35 +311,55 @@ def _find_blame(session: _Session, verdict: Verdict, judgement: Judgement, after
     return dict(found, seconds=round(time.monotonic() - started, 2))
 
 
+#: Kinds of a first divergence that are not a value recorded in a step (the exit, the exception,
+#: the count of steps, the variables at the end, a printed line).
+_NOT_IN_A_STEP = frozenset({"exit", "exception", "steps", "variable", "printed"})
+
+
 def _the_one_suspect(session: _Session, verdict: Verdict, judgement: Judgement, after_run: RunResult, source: Copy) -> Optional[dict]:
     """Blame in one run and no baseline, where one change is a suspect and the others only rename
     what the catalogue moved (:func:`~migrate_tpu.verify.blame.suspects.likely_neutral`): the
-    original with that change alone, run as far as the migrated program ran, under both
-    surfaces' names, computes the migrated program's very bits.  An innocent change would leave
-    the original's values, which the verdict found to differ from the migration's, so it could
-    not agree with the migrated run bit for bit.  Only for a divergence in values: a retrace is
-    judged one way round (more traces after than before), so agreeing with the migrated run
-    there proves nothing.  None, and blame goes the long way against a baseline, where it does
-    not agree, or where the verdict was reached otherwise than exactly on plain runs (kernels on
-    one thread, the original's own spread)."""
-    if verdict.verdict != DIVERGED or judgement.spread is not None or judgement.environment is not None or after_run.record is None:
+    original with that change alone, run up to the step where the runs parted under both surfaces'
+    names (as far as the long way runs), records the migrated program's very values in those
+    steps.  An innocent change would leave the original's values, which the verdict found to part
+    from the migration's at that step, so it could not agree with the migrated run bit for bit.
+    Only for a divergence in a value recorded in a step: a retrace is judged one way round, and a
+    divergence in the variables at the end, the exit or a printed line is not in the steps
+    compared.  None, and blame goes the long way against a baseline, where it does not agree, or
+    where the verdict was reached otherwise than exactly on plain runs of one host (kernels on one
+    thread, the original's own spread, a pod)."""
+    divergence = verdict.first_divergence or {}
+    if (verdict.verdict != DIVERGED or divergence.get("kind") in _NOT_IN_A_STEP or not divergence.get("step")
+            or judgement.spread is not None or judgement.environment is not None or after_run.record is None
+            or (session.hosts or 1) > 1):
         return None
     neutral = likely_neutral(source.root)
     suspects = [hunk for hunk in session.hunks if not neutral(hunk)]
     if len(session.hunks) < 2 or len(suspects) != 1:
         return None
-    started = time.monotonic()
+    started, until = time.monotonic(), int(divergence["step"])
     copy = partial_copy(source, suspects, session.plan.workdir / "blame-suspect")
     try:
-        confirming = session.noted("blame", run_one(session.request(copy, MIXED_TF_API, session.options.python, "blame-suspect")), copy)
+        request = session.request(copy, MIXED_TF_API, session.options.python, "blame-suspect", until)
+        confirming = session.noted("blame", run_one(request), copy)
     finally:
         shutil.rmtree(copy.root, ignore_errors=True)
-    agreed = compare(after_run, confirming, 0.0, 0.0, session.plan.original_label, CompareContext(session.hosts))
-    if agreed.verdict != SAME or agreed.traces["before"] != agreed.traces["after"]:
+    agreed = compare(_steps_up_to(after_run, until), _steps_up_to(confirming, until), 0.0, 0.0, session.plan.original_label)
+    if agreed.verdict != SAME:
         return None
     after = session.plan.after
     return {"changes": [shown_label(suspects[0], after.root, after.shown_root, after.program, after.shown_program)],
             "rules": sorted(suspects[0].rules), "runs": 1, "seconds": round(time.monotonic() - started, 2)}
+
+
+def _steps_up_to(run: RunResult, step: int) -> RunResult:
+    """``run`` as far as its record of the first ``step`` steps goes: the values recorded in them,
+    and nothing of what the run did after (its variables at the end, its exit, what it printed)."""
+    record = dict(run.record or {})
+    record.update(events=[event for event in record.get("events", []) if event["step"] <= step], variables=[], printed=[],
+                  steps=min(int(record.get("steps") or 0), step), exception=None, exit_status=0,
+                  traces_per_step=list(record.get("traces_per_step") or [])[:step])
+    return replace(run, status=0, record=record, stdout="", stderr="", host_records=[])
 
 
 class _NoBaseline(Exception):
