@@ -263,12 +263,13 @@ def _find_blame(session: _Session, verdict: Verdict, judgement: Judgement, after
     failing step, run and judged as the verdict was (kernels on one thread, each value's own
     tolerance).  The baseline (the original under both surfaces' names) runs beside the first
     test, where there is room; a single change is blamed without a run, and a single suspect
-    beside catalogued renames in one run where it computes the migrated program's bits
-    (:func:`_the_one_suspect`)."""
+    beside catalogued renames in one run where it records the migrated program's values up to the
+    step where the runs parted (:func:`_the_one_suspect`)."""
     # each test's copy is made from the user's folder afresh, not from the copy the original
     # ran in: what that run wrote (a checkpoint it would resume from) is no test's business
     source = fresh_copy(session.plan, "blame-source")
-    confirmed = _the_one_suspect(session, verdict, judgement, after_run, source)
+    neutral = likely_neutral(source.root)  # read once: both ways of blaming order by it
+    confirmed = _the_one_suspect(session, verdict, judgement, after_run, (source, neutral))
     if confirmed is not None:
         return confirmed
     the_plan, hunks, noted, hosts, jobs = session.plan, session.hunks, session.noted, session.hosts, session.options.jobs
@@ -302,7 +303,7 @@ def _find_blame(session: _Session, verdict: Verdict, judgement: Judgement, after
     try:
         found = blame(hunks, source, the_plan.workdir, reproduces,
                       lambda hunk: shown_label(hunk, after.root, after.shown_root, after.program, after.shown_program),
-                      likely_neutral(source.root))
+                      neutral)
     except _NoBaseline as failed:
         found = {"changes": [], "runs": 2, "message": f"the original does not run under both surfaces' names (--tf-api {MIXED_TF_API}): "
                                                       + _last_line(failed.baseline.stderr)}
@@ -316,7 +317,8 @@ def _find_blame(session: _Session, verdict: Verdict, judgement: Judgement, after
 _NOT_IN_A_STEP = frozenset({"exit", "exception", "steps", "variable", "printed"})
 
 
-def _the_one_suspect(session: _Session, verdict: Verdict, judgement: Judgement, after_run: RunResult, source: Copy) -> Optional[dict]:
+def _the_one_suspect(session: _Session, verdict: Verdict, judgement: Judgement, after_run: RunResult,
+                     changes: Tuple[Copy, Callable[[Hunk], bool]]) -> Optional[dict]:
     """Blame in one run and no baseline, where one change is a suspect and the others only rename
     what the catalogue moved (:func:`~migrate_tpu.verify.blame.suspects.likely_neutral`): the
     original with that change alone, run up to the step where the runs parted under both surfaces'
@@ -333,7 +335,7 @@ def _the_one_suspect(session: _Session, verdict: Verdict, judgement: Judgement, 
             or judgement.spread is not None or judgement.environment is not None or after_run.record is None
             or (session.hosts or 1) > 1):
         return None
-    neutral = likely_neutral(source.root)
+    source, neutral = changes  # the user's folder afresh, and which changes only rename
     suspects = [hunk for hunk in session.hunks if not neutral(hunk)]
     if len(session.hunks) < 2 or len(suspects) != 1:
         return None

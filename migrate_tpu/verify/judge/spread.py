@@ -14,7 +14,7 @@ from migrate_tpu.verify.values.arrays import array_chunks, numbers
 from migrate_tpu.verify.values.record_walk import numeric_leaves
 from migrate_tpu.verify.judge.compare import describe_kind, match_variables, same_kind
 from migrate_tpu.verify.values.printed import numbered, pair_printed, printed_lines, version_strings
-from migrate_tpu.verify.values.tolerance import Key, Spread
+from migrate_tpu.verify.values.tolerance import Spread
 from migrate_tpu.verify.values.verdict import RunResult
 
 
@@ -23,7 +23,8 @@ def _number_pairs(before: Any, after: Any) -> Iterator[Tuple[object, object]]:
     """The numbers of two recorded values of one structure, pair by pair (none where the
     structures differ: that is no rounding), leaf by leaf as the record's one walk reaches them
     (:func:`~migrate_tpu.verify.values.record_walk.numeric_leaves`)."""
-    for _, leaf_before, leaf_after in _leaf_pairs(before, after, ()):
+    for leaf in numeric_leaves(before, after):
+        leaf_before, leaf_after = leaf.before, leaf.after
         if "python" in leaf_before:
             yield leaf_before["python"], leaf_after["python"]
             continue
@@ -92,13 +93,6 @@ def release_drift(before: RunResult, control: RunResult, steps: int) -> dict:
 # --------------------------------------------------------------------------
 
 
-def _leaf_pairs(before: Any, after: Any, key: Key) -> Iterator[Tuple[Key, dict, dict]]:
-    """The numeric leaves (arrays, Python numbers) of two recorded values of one structure, each
-    with the key the comparison looks its tolerance up by: the record's one walk."""
-    for leaf in numeric_leaves(before, after, key):
-        yield leaf.key, leaf.before, leaf.after
-
-
 def _difference(before: dict, after: dict) -> Tuple[float, float]:
     """The largest absolute difference of two leaves, and the largest magnitude where they differ
     (a NaN on one side only counts as infinitely far)."""
@@ -150,12 +144,12 @@ def measure_spread(first: RunResult, again: RunResult, steps: int) -> Spread:
         for index, (eb, ea) in enumerate(zip(events_b, events_a)):
             if not same_kind(eb["kind"], ea["kind"]):
                 break  # the runs part ways: what follows is not one value twice
-            for key, vb, va in _leaf_pairs(eb["value"], ea["value"], ("event", host, index)):
-                spread.note(key, *_difference(vb, va))
+            for leaf in numeric_leaves(eb["value"], ea["value"], ("event", host, index)):
+                spread.note(leaf.key, *_difference(leaf.before, leaf.after))
         matched, _ = match_variables(b.get("variables", []), a.get("variables", []))
         for label, vb, va in matched:
-            for key, leaf_b, leaf_a in _leaf_pairs({"replicas": vb["replicas"]}, {"replicas": va["replicas"]}, ("variable", host, label)):
-                spread.note(key, *_difference(leaf_b, leaf_a))
+            for leaf in numeric_leaves({"replicas": vb["replicas"]}, {"replicas": va["replicas"]}, ("variable", host, label)):
+                spread.note(leaf.key, *_difference(leaf.before, leaf.after))
     versions = version_strings(first.record or {}, again.record or {})
     lines_b = numbered(printed_lines(first.record or {}, first.stdout), versions)
     lines_a = numbered(printed_lines(again.record or {}, again.stdout), versions)
